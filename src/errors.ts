@@ -1,0 +1,67 @@
+/**
+ * One error type for every refusal inside memory-bridge.
+ *
+ * Each refusal carries a short operator-facing `reason` (logged on stderr, counted by `doctor`) and maps to exactly
+ * one of the three public codes of PRODUCT.md §2. The public JSON never carries the reason, a path, a file name or
+ * system error text: only the fixed message for the code and, for `invalid_request`, a hint naming the argument.
+ */
+
+/** The three public error codes (PRODUCT.md §2). */
+export type PublicCode = 'invalid_request' | 'unavailable' | 'not_found_or_denied';
+
+/** Fixed public messages, one per code (PRODUCT.md §2). */
+export const PUBLIC_MESSAGES: Readonly<Record<PublicCode, string>> = Object.freeze({
+  invalid_request: 'The request is invalid.',
+  unavailable: 'Memory is unavailable.',
+  not_found_or_denied: 'No readable document has that id.',
+});
+
+/**
+ * Operator reason codes. Short, stable, safe to log: they never include paths or contents.
+ * Grouped by where they arise.
+ */
+export type Reason =
+  // caller and run kind (PRODUCT.md §3)
+  | 'no_home' | 'bad_home' | 'cron_refused' | 'subagent_refused' | 'bad_caller'
+  // policy (PRODUCT.md §4)
+  | 'policy_missing' | 'policy_invalid' | 'policy_too_large' | 'policy_untrusted'
+  // trust (PRODUCT.md §5)
+  | 'symlink' | 'hard_link' | 'untrusted_owner' | 'group_writable' | 'world_writable' | 'acl_write'
+  | 'acl_unreadable' | 'other_device' | 'not_directory' | 'not_regular' | 'too_large' | 'binary'
+  | 'invalid_utf8' | 'bad_name' | 'hidden' | 'not_markdown' | 'denied' | 'too_deep' | 'missing'
+  | 'sticky_tmp' | 'root_untrusted' | 'entry_ceiling' | 'io_error' | 'unsupported_platform'
+  // requests
+  | 'bad_arguments' | 'bad_id'
+  // worker / plugin transport
+  | 'worker_protocol' | 'internal';
+
+/**
+ * A refusal with a public code and an operator reason.
+ *
+ * @param code   public code sent to the model (PRODUCT.md §2)
+ * @param reason operator reason code (stderr logs, doctor counts)
+ * @param hint   only for `invalid_request`: which argument and what it must be, e.g. "limit: an integer from 1 to 10"
+ */
+export class BridgeError extends Error {
+  override readonly name = 'BridgeError';
+  constructor(
+    readonly code: PublicCode,
+    readonly reason: Reason,
+    readonly hint?: string,
+  ) {
+    super(`${code}: ${reason}`);
+  }
+}
+
+/** The public error JSON of PRODUCT.md §2. */
+export interface ErrorResult {
+  ok: false;
+  error: { code: PublicCode; message: string; hint?: string };
+}
+
+/** Build the public error JSON for a code; `hint` is dropped unless the code is `invalid_request`. */
+export function errorResult(code: PublicCode, hint?: string): ErrorResult {
+  const error: ErrorResult['error'] = { code, message: PUBLIC_MESSAGES[code] };
+  if (code === 'invalid_request' && hint !== undefined) error.hint = hint;
+  return { ok: false, error };
+}

@@ -1,0 +1,30 @@
+/**
+ * The loaded, validated policy (PRODUCT.md §4). Produced only by `loadPolicy`; every field is already checked
+ * against its default, ceiling and cross-constraints.
+ */
+import type { NameRule, NoteFilter } from '../trust/types.js';
+
+/** Effective limits after defaults (PRODUCT.md §4 table). Characters are Unicode code points. */
+export interface Limits {
+  max_results: number;
+  default_results: number;
+  snippet_chars: number;
+  total_chars: number;
+  max_file_bytes: number;
+  max_entries: number;
+  max_depth: number;
+  read_chars: number;
+  max_total_bytes: number;
+}
+
+export interface Policy extends NoteFilter {
+  readonly version: 1;
+  /** Absolute canonical root directory. */
+  readonly root: string;
+  readonly allow: readonly string[];
+  readonly deny: readonly string[];
+  readonly allowCron: boolean;
+  readonly allowSubagents: boolean;
+  readonly names: NameRule;
+  readonly limits: Readonly<Limits>;
+}

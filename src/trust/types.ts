@@ -1,0 +1,76 @@
+/**
+ * Contracts between the trust layer (descriptor walk, checks, tree scan) and the layers above it.
+ * The policy implements `NoteFilter`; the search index implements `KnownNotes`. The trust layer never imports
+ * policy or search (dependencies point one way: tools → policy/search → trust → native).
+ */
+import type { FileStat } from '../../native/types.js';
+
+/** Name rule of PRODUCT.md §4 `names`. */
+export type NameRule = 'portable' | 'unicode';
+
+/**
+ * What the policy decides about ids. Ids are root-relative POSIX paths ("projects/garden.md").
+ * - `allowsNote(id)`: an allow pattern matches and no deny pattern matches (deny wins).
+ * - `mayEnter(dirId)`: false when no allow pattern can match anything below `dirId`, or a deny pattern covers
+ *   everything below it; such a directory is never opened or listed. Must be a sound over-approximation of
+ *   "some id below dirId may be allowed".
+ */
+export interface NoteFilter {
+  allowsNote(id: string): boolean;
+  mayEnter(dirId: string): boolean;
+}
+
+/** Per-call scan limits (PRODUCT.md §4 limits, §5 budgets). */
+export interface ScanLimits {
+  names: NameRule;
+  /** Policy-matching candidate notes considered per call; reaching it stops the scan (truncated). */
+  maxEntries: number;
+  /** Deepest note id, in segments (a note directly in the root has depth 1). */
+  maxDepth: number;
+  /** Sum of st_size of candidate notes considered per call; exceeding it stops the scan (truncated). */
+  maxTotalBytes: number;
+  /** Largest note in bytes. */
+  maxFileBytes: number;
+}
+
+/** Hard ceiling on raw directory entries listed per call (PRODUCT.md §5): more → `unavailable`. */
+export const RAW_ENTRY_CEILING = 50_000;
+
+/** Read-id syntax limits (PRODUCT.md §5): over these an id is `invalid_request`, and search never returns one. */
+export const MAX_ID_CHARS = 512;
+export const MAX_ID_SEGMENTS = 16;
+
+/**
+ * Identity of a verified note: device, inode, size, mtime and ctime. Any change of content, mode, owner or ACL
+ * changes ctime (and a replacement changes the inode), so an unchanged key means the object that passed every
+ * check earlier is still that object with the same bytes.
+ */
+export type IdentityKey = string;
+
+/**
+ * The search index tells the scan which notes it already holds verified text for, so warm calls do not re-read
+ * unchanged notes. Trust (owner, mode, link count, device, size) is still checked from a fresh stat every call.
+ */
+export interface KnownNotes {
+  has(id: string, key: IdentityKey): boolean;
+}
+
+/** One note that passed every check in this call. `text` is undefined when `KnownNotes.has` said it is known. */
+export interface ScannedNote {
+  id: string;
+  key: IdentityKey;
+  stat: FileStat;
+  text: string | undefined;
+}
+
+/** The outcome of one scan (PRODUCT.md §5 and the reference design's `truncated` rules). */
+export interface ScanResult {
+  /** Notes in scan order (ascending byte order of names, depth first). */
+  notes: ScannedNote[];
+  /** An entry or byte budget stopped the scan, or an allowed Markdown name exists below the depth limit. */
+  truncated: boolean;
+  /** Raw directory entries listed in this call (≤ RAW_ENTRY_CEILING). */
+  rawEntries: number;
+  /** Operator counts of skipped objects by reason (for doctor); never shown to the model. */
+  skipped: Partial<Record<string, number>>;
+}
