@@ -39,3 +39,28 @@ export type ToolResult = SearchResult | ReadResult | ErrorResult;
 
 export const TOOL_NAMES = ['memory_bridge_search', 'memory_bridge_read'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
+
+/** One operator log event: a short reason code, never a path or note content. */
+export interface LogEvent {
+  tool: ToolName | 'policy' | 'worker' | 'server';
+  reason: string;
+  profile?: string;
+}
+
+/**
+ * The two tools over one caller. Every method is synchronous, never throws, and returns the §2 JSON object.
+ * `args` is whatever the host sent (unvalidated); validation happens inside.
+ */
+export interface Bridge {
+  search(args: unknown, caller: Caller): SearchResult | ErrorResult;
+  read(args: unknown, caller: Caller): ReadResult | ErrorResult;
+  /** Dispatch by tool name; an unknown name is the caller's protocol problem and is not handled here. */
+  call(tool: ToolName, args: unknown, caller: Caller): ToolResult;
+}
+
+export interface BridgeOptions {
+  /** Where reason codes go (default: one line on stderr per refusal). */
+  log?: (event: LogEvent) => void;
+  /** Most profile indexes kept in memory at once (least recently used dropped first). Default 8. */
+  maxIndexes?: number;
+}
