@@ -1,0 +1,256 @@
+/**
+ * Linux bindings (glibc `libc.so.6`) through koffi: descriptor-relative no-follow opens, statx, getdents64,
+ * fgetxattr for `system.posix_acl_access`, pread and flock.
+ *
+ * x86_64 is verified on the project's machines. aarch64 is unverified: written from documented facts
+ * (platform.md constant table, the generic syscall table and the arch-independent statx layout), never run.
+ */
+import type { default as Koffi } from 'koffi';
+import { ComponentEncoder, cString, EINVAL } from './component.js';
+import { DT, NativeError, type AclRead, type DirEntry, type FileStat, type Native } from './types.js';
+
+/** The open flags and syscall numbers that differ between Linux architectures (platform.md). */
+interface LinuxArchConstants {
+  O_DIRECTORY: number;
+  O_NOFOLLOW: number;
+  /** getdents64 syscall number (asm-generic table on aarch64). */
+  SYS_getdents64: number;
+  verified: boolean;
+}
+
+const ARCH_CONSTANTS: Readonly<Record<string, LinuxArchConstants>> = Object.freeze({
+  x64: { O_DIRECTORY: 0x10000, O_NOFOLLOW: 0x20000, SYS_getdents64: 217, verified: true },
+  // unverified: written from documented facts (platform.md), never run on aarch64.
+  arm64: { O_DIRECTORY: 0x4000, O_NOFOLLOW: 0x8000, SYS_getdents64: 61, verified: false },
+});
+
+// Flags that are the same on x86_64 and aarch64.
+const O_RDONLY = 0;
+const O_NOCTTY = 0x100;
+const O_NONBLOCK = 0x800;
+const O_CLOEXEC = 0x80000;
+const AT_FDCWD = -100;
+const AT_SYMLINK_NOFOLLOW = 0x100;
+const AT_EMPTY_PATH = 0x1000;
+const SEEK_SET = 0;
+
+// errno values (asm-generic, shared by x86_64 and aarch64).
+const EINTR = 4;
+const ERANGE = 34;
+const ENAMETOOLONG = 36;
+const ENODATA = 61;
+const EIO = 5;
+
+/** statx mask: TYPE|MODE|NLINK|UID|GID|ATIME|MTIME|CTIME|INO|SIZE|BLOCKS (STATX_BASIC_STATS). */
+const STATX_BASIC_STATS = 0x7ff;
+/** The fields FileStat needs: TYPE|MODE|NLINK|UID|GID|MTIME|CTIME|INO|SIZE. */
+const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 | 0x200;
+
+/** struct statx is 256 bytes with the same layout on every architecture (include/uapi/linux/stat.h). */
+const STATX_SIZE = 256;
+const STX = Object.freeze({
+  mask: 0, nlink: 16, uid: 20, gid: 24, mode: 28, ino: 32, size: 40, ctime: 96, mtime: 112,
+  devMajor: 136, devMinor: 140,
+});
+
+/** struct linux_dirent64: d_ino u64 @0, d_off s64 @8, d_reclen u16 @16, d_type u8 @18, d_name @19. */
+const DIRENT_RECLEN = 16;
+const DIRENT_TYPE = 18;
+const DIRENT_NAME = 19;
+const DIRENT_BUFFER_BYTES = 32 * 1024;
+
+/** A first fgetxattr attempt fits any ordinary ACL (4 + 8·N bytes); ERANGE retries at 64 KiB, which always fits. */
+const ACL_SMALL_BYTES = 4096;
+const ACL_LARGE_BYTES = 64 * 1024;
+
+const NS_PER_S = 1_000_000_000n;
+
+/**
+ * glibc's makedev(): the same encoding Node and libuv derive from statx, so a device id from statAt and from
+ * fstat (both statx here) always compares equal.
+ */
+function makedev(major: number, minor: number): bigint {
+  const ma = BigInt(major >>> 0);
+  const mi = BigInt(minor >>> 0);
+  return ((ma & 0xfffff000n) << 32n) | ((ma & 0xfffn) << 8n) | ((mi & 0xffffff00n) << 12n) | (mi & 0xffn);
+}
+
+function timestampNs(buf: Buffer, offset: number): bigint {
+  return buf.readBigInt64LE(offset) * NS_PER_S + BigInt(buf.readUInt32LE(offset + 8));
+}
+
+/**
+ * Builds the Linux `Native` for `arch` ('x64' or 'arm64'), or returns null for any other architecture.
+ * Throws whatever koffi throws when libc or a symbol cannot be loaded; `getNative` turns that into null.
+ */
+export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | null {
+  const k = ARCH_CONSTANTS[arch];
+  if (k === undefined) return null;
+
+  const lib = koffi.load('libc.so.6');
+  // openat is variadic in C; the three-argument declaration is correct because no mode is ever passed.
+  const openat = lib.func('int openat(int, const uint8_t *, int)') as (dirfd: number, path: Buffer, flags: number) => number;
+  const closeFn = lib.func('int close(int)') as (fd: number) => number;
+  const statx = lib.func('int statx(int, const uint8_t *, int, unsigned int, uint8_t *)') as (
+    dirfd: number, path: Buffer, flags: number, mask: number, out: Buffer) => number;
+  const lseek = lib.func('int64_t lseek(int, int64_t, int)') as (fd: number, off: number, whence: number) => number | bigint;
+  // getdents64 through syscall(2): glibc only gained a wrapper in 2.30, the syscall number is per architecture.
+  const syscall = lib.func('long syscall(long, ...)') as (...args: unknown[]) => number | bigint;
+  const fgetxattr = lib.func('intptr_t fgetxattr(int, const uint8_t *, uint8_t *, size_t)') as (
+    fd: number, name: Buffer, value: Buffer, size: number) => number | bigint;
+  const preadFn = lib.func('intptr_t pread(int, uint8_t *, size_t, int64_t)') as (
+    fd: number, buf: Buffer, count: number, offset: number) => number | bigint;
+  const flockFn = lib.func('int flock(int, int)') as (fd: number, op: number) => number;
+
+  const names = new ComponentEncoder(ENAMETOOLONG);
+  const rootPath = cString('/');
+  const emptyPath = cString('');
+  const aclName = cString('system.posix_acl_access');
+  const statBuf = Buffer.alloc(STATX_SIZE);
+  const direntBuf = Buffer.alloc(DIRENT_BUFFER_BYTES);
+  const aclSmall = Buffer.alloc(ACL_SMALL_BYTES);
+  let aclLarge: Buffer | undefined;
+
+  const dirFlags = O_RDONLY | k.O_DIRECTORY | k.O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  const fileFlags = O_RDONLY | k.O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+
+  /** openat with EINTR retry; errno is read in the statement right after the failing call. */
+  function openAt(dirfd: number, path: Buffer, flags: number): number {
+    for (;;) {
+      const fd = openat(dirfd, path, flags);
+      if (fd >= 0) return fd;
+      const errno = koffi.errno();
+      if (errno !== EINTR) throw new NativeError('openat', errno);
+    }
+  }
+
+  function statxInto(dirfd: number, path: Buffer, flags: number): FileStat {
+    for (;;) {
+      const rc = statx(dirfd, path, flags, STATX_BASIC_STATS, statBuf);
+      if (rc === 0) break;
+      const errno = koffi.errno();
+      if (errno !== EINTR) throw new NativeError('statx', errno);
+    }
+    // A filesystem that cannot report a field we judge by must not pass as if it had.
+    if ((statBuf.readUInt32LE(STX.mask) & STATX_NEEDED) !== STATX_NEEDED) throw new NativeError('statx', EIO);
+    return {
+      dev: makedev(statBuf.readUInt32LE(STX.devMajor), statBuf.readUInt32LE(STX.devMinor)),
+      ino: statBuf.readBigUInt64LE(STX.ino),
+      mode: statBuf.readUInt16LE(STX.mode),
+      nlink: statBuf.readUInt32LE(STX.nlink),
+      uid: statBuf.readUInt32LE(STX.uid),
+      gid: statBuf.readUInt32LE(STX.gid),
+      size: Number(statBuf.readBigUInt64LE(STX.size)),
+      mtimeNs: timestampNs(statBuf, STX.mtime),
+      ctimeNs: timestampNs(statBuf, STX.ctime),
+    };
+  }
+
+  function fgetxattrInto(fd: number, buf: Buffer): number {
+    for (;;) {
+      const n = Number(fgetxattr(fd, aclName, buf, buf.length));
+      if (n >= 0) return n;
+      const errno = koffi.errno();
+      if (errno !== EINTR) return -errno;
+    }
+  }
+
+  return {
+    platform: 'linux',
+    arch,
+    verified: k.verified,
+
+    openRoot(): number {
+      return openAt(AT_FDCWD, rootPath, O_RDONLY | k.O_DIRECTORY | O_CLOEXEC);
+    },
+
+    openDirAt(dirfd: number, name: string): number {
+      return openAt(dirfd, names.encode('openat', name), dirFlags);
+    },
+
+    openFileAt(dirfd: number, name: string): number {
+      return openAt(dirfd, names.encode('openat', name), fileFlags);
+    },
+
+    close(fd: number): void {
+      // On Linux the descriptor is released even when close reports EINTR, so retrying could close a reused one.
+      if (closeFn(fd) !== 0) {
+        const errno = koffi.errno();
+        if (errno !== EINTR) throw new NativeError('close', errno);
+      }
+    },
+
+    fstat(fd: number): FileStat {
+      // statx(fd, "", AT_EMPTY_PATH) rather than fs.fstatSync: same call and encoding as statAt.
+      return statxInto(fd, emptyPath, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+    },
+
+    statAt(dirfd: number, name: string): FileStat {
+      return statxInto(dirfd, names.encode('statx', name), AT_SYMLINK_NOFOLLOW);
+    },
+
+    readAcl(fd: number): AclRead {
+      let n = fgetxattrInto(fd, aclSmall);
+      let buf: Buffer = aclSmall;
+      if (n === -ERANGE) {
+        aclLarge ??= Buffer.alloc(ACL_LARGE_BYTES);
+        buf = aclLarge;
+        n = fgetxattrInto(fd, buf);
+      }
+      if (n === -ENODATA) return { kind: 'none' };
+      if (n < 0) return { kind: 'error', errno: -n };
+      return { kind: 'linux', bytes: Buffer.from(buf.subarray(0, n)) };
+    },
+
+    listDir(fd: number, maxEntries: number): DirEntry[] | 'too_many' {
+      // getdents64 reads from the descriptor's offset, which a dup would share: rewind instead, so the caller's
+      // descriptor lists from the start every time and is otherwise untouched.
+      if (Number(lseek(fd, 0, SEEK_SET)) < 0) throw new NativeError('lseek', koffi.errno());
+      const entries: DirEntry[] = [];
+      for (;;) {
+        let n: number;
+        for (;;) {
+          n = Number(syscall(k.SYS_getdents64, 'int', fd, 'uint8_t *', direntBuf, 'size_t', direntBuf.length));
+          if (n >= 0) break;
+          const errno = koffi.errno();
+          if (errno !== EINTR) throw new NativeError('getdents64', errno);
+        }
+        if (n === 0) return entries;
+        let off = 0;
+        while (off < n) {
+          const reclen = direntBuf.readUInt16LE(off + DIRENT_RECLEN);
+          if (reclen < DIRENT_NAME + 1 || off + reclen > n) throw new NativeError('getdents64', EIO);
+          const start = off + DIRENT_NAME;
+          let end = direntBuf.indexOf(0, start);
+          if (end < 0 || end > off + reclen) end = off + reclen;
+          const len = end - start;
+          const isDot = (len === 1 && direntBuf[start] === 0x2e) ||
+            (len === 2 && direntBuf[start] === 0x2e && direntBuf[start + 1] === 0x2e);
+          if (!isDot) {
+            if (entries.length >= maxEntries) return 'too_many';
+            entries.push({ name: Buffer.from(direntBuf.subarray(start, end)), type: direntBuf[off + DIRENT_TYPE] ?? DT.UNKNOWN });
+          }
+          off += reclen;
+        }
+      }
+    },
+
+    pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
+      if (offset < 0 || length < 0 || offset + length > buf.length || position < 0) throw new NativeError('pread', EINVAL);
+      for (;;) {
+        const n = Number(preadFn(fd, buf.subarray(offset, offset + length), length, position));
+        if (n >= 0) return n;
+        const errno = koffi.errno();
+        if (errno !== EINTR) throw new NativeError('pread', errno);
+      }
+    },
+
+    flock(fd: number, op: number): void {
+      for (;;) {
+        if (flockFn(fd, op) === 0) return;
+        const errno = koffi.errno();
+        if (errno !== EINTR) throw new NativeError('flock', errno);
+      }
+    },
+  };
+}
