@@ -1,0 +1,51 @@
+/**
+ * `memory-bridge search QUERY`: one memory_bridge_search call from the command line, printing the tool's JSON.
+ * Also holds the caller flags and the one-shot runner that `read` shares.
+ */
+import { createBridge } from '../../tools/bridge.js';
+import type { ToolName } from '../../tools/types.js';
+import { integerFlag, parseArgs, stringFlag, UsageError, type FlagSpecs, type ParsedArgs } from '../args.js';
+import { callerFromFlags, EXIT, type Command } from '../command.js';
+
+/** `--home` and `--run-kind`, shared by mcp, search and read. */
+export const CALLER_FLAGS: FlagSpecs = Object.freeze({
+  home: { type: 'string' },
+  'run-kind': { type: 'string' },
+});
+
+export const CALLER_FLAGS_HELP = `Options:
+  --home DIR         the calling profile's home (default: $HERMES_HOME; with neither, every call is unavailable)
+  --run-kind KIND    interactive, cron or subagent. Without it the run kind is unknown, which the policy must
+                     allow as both cron and subagent (allow_cron and allow_subagents)`;
+
+/**
+ * Make one tool call as the caller named by `--home`/`--run-kind`, print the §2 JSON on stdout (one line) and
+ * return the exit code: 0 for `ok: true`, 1 for `ok: false` (PRODUCT.md §9).
+ */
+export function runOneShot(tool: ToolName, args: Record<string, unknown>, parsed: ParsedArgs, prog: string): number {
+  const { caller, warning } = callerFromFlags(stringFlag(parsed, 'home'), stringFlag(parsed, 'run-kind'));
+  if (warning !== undefined) process.stderr.write(`${prog}: ${warning}\n`);
+  const result = createBridge().call(tool, args, caller);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  return result.ok ? EXIT.OK : EXIT.FAILURE;
+}
+
+export const command: Command = {
+  name: 'search',
+  summary: 'run one memory_bridge_search and print its JSON',
+  usage: `usage: memory-bridge search [--limit N] [--home DIR] [--run-kind KIND] [--] QUERY...
+
+Search the notes the profile's policy allows and print the same JSON the tool returns. The words of QUERY are
+joined with single spaces. Exit 0 when "ok" is true, 1 when it is false, 2 on a usage error.
+
+  --limit N          most results (an integer; the policy decides the allowed range)
+${CALLER_FLAGS_HELP.replace(/^Options:\n/, '')}`,
+  async run(argv) {
+    const parsed = parseArgs(argv, { ...CALLER_FLAGS, limit: { type: 'string' } });
+    if (parsed.positionals.length === 0) throw new UsageError('missing QUERY');
+    const args: Record<string, unknown> = { query: parsed.positionals.join(' ') };
+    const limit = integerFlag(parsed, 'limit');
+    if (limit !== undefined) args.limit = limit;
+    return runOneShot('memory_bridge_search', args, parsed, 'memory-bridge search');
+  },
+};

@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+/**
+ * `memory-bridge <command> [options]` (PRODUCT.md §9).
+ *
+ * Dispatch only: each command lives in `src/cli/commands/<name>.js` and exports `const command: Command`
+ * (src/cli/command.ts). Modules are imported lazily, so a command whose module is missing or fails to load prints
+ * "memory-bridge: <name> is not available in this build" and exits 1 while every other command keeps working.
+ *
+ * Handled here for every command: `--help`/`-h` (before any `--`) prints the command's usage on stdout and exits
+ * 0; a `UsageError` thrown by `run` prints the message and the usage on stderr and exits 2; any other exception
+ * exits 1 with a one-line message on stderr.
+ */
+import { UsageError } from './args.js';
+import { EXIT, packageVersion, type Command } from './command.js';
+
+/** Every command, in the order the top-level help lists them. */
+const COMMAND_NAMES = [
+  'mcp',
+  'search',
+  'read',
+  'demo',
+  'worker',
+  'install',
+  'uninstall',
+  'status',
+  'doctor',
+  'export-fleet',
+] as const;
+
+const PROG = 'memory-bridge';
+
+function isCommand(value: unknown): value is Command {
+  if (typeof value !== 'object' || value === null) return false;
+  const c = value as Record<string, unknown>;
+  return typeof c.name === 'string' && typeof c.summary === 'string' && typeof c.usage === 'string' && typeof c.run === 'function';
+}
+
+/**
+ * Import one command module; null when it is missing, fails to load, or does not export a valid `command`.
+ * `why` receives a one-line cause for the operator.
+ */
+async function loadCommand(name: string, why?: (cause: string) => void): Promise<Command | null> {
+  if (!(COMMAND_NAMES as readonly string[]).includes(name)) return null;
+  try {
+    // A computed specifier keeps the command modules out of this file's import graph: one missing or broken module
+    // must not stop the rest of the CLI from building or running.
+    const specifier = `./commands/${name}.js`;
+    const mod = (await import(specifier)) as { command?: unknown };
+    if (isCommand(mod.command)) return mod.command;
+    why?.('the module does not export a valid command');
+    return null;
+  } catch (err) {
+    why?.(err instanceof Error ? (err.message.split('\n')[0] ?? err.name) : String(err));
+    return null;
+  }
+}
+
+async function topUsage(): Promise<string> {
+  const lines = [`usage: ${PROG} <command> [options]`, '', 'Commands:'];
+  const width = Math.max(...COMMAND_NAMES.map((n) => n.length));
+  for (const name of COMMAND_NAMES) {
+    const cmd = await loadCommand(name);
+    lines.push(`  ${name.padEnd(width)}  ${cmd?.summary ?? '(not available in this build)'}`);
+  }
+  lines.push(
+    '',
+    'Options:',
+    '  --help     show this help (or a command\'s help: memory-bridge <command> --help)',
+    '  --version  print the version',
+    '',
+    'Exit codes: 0 ok, 1 operational failure (including a tool answer with "ok": false), 2 usage error.',
+  );
+  return lines.join('\n');
+}
+
+/** True when `--help` or `-h` appears before any `--` separator. */
+function wantsHelp(argv: readonly string[]): boolean {
+  for (const word of argv) {
+    if (word === '--') return false;
+    if (word === '--help' || word === '-h') return true;
+  }
+  return false;
+}
+
+/**
+ * Run the CLI with `argv` (without the node binary and script path) and return the exit code.
+ * Output goes to process.stdout / process.stderr.
+ */
+async function main(argv: readonly string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    process.stderr.write(`${await topUsage()}\n`);
+    return EXIT.USAGE;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    const topic = first === 'help' ? rest[0] : undefined;
+    if (topic !== undefined) return main([topic, '--help']);
+    process.stdout.write(`${await topUsage()}\n`);
+    return EXIT.OK;
+  }
+  if (first === '--version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return EXIT.OK;
+  }
+  if (!(COMMAND_NAMES as readonly string[]).includes(first)) {
+    process.stderr.write(`${PROG}: unknown command ${JSON.stringify(first)}\n\n${await topUsage()}\n`);
+    return EXIT.USAGE;
+  }
+  let cause = '';
+  const command = await loadCommand(first, (c) => (cause = c));
+  if (command === null) {
+    process.stderr.write(`${PROG}: ${first} is not available in this build\n  (${cause})\n`);
+    return EXIT.FAILURE;
+  }
+  if (wantsHelp(rest)) {
+    process.stdout.write(`${command.usage.trimEnd()}\n`);
+    return EXIT.OK;
+  }
+  try {
+    const code = await command.run(rest);
+    return code === EXIT.OK || code === EXIT.FAILURE || code === EXIT.USAGE ? code : EXIT.FAILURE;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${PROG} ${first}: ${err.message}\n\n${command.usage.trimEnd()}\n`);
+      return EXIT.USAGE;
+    }
+    process.stderr.write(`${PROG} ${first}: failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.FAILURE;
+  }
+}
+
+/** Resolve once everything written to `stream` so far has been handed to the operating system. */
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    stream.write('', () => resolve());
+  });
+}
+
+// This file is the executable, not a library: it runs on import. Exit explicitly once output is flushed, so a handle
+// left open by a command (a timer, a child) cannot keep the process alive after its answer.
+const code = await main(process.argv.slice(2));
+await Promise.all([drained(process.stdout), drained(process.stderr)]);
+process.exit(code);
