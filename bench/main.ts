@@ -1,0 +1,455 @@
+/**
+ * `npm run bench`: one run, one machine. Generates the 1,000 / 2,000 / 10,000-note corpora, measures memory-bridge
+ * through a real MCP stdio client against ripgrep, grep and the reference filesystem MCP server on the same trees,
+ * prints a table with the issue-5 targets as ratios (PASS/MISS), and writes bench/results/latest.json (+ .md).
+ *
+ * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
+ *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { generateCorpus, loadVocabulary, type Corpus } from './corpus.js';
+import { connect, disconnect, rssOf, timeCall, timeListCommand, toolPayload, toolVersion, type McpSession } from './processes.js';
+import { median, summarise, type Summary } from './stats.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Repository root: dist/bench/main.js → ../.. */
+const repoRoot = path.resolve(here, '..', '..');
+const serverMain = path.join(repoRoot, 'dist', 'src', 'cli', 'main.js');
+const fsServerBin = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+
+/**
+ * Fixed query list: single real words from the Obsidian help vault, from very common (most notes match) to rare
+ * (a few percent of notes), so the same term can be handed to `rg -F` and `grep -F`.
+ */
+export const QUERIES = Object.freeze([
+  'vault', 'sync', 'publish', 'plugin', 'properties', 'template', 'canvas', 'graph', 'backlinks', 'hotkeys', 'workspace', 'bookmarks',
+]);
+
+const SEED = 0x6d62; // "mb"
+
+interface Reps {
+  cold: number;
+  warm: number;
+  read: number;
+  changed: number;
+}
+
+function repsFor(notes: number, quick: boolean): Reps {
+  if (quick) return { cold: 3, warm: 3, read: 3, changed: 5 };
+  return notes >= 10000 ? { cold: 5, warm: 8, read: 5, changed: 15 } : { cold: 7, warm: 10, read: 5, changed: 15 };
+}
+
+/** Everything measured on one corpus. */
+export interface SizeResult {
+  notes: number;
+  folders: number;
+  maxDepth: number;
+  corpusBytes: number;
+  generateMs: number;
+  reps: Reps;
+  ours: null | {
+    coldFirstSearch: Summary;
+    coldConnect: Summary;
+    coldFirstCall: Summary;
+    warmSearch: Summary;
+    warmSearchPerQuery: Record<string, number>;
+    hitsPerQuery: Record<string, number>;
+    truncatedQueries: string[];
+    read: Summary;
+    changedSearch: Summary;
+    pairedWarmAfterChange: Summary;
+    rssAfterWarmupMB: number | null;
+    rssAfterRunMB: number | null;
+    peakRssMB: number | null;
+  };
+  rg: null | { search: Summary; perQuery: Record<string, number>; filesPerQuery: Record<string, number> };
+  grep: { search: Summary; perQuery: Record<string, number>; filesPerQuery: Record<string, number> };
+  fsServer: { spawnToToolsList: Summary; readTextFile: Summary };
+}
+
+const mb = (mib: number | null): number | null => (mib === null ? null : Math.round(mib * 1.048576 * 10) / 10);
+
+function log(msg: string): void {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
+
+function ourArgs(home: string, cpuProf: string | null): string[] {
+  const base = [serverMain, 'mcp', '--home', home, '--run-kind', 'interactive'];
+  return cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf, ...base] : base;
+}
+
+/** Call memory_bridge_search and insist on an ok payload (a refusal must never be timed as a fast answer). */
+async function search(s: McpSession, query: string): Promise<{ ms: number; hits: number; truncated: boolean }> {
+  const { ms, result } = await timeCall(s, 'memory_bridge_search', { query });
+  const p = toolPayload(result);
+  if (p.ok !== true) throw new Error(`search refused: ${JSON.stringify(p)}\n${s.stderr().slice(-2000)}`);
+  return { ms, hits: (p.results as unknown[]).length, truncated: p.truncated === true };
+}
+
+async function readNote(s: McpSession, id: string): Promise<number> {
+  const { ms, result } = await timeCall(s, 'memory_bridge_read', { id });
+  const p = toolPayload(result);
+  if (p.ok !== true || typeof p.content !== 'string') throw new Error(`read refused: ${JSON.stringify(p).slice(0, 300)}`);
+  return ms;
+}
+
+async function fsRead(s: McpSession, file: string): Promise<number> {
+  const { ms, result } = await timeCall(s, 'read_text_file', { path: file });
+  if ((result as { isError?: boolean }).isError) throw new Error(`filesystem server read failed: ${JSON.stringify(result).slice(0, 300)}`);
+  return ms;
+}
+
+/** Null when memory-bridge answers one search on `c`; otherwise a short reason (with the server's stderr tail). */
+async function probe(c: Corpus): Promise<string | null> {
+  let s: McpSession | null = null;
+  try {
+    s = await connect(process.execPath, ourArgs(c.home, null));
+    await search(s, QUERIES[0]!);
+    return null;
+  } catch (err) {
+    const tail = s?.stderr().trim().slice(-500) ?? '';
+    return `${err instanceof Error ? err.message.split('\n')[0] : String(err)}${tail ? ` (${tail})` : ''}`;
+  } finally {
+    if (s) await disconnect(s).catch(() => undefined);
+  }
+}
+
+/** Ids spread evenly over the corpus (deterministic). */
+function sampleIds(c: Corpus, n: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push(c.ids[Math.floor(((i + 0.5) * c.ids.length) / n)]!);
+  return out;
+}
+
+async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg: boolean; ours: boolean; cpuProf: string | null }): Promise<SizeResult> {
+  const reps = repsFor(c.notes, opts.quick);
+  const tag = `${c.notes} notes`;
+
+  // 1. Cold start, alternating: ours (spawn → first search result) and the filesystem server (spawn → tools/list).
+  log(`${tag}: cold starts ×${reps.cold} each, alternated`);
+  const cold: number[] = [];
+  const coldConnect: number[] = [];
+  const coldCall: number[] = [];
+  const fsList: number[] = [];
+  const coldOurs = async (i: number): Promise<void> => {
+    const t0 = performance.now();
+    const s = await connect(process.execPath, ourArgs(c.home, null));
+    try {
+      const r = await search(s, QUERIES[i % QUERIES.length]!);
+      cold.push(performance.now() - t0);
+      coldConnect.push(s.connectMs);
+      coldCall.push(r.ms);
+    } finally {
+      await disconnect(s);
+    }
+  };
+  const coldFs = async (): Promise<void> => {
+    const t0 = performance.now();
+    const s = await connect(process.execPath, [fsServerBin, c.root]);
+    try {
+      await s.client.listTools();
+      fsList.push(performance.now() - t0);
+    } finally {
+      await disconnect(s);
+    }
+  };
+  for (let i = 0; i < reps.cold; i++) {
+    if (i % 2 === 0) {
+      if (opts.ours) await coldOurs(i);
+      await coldFs();
+    } else {
+      await coldFs();
+      if (opts.ours) await coldOurs(i);
+    }
+  }
+
+  // 2. Warm search, alternating per (repetition, query) between memory-bridge and the command-line tools.
+  const fsSession = await connect(process.execPath, [fsServerBin, c.root]);
+  let ours: McpSession | null = null;
+  let rssAfterWarmup: number | null = null;
+  if (opts.ours) {
+    ours = await connect(process.execPath, ourArgs(c.home, opts.cpuProf));
+    await search(ours, 'obsidian'); // first call: builds the index
+    await search(ours, 'notes'); // the one warm-up call
+    rssAfterWarmup = mb(rssOf(ours.pid).rssMiB);
+  }
+  try {
+    log(`${tag}: warm search ×${reps.warm} over ${QUERIES.length} queries, alternated with${opts.rg ? ' rg and' : ''} grep`);
+    const warm: number[] = [];
+    const warmPer: Record<string, number[]> = {};
+    const hits: Record<string, number> = {};
+    const truncated = new Set<string>();
+    const rg: number[] = [];
+    const rgPer: Record<string, number[]> = {};
+    const rgFiles: Record<string, number> = {};
+    const gr: number[] = [];
+    const grPer: Record<string, number[]> = {};
+    const grFiles: Record<string, number> = {};
+    const runBaselines = (q: string): void => {
+      if (opts.rg) {
+        const r = timeListCommand('rg', ['-l', '-i', '-F', q, c.root]);
+        rg.push(r.ms);
+        (rgPer[q] ??= []).push(r.ms);
+        rgFiles[q] = r.files;
+      }
+      const g = timeListCommand('grep', ['-rliF', q, c.root]);
+      gr.push(g.ms);
+      (grPer[q] ??= []).push(g.ms);
+      grFiles[q] = g.files;
+    };
+    for (let rep = 0; rep < reps.warm; rep++) {
+      for (let qi = 0; qi < QUERIES.length; qi++) {
+        const q = QUERIES[qi]!;
+        const oursFirst = (rep + qi) % 2 === 0;
+        if (!oursFirst) runBaselines(q);
+        if (ours) {
+          const r = await search(ours, q);
+          warm.push(r.ms);
+          (warmPer[q] ??= []).push(r.ms);
+          hits[q] = r.hits;
+          if (r.truncated) truncated.add(q);
+        }
+        if (oursFirst) runBaselines(q);
+      }
+    }
+
+    // 3. Read latency on the same notes, alternating with the filesystem server's read_text_file.
+    const readIds = sampleIds(c, 20);
+    log(`${tag}: reads ×${reps.read} over ${readIds.length} notes, alternated with the filesystem server`);
+    const readOurs: number[] = [];
+    const readFs: number[] = [];
+    for (let rep = 0; rep < reps.read; rep++) {
+      for (let i = 0; i < readIds.length; i++) {
+        const id = readIds[i]!;
+        const file = path.join(c.root, id);
+        if ((rep + i) % 2 === 0) {
+          if (ours) readOurs.push(await readNote(ours, id));
+          readFs.push(await fsRead(fsSession, file));
+        } else {
+          readFs.push(await fsRead(fsSession, file));
+          if (ours) readOurs.push(await readNote(ours, id));
+        }
+      }
+    }
+
+    // 4. One changed note, then the very next search; followed by a paired unchanged search for context.
+    const changed: number[] = [];
+    const paired: number[] = [];
+    if (ours) {
+      log(`${tag}: one-changed-note searches ×${reps.changed}`);
+      const ids = sampleIds(c, reps.changed);
+      for (let k = 0; k < ids.length; k++) {
+        const file = path.join(c.root, ids[k]!);
+        fs.appendFileSync(file, `\nEdited during the benchmark, pass ${k}.\n`);
+        const q = QUERIES[k % QUERIES.length]!;
+        changed.push((await search(ours, q)).ms);
+        paired.push((await search(ours, q)).ms);
+      }
+    }
+
+    const perQueryMedian = (m: Record<string, number[]>): Record<string, number> =>
+      Object.fromEntries(Object.entries(m).map(([q, xs]) => [q, Math.round(median(xs) * 100) / 100]));
+    const after = ours ? rssOf(ours.pid) : null;
+    return {
+      notes: c.notes,
+      folders: c.folders,
+      maxDepth: c.maxDepth,
+      corpusBytes: c.totalBytes,
+      generateMs: Math.round(generateMs),
+      reps,
+      ours: ours
+        ? {
+            coldFirstSearch: summarise(cold),
+            coldConnect: summarise(coldConnect),
+            coldFirstCall: summarise(coldCall),
+            warmSearch: summarise(warm),
+            warmSearchPerQuery: perQueryMedian(warmPer),
+            hitsPerQuery: hits,
+            truncatedQueries: [...truncated],
+            read: summarise(readOurs),
+            changedSearch: summarise(changed),
+            pairedWarmAfterChange: summarise(paired),
+            rssAfterWarmupMB: rssAfterWarmup,
+            rssAfterRunMB: mb(after?.rssMiB ?? null),
+            peakRssMB: mb(after?.hwmMiB ?? null),
+          }
+        : null,
+      rg: opts.rg ? { search: summarise(rg), perQuery: perQueryMedian(rgPer), filesPerQuery: rgFiles } : null,
+      grep: { search: summarise(gr), perQuery: perQueryMedian(grPer), filesPerQuery: grFiles },
+      fsServer: { spawnToToolsList: summarise(fsList), readTextFile: summarise(readFs) },
+    };
+  } finally {
+    if (ours) await disconnect(ours);
+    await disconnect(fsSession);
+  }
+}
+
+/** One issue-5 target evaluated as a ratio. */
+export interface Target {
+  name: string;
+  measured: number | null;
+  reference: number | null;
+  ratio: number | null;
+  limit: number;
+  verdict: 'PASS' | 'MISS' | 'SKIP';
+  note: string;
+}
+
+function target(name: string, measured: number | null | undefined, reference: number | null | undefined, limit: number, note: string): Target {
+  if (measured == null || reference == null || !Number.isFinite(measured) || !Number.isFinite(reference) || reference <= 0) {
+    return { name, measured: measured ?? null, reference: reference ?? null, ratio: null, limit, verdict: 'SKIP', note };
+  }
+  const ratio = Math.round((measured / reference) * 1000) / 1000;
+  return { name, measured, reference, ratio, limit, verdict: ratio <= limit ? 'PASS' : 'MISS', note };
+}
+
+function evaluate(results: SizeResult[]): Target[] {
+  const at = (n: number): SizeResult | undefined => results.find((r) => r.notes === n);
+  const big = at(10000);
+  const mid = at(2000);
+  return [
+    target('warm search p50 @10k ÷ rg p50 @10k', big?.ours?.warmSearch.p50, big?.rg?.search.p50, 0.5, 'same tree, same 12 queries'),
+    target('warm search p50 @10k ÷ warm p50 @2k', big?.ours?.warmSearch.p50, mid?.ours?.warmSearch.p50, 5, 'no worse than linear'),
+    target('cold first search p50 @2k ÷ fs server spawn→tools/list p50 @2k', mid?.ours?.coldFirstSearch.p50, mid?.fsServer.spawnToToolsList.p50, 2, 'spawn to first result'),
+    target('read p50 @10k ÷ fs server read_text_file p50 @10k', big?.ours?.read.p50, big?.fsServer.readTextFile.p50, 1, 'same 20 notes'),
+    target('search after one changed note p50 @10k ÷ warm p50 @10k', big?.ours?.changedSearch.p50, big?.ours?.warmSearch.p50, 1.5, 'append to one note, then search'),
+    target('RSS after warm-up @10k ÷ 250 MB', big?.ours?.rssAfterWarmupMB, 250, 1, 'VmRSS of the server process, MB = 10^6 bytes'),
+  ];
+}
+
+function fmt(x: number | null | undefined): string {
+  if (x == null || !Number.isFinite(x)) return '—';
+  return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+}
+
+/** Markdown tables (figures and targets); the same text is printed and saved beside the JSON. */
+function renderTables(results: SizeResult[], targets: Target[]): string {
+  const lines: string[] = [];
+  lines.push(
+    '| notes | corpus MB | ours warm p50 / p95 | rg p50 | grep p50 | ours cold first search p50 | fs spawn→tools/list p50 | ours read p50 | fs read_text_file p50 | ours after 1 change p50 | RSS after warm-up MB |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of results) {
+    const o = r.ours;
+    lines.push(
+      `| ${r.notes.toLocaleString('en-US')} | ${(r.corpusBytes / 1e6).toFixed(1)} | ${o ? `${fmt(o.warmSearch.p50)} / ${fmt(o.warmSearch.p95)}` : '—'} | ${fmt(r.rg?.search.p50)} | ${fmt(r.grep.search.p50)} | ${fmt(o?.coldFirstSearch.p50)} | ${fmt(r.fsServer.spawnToToolsList.p50)} | ${fmt(o?.read.p50)} | ${fmt(r.fsServer.readTextFile.p50)} | ${fmt(o?.changedSearch.p50)} | ${fmt(o?.rssAfterWarmupMB)} |`,
+    );
+  }
+  lines.push('', 'All times in milliseconds (medians unless marked p95).', '', '| target | ratio | limit | verdict |', '|---|---:|---:|---|');
+  for (const t of targets) lines.push(`| ${t.name} | ${t.ratio === null ? '—' : t.ratio.toFixed(3)} | ≤ ${t.limit} | ${t.verdict} |`);
+  return lines.join('\n');
+}
+
+function machine(): Record<string, unknown> {
+  const cpus = os.cpus();
+  let fsType = 'unknown';
+  try {
+    fsType = execFileSync('stat', ['-f', '-c', '%T', os.tmpdir()], { encoding: 'utf8' }).trim();
+  } catch {
+    /* not Linux coreutils */
+  }
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryGB: Math.round((os.totalmem() / 1e9) * 10) / 10,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    ripgrep: toolVersion('rg'),
+    grep: toolVersion('grep'),
+    tmpFilesystem: fsType,
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: 'string', default: '1000,2000,10000' },
+      quick: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      'no-write': { type: 'boolean', default: false },
+    },
+  });
+  const sizes = values.sizes!.split(',').map((s) => Number(s.trim()));
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 10000)) throw new Error('--sizes: integers 1..10000');
+  const started = new Date();
+  const env = machine();
+  const hasRg = env.ripgrep !== null;
+  if (!hasRg) {
+    log('ripgrep (rg) is not installed: the rg columns and the rg target are skipped.');
+    log('install it with: apt-get update && apt-get install -y ripgrep');
+  }
+  let hasOurs = fs.existsSync(serverMain);
+  let probed = false;
+  if (!hasOurs) log(`memory-bridge is not built (${path.relative(repoRoot, serverMain)} missing): measuring the baselines only.`);
+  if (!fs.existsSync(fsServerBin)) throw new Error('@modelcontextprotocol/server-filesystem is not installed (npm ci)');
+  const cpuProf = values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null;
+  if (cpuProf) fs.mkdirSync(cpuProf, { recursive: true });
+
+  const vocab = loadVocabulary(path.resolve(repoRoot, '../shared/corpora/obsidian-help'));
+  log(`vocabulary: ${vocab.words.length} English words, ${vocab.japanese.length} Japanese segments from ${vocab.sourceNotes} notes`);
+
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
+  fs.chmodSync(tmp, 0o700);
+  const parent = fs.realpathSync(tmp);
+  const results: SizeResult[] = [];
+  try {
+    for (const [i, n] of sizes.entries()) {
+      const t0 = performance.now();
+      const corpus = generateCorpus(parent, n, vocab, SEED + i * 7919 + n);
+      const genMs = performance.now() - t0;
+      log(`generated ${n} notes in ${corpus.folders} folders (${(corpus.totalBytes / 1e6).toFixed(1)} MB, depth ≤ ${corpus.maxDepth}) in ${genMs.toFixed(0)} ms`);
+      if (hasOurs && !probed) {
+        probed = true;
+        const why = await probe(corpus);
+        if (why !== null) {
+          hasOurs = false;
+          log(`memory-bridge mcp does not answer a search yet, measuring the baselines only: ${why}`);
+        }
+      }
+      results.push(await measure(corpus, genMs, { quick: values.quick!, rg: hasRg, ours: hasOurs, cpuProf }));
+    }
+  } finally {
+    if (values.keep) log(`corpora kept in ${parent}`);
+    else fs.rmSync(parent, { recursive: true, force: true });
+  }
+
+  const targets = evaluate(results);
+  const tables = renderTables(results, targets);
+  process.stdout.write(`\n${tables}\n`);
+  const report = {
+    started: started.toISOString(),
+    durationS: Math.round((Date.now() - started.getTime()) / 100) / 10,
+    machine: env,
+    queries: QUERIES,
+    method: {
+      client: '@modelcontextprotocol/sdk Client over StdioClientTransport; wall clock per tools/call round trip',
+      alternation: 'each repetition alternates which side runs first (per query / per note / per cold start)',
+      warm: 'after the index-building first call and one warm-up call; no limit argument (policy default)',
+      cold: 'spawn of `node dist/src/cli/main.js mcp` to the first search result; filesystem server: spawn to tools/list',
+      changed: 'append one line to one note, then the next search; a paired unchanged search follows',
+      baselines: 'rg -l -i -F <term> <root> and grep -rliF <term> <root>, spawn to exit, page cache warm',
+      statistic: 'nearest-rank percentiles over all samples',
+    },
+    sizes: results,
+    targets,
+  };
+  if (!values['no-write']) {
+    const out = values.out ? path.resolve(values.out) : path.join(repoRoot, 'bench', 'results', 'latest.json');
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n');
+    fs.writeFileSync(out.replace(/\.json$/, '.md'), `${tables}\n`);
+    log(`wrote ${path.relative(process.cwd(), out)}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[bench] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
