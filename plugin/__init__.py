@@ -1,0 +1,590 @@
+"""memory-bridge: Hermes Agent plugin shim.
+
+This module runs inside Hermes. It does no searching or reading itself: it registers the two read-only tools,
+works out who is calling from Hermes's own per-call context, and forwards each call as one JSON line to a
+long-lived ``memory-bridge worker`` child process (Node.js), which applies the profile's policy and trust rules.
+
+Contract (memory-bridge PRODUCT.md sections 2, 3 and 7):
+
+* Tools ``memory_bridge_search({query, limit?})`` and ``memory_bridge_read({id})`` in the toolset
+  ``memory_bridge``. A handler takes ``(args, **kwargs)`` and returns a JSON *string* with exactly the public
+  result shapes; it never raises an ``Exception``.
+* The caller record ``{"home", "profile"?, "cron", "subagent"}`` is built here, per call, from Hermes's
+  context and never from the tool arguments. Whenever that context cannot be established without doubt (a
+  module or helper is missing, a signal has an unexpected value, two signals disagree, a multiplexed gateway
+  has no bound home, the plugin runs in Hermes's separate plugin-host process), the answer is ``unavailable``.
+* Request line: ``{"v": 1, "id", "tool", "args", "caller"}``; reply line: ``{"v": 1, "id", "result"}``. A
+  timeout, a crash, end of file, a malformed or mismatched reply all give ``unavailable`` and the worker is
+  stopped; the next call starts a fresh one.
+
+Only the Python standard library is used (Python 3.11 or newer).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import logging
+import os
+import select
+import stat
+import subprocess
+import threading
+import time
+import uuid
+
+__all__ = ["register"]
+
+logger = logging.getLogger("memory_bridge")
+
+TOOLSET = "memory_bridge"
+SEARCH_TOOL = "memory_bridge_search"
+READ_TOOL = "memory_bridge_read"
+
+# Seconds one call may take from sending the request to receiving the reply (a worker start included).
+CALL_TIMEOUT_SECONDS = 10.0
+# Longest request or reply line, in bytes without the newline (PRODUCT.md section 7).
+MAX_LINE_BYTES = 1 << 20
+# Largest install.json accepted.
+MAX_INSTALL_RECORD_BYTES = 64 * 1024
+# Marker written by `memory-bridge install` into install.json.
+INSTALL_MARKER = "memory-bridge-plugin"
+
+# The input schemas: the same JSON Schema the MCP server advertises (src/tools/schemas.ts); a test compares them.
+SEARCH_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "description": "Words to look for in the notes this profile may read.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 10,
+            "description": "Most results to return (default set by the operator, at most the policy max_results).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+READ_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "A document id exactly as memory_bridge_search returned it (root-relative path).",
+        },
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
+
+TOOL_DESCRIPTIONS = {
+    SEARCH_TOOL: "Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets.",
+    READ_TOOL: "Read one Markdown document by the id that memory_bridge_search returned.",
+}
+
+_MESSAGES = {
+    "invalid_request": "The request is invalid.",
+    "unavailable": "Memory is unavailable.",
+    "not_found_or_denied": "No readable document has that id.",
+}
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _error_json(code: str, hint: str | None = None) -> str:
+    error = {"code": code, "message": _MESSAGES[code]}
+    if code == "invalid_request" and hint is not None:
+        error["hint"] = hint
+    return json.dumps({"ok": False, "error": error}, ensure_ascii=False)
+
+
+class _Refused(Exception):
+    """The call cannot go ahead; ``reason`` is a short code for the operator log (never shown to the model)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _BadArguments(Exception):
+    """The tool arguments cannot be written as JSON at all."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Who is calling (PRODUCT.md section 3; Hermes facts in spec/hermes.md)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _import(name: str):
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # ImportError, or anything the module raises while loading
+        raise _Refused("context_module_missing") from exc
+
+
+def _helper(module, name: str):
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise _Refused("context_helper_missing")
+    return fn
+
+
+def _strict_bool(value) -> bool:
+    # A helper that answers something other than a real bool is not a signal we understand: fail closed.
+    if value is True or value is False:
+        return value
+    raise _Refused("context_signal_conflict")
+
+
+def _home_path(value) -> str:
+    """A home as Hermes returns it (str or Path) → normalised absolute path string, or refuse."""
+    try:
+        text = os.fspath(value)
+    except TypeError as exc:
+        raise _Refused("bad_home") from exc
+    if not isinstance(text, str) or text == "" or "\x00" in text or not os.path.isabs(text):
+        raise _Refused("bad_home")
+    text = os.path.normpath(text)
+    if text.startswith("//"):
+        text = "/" + text.lstrip("/")
+    return text
+
+
+def _optional_home(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value == "":
+        return None
+    return _home_path(value)
+
+
+def _registration_home() -> str | None:
+    """The profile home seen while ``register`` runs, or None when it cannot be read."""
+    try:
+        constants = importlib.import_module("hermes_constants")
+        return _home_path(constants.get_hermes_home())
+    except Exception:
+        return None
+
+
+class _CallerProbe:
+    """Builds the caller record for one call from Hermes's context (see the module docstring)."""
+
+    def __init__(self, ctx, registered_home: str | None) -> None:
+        self._ctx = ctx
+        self._registered_home = registered_home
+
+    def caller(self) -> dict:
+        # Hermes's plugin-host isolation runs plugins in a separate process whose context describes the host,
+        # not the calling turn: nothing below would be trustworthy there.
+        if os.environ.get("HERMES_PLUGIN_HOST_PROCESS", "") not in ("", "0"):
+            raise _Refused("plugin_host_process")
+
+        constants = _import("hermes_constants")
+        get_home = _helper(constants, "get_hermes_home")
+        get_override = _helper(constants, "get_hermes_home_override")
+        secret_scope = _import("agent.secret_scope")
+        is_multiplex_active = _helper(secret_scope, "is_multiplex_active")
+        delegation = _import("agent.delegation_context")
+        is_delegated = _helper(delegation, "is_delegated_child_process_context")
+        session_context = _import("gateway.session_context")
+        get_session_env = _helper(session_context, "get_session_env")
+
+        multiplex = _strict_bool(is_multiplex_active())
+        override = _optional_home(get_override())
+        if multiplex:
+            # One gateway serves several profiles: only the home bound to this call says which one is asking.
+            if override is None:
+                raise _Refused("multiplex_unbound")
+            scope_home_fn = getattr(secret_scope, "current_secret_scope_home", None)
+            if scope_home_fn is not None:
+                if not callable(scope_home_fn):
+                    raise _Refused("context_helper_missing")
+                if _optional_home(scope_home_fn()) != override:
+                    raise _Refused("context_signal_conflict")
+            home = override
+        else:
+            home = _home_path(get_home())
+            if self._registered_home is None or home != self._registered_home:
+                raise _Refused("home_mismatch")
+
+        # Cron: either signal is enough (a subagent started by a cron job may only show the session flag).
+        cron = False
+        cron_fn = getattr(self._ctx, "current_cron_execution", None)
+        if cron_fn is not None:
+            if not callable(cron_fn):
+                raise _Refused("context_helper_missing")
+            cron = cron_fn() is not None
+        flag = get_session_env("HERMES_CRON_SESSION")
+        if flag is None:
+            flag = ""
+        if not isinstance(flag, str):
+            raise _Refused("context_signal_conflict")
+        flag = flag.strip()
+        if flag == "1":
+            cron = True
+        elif flag not in ("", "0"):
+            raise _Refused("context_signal_conflict")
+
+        subagent = _strict_bool(is_delegated())
+
+        record = {"home": home, "cron": cron, "subagent": subagent}
+        profile = self._profile_name(constants, home, multiplex)
+        if profile is not None:
+            record["profile"] = profile
+        return record
+
+    def _profile_name(self, constants, home: str, multiplex: bool) -> str | None:
+        """Profile name for the worker's logs only; never used for a decision."""
+        name = None
+        if not multiplex:
+            name = getattr(self._ctx, "profile_name", None)
+        if not isinstance(name, str) or name == "":
+            fn = getattr(constants, "profile_name_for_home", None)
+            try:
+                name = fn(home) if callable(fn) else None
+            except Exception:
+                name = None
+        if isinstance(name, str) and 0 < len(name) <= 128:
+            return name
+        return None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The worker child (PRODUCT.md section 7)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _load_install_record(directory: str) -> tuple[str, str]:
+    """Read install.json next to this file → (node, cli) absolute paths, or refuse.
+
+    The record decides which program runs, so it must be a regular file owned by this user (or root) that nobody
+    else can write, exactly as `memory-bridge install` leaves it.
+    """
+    path = os.path.join(directory, "install.json")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise _Refused("install_record_missing") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Refused("install_record_untrusted")
+        if st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:
+            raise _Refused("install_record_untrusted")
+        if st.st_size > MAX_INSTALL_RECORD_BYTES:
+            raise _Refused("install_record_invalid")
+        raw = b""
+        while len(raw) <= MAX_INSTALL_RECORD_BYTES:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            raw += chunk
+    finally:
+        os.close(fd)
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _Refused("install_record_invalid") from exc
+    if not isinstance(record, dict) or record.get("marker") != INSTALL_MARKER:
+        raise _Refused("install_record_invalid")
+    node, cli = record.get("node"), record.get("cli")
+    for value in (node, cli):
+        if not isinstance(value, str) or not os.path.isabs(value) or "\x00" in value:
+            raise _Refused("install_record_invalid")
+    return node, cli
+
+
+class _Worker:
+    """One `memory-bridge worker` child and the bytes read from it so far. Used only under the client's lock."""
+
+    def __init__(self, node: str, cli: str) -> None:
+        # A minimal environment: no PATH, no secrets, nothing from the Hermes process. The paths are absolute.
+        self.proc = subprocess.Popen(
+            [node, cli, "worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={},
+            cwd="/",
+            bufsize=0,
+            close_fds=True,
+            start_new_session=True,  # a Ctrl-C in Hermes's terminal must not kill the worker mid-call
+        )
+        self.buffer = bytearray()
+        try:
+            os.set_blocking(self.proc.stdin.fileno(), False)
+            os.set_blocking(self.proc.stdout.fileno(), False)
+        except BaseException:
+            self.stop()
+            raise
+        threading.Thread(target=self._forward_stderr, args=(self.proc.stderr,), daemon=True).start()
+
+    @staticmethod
+    def _forward_stderr(stream) -> None:
+        # The worker logs short reason codes on stderr; pass them to Hermes's logging, bounded per line.
+        try:
+            for line in iter(stream.readline, b""):
+                text = line[:512].decode("utf-8", "replace").rstrip()
+                if text:
+                    logger.info("worker: %s", text)
+        except Exception:
+            pass
+        finally:
+            try:
+                stream.close()
+            except Exception:
+                pass
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, data: bytes, deadline: float) -> None:
+        fd = self.proc.stdin.fileno()
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Refused("worker_timeout")
+            _, writable, _ = select.select([], [fd], [], remaining)
+            if not writable:
+                continue
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                continue
+            except OSError as exc:  # EPIPE: the worker is gone
+                raise _Refused("worker_crashed") from exc
+            view = view[written:]
+
+    def receive_line(self, deadline: float) -> bytes:
+        fd = self.proc.stdout.fileno()
+        while True:
+            newline = self.buffer.find(b"\n")
+            if newline != -1:
+                line = bytes(self.buffer[:newline])
+                del self.buffer[: newline + 1]
+                if self.buffer:
+                    # One request, one reply: anything more is not our protocol.
+                    raise _Refused("worker_protocol")
+                return line
+            if len(self.buffer) > MAX_LINE_BYTES:
+                raise _Refused("worker_protocol")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Refused("worker_timeout")
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if not readable:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise _Refused("worker_crashed") from exc
+            if not chunk:
+                raise _Refused("worker_crashed")  # end of file: the worker exited
+            self.buffer += chunk
+
+    def stop(self) -> None:
+        proc = self.proc
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except Exception:
+                pass
+        if proc.poll() is None:
+            try:
+                proc.kill()
+            except Exception:
+                pass
+        try:
+            proc.wait(timeout=5)
+        except Exception:
+            pass
+
+
+class _WorkerClient:
+    """Sends one request at a time to a lazily started worker; thread-safe (one lock around the pipe)."""
+
+    def __init__(self, directory: str) -> None:
+        self._directory = directory
+        self._lock = threading.Lock()
+        self._worker: _Worker | None = None
+
+    def call(self, tool: str, args, caller: dict) -> dict:
+        request_id = uuid.uuid4().hex
+        # "v" and "id" first: the worker can still answer a request line too long to parse by reading its start.
+        request = {"v": 1, "id": request_id, "tool": tool, "args": args, "caller": caller}
+        try:
+            line = json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
+            # Arguments that are not JSON (an object, NaN, a lone surrogate): no valid request contains them.
+            raise _BadArguments() from exc
+        if len(line) > MAX_LINE_BYTES:
+            raise _Refused("request_too_large")
+        with self._lock:
+            deadline = time.monotonic() + CALL_TIMEOUT_SECONDS
+            worker = self._worker
+            if worker is not None and not worker.alive():
+                worker.stop()
+                worker = self._worker = None
+            if worker is None:
+                node, cli = _load_install_record(self._directory)
+                try:
+                    worker = self._worker = _Worker(node, cli)
+                except OSError as exc:
+                    raise _Refused("worker_start_failed") from exc
+            clean = False
+            try:
+                worker.send(line + b"\n", deadline)
+                reply_line = worker.receive_line(deadline)
+                clean = True
+            finally:
+                if not clean:
+                    # Timeout, crash or interruption: the pipe state is unknown, so this worker is done.
+                    worker.stop()
+                    self._worker = None
+        try:
+            reply = json.loads(reply_line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            self.close()
+            raise _Refused("worker_protocol") from exc
+        if (
+            not isinstance(reply, dict)
+            or set(reply) != {"v", "id", "result"}
+            or reply["v"] != 1
+            or reply["id"] != request_id
+            or not _valid_result(tool, reply["result"])
+        ):
+            self.close()
+            raise _Refused("worker_protocol")
+        return reply["result"]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._worker is not None:
+                self._worker.stop()
+                self._worker = None
+
+
+def _is_str(value) -> bool:
+    return isinstance(value, str)
+
+
+def _valid_result(tool: str, result) -> bool:
+    """True when ``result`` has exactly one of the public shapes of PRODUCT.md section 2 for ``tool``."""
+    if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
+        return False
+    if result["ok"] is False:
+        error = result.get("error")
+        if set(result) != {"ok", "error"} or not isinstance(error, dict):
+            return False
+        code = error.get("code")
+        if code not in _MESSAGES or error.get("message") != _MESSAGES[code]:
+            return False
+        allowed = {"code", "message", "hint"} if code == "invalid_request" else {"code", "message"}
+        if not {"code", "message"} <= set(error) <= allowed:
+            return False
+        return "hint" not in error or _is_str(error["hint"])
+    if tool == SEARCH_TOOL:
+        if set(result) != {"ok", "results", "truncated"} or not isinstance(result["truncated"], bool):
+            return False
+        if not isinstance(result["results"], list):
+            return False
+        for hit in result["results"]:
+            if not isinstance(hit, dict) or not {"id", "snippet"} <= set(hit) <= {"id", "title", "snippet"}:
+                return False
+            if not all(_is_str(v) for v in hit.values()):
+                return False
+        return True
+    if tool == READ_TOOL:
+        return (
+            set(result) == {"ok", "id", "content", "truncated"}
+            and _is_str(result["id"])
+            and _is_str(result["content"])
+            and isinstance(result["truncated"], bool)
+        )
+    return False
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Registration
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _Tools:
+    def __init__(self, probe: _CallerProbe, client: _WorkerClient) -> None:
+        self._probe = probe
+        self._client = client
+
+    def handle(self, tool: str, args) -> str:
+        """One tool call → the public JSON string. Never raises an Exception."""
+        try:
+            caller = self._probe.caller()
+            result = self._client.call(tool, args, caller)
+            return json.dumps(result, ensure_ascii=False)
+        except _BadArguments:
+            return _error_json("invalid_request", "arguments: a JSON object")
+        except _Refused as refusal:
+            logger.warning("%s refused: %s", tool, refusal.reason)
+        except Exception as exc:  # never let a failure escape into Hermes's tool loop
+            logger.warning("%s refused: internal (%s)", tool, type(exc).__name__)
+        try:
+            return _error_json("unavailable")
+        except Exception:
+            return '{"ok": false, "error": {"code": "unavailable", "message": "Memory is unavailable."}}'
+
+    def search(self, args, **kwargs) -> str:
+        return self.handle(SEARCH_TOOL, args)
+
+    def read(self, args, **kwargs) -> str:
+        return self.handle(READ_TOOL, args)
+
+
+_clients: list[_WorkerClient] = []
+
+
+def _close_all() -> None:
+    for client in _clients:
+        try:
+            client.close()
+        except Exception:
+            pass
+
+
+atexit.register(_close_all)
+
+
+def register(ctx) -> None:
+    """Hermes plugin entry point: register both tools in the ``memory_bridge`` toolset.
+
+    No worker is started here; the first call starts it.
+    """
+    probe = _CallerProbe(ctx, _registration_home())
+    client = _WorkerClient(_HERE)
+    _clients.append(client)
+    tools = _Tools(probe, client)
+    for name, parameters, handler in (
+        (SEARCH_TOOL, SEARCH_PARAMETERS, tools.search),
+        (READ_TOOL, READ_PARAMETERS, tools.read),
+    ):
+        description = TOOL_DESCRIPTIONS[name]
+        schema = {"name": name, "description": description, "parameters": json.loads(json.dumps(parameters))}
+        ctx.register_tool(
+            name=name,
+            toolset=TOOLSET,
+            schema=schema,
+            handler=handler,
+            description=description,
+        )
