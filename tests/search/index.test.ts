@@ -1,0 +1,156 @@
+import test from 'ava';
+import type { FileStat } from '../../native/types.js';
+import { NoteIndex } from '../../src/search/index.js';
+import type { ScannedNote } from '../../src/trust/types.js';
+
+const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
+const note = (id: string, text: string | undefined, key = `k:${id}:${text?.length ?? 'same'}`): ScannedNote => ({ id, key, stat: STAT, text });
+const LIMITS = { snippet_chars: 300, total_chars: 4000 };
+
+function indexOf(notes: Record<string, string>): NoteIndex {
+  const ix = new NoteIndex();
+  ix.sync(Object.entries(notes).map(([id, text]) => note(id, text)));
+  return ix;
+}
+
+test('front matter never reaches a title or a snippet but its tags and aliases are searchable', (t) => {
+  const ix = indexOf({
+    'a.md': '---\ntitle: Hidden Title\ntags: [zebracorn]\naliases:\n  - moonpath\nsecret: nope\n---\n# Shown heading\nPlain body words.',
+  });
+  for (const q of ['zebracorn', 'moonpath', 'hidden title']) {
+    const { hits } = ix.search(q, 5, LIMITS);
+    t.is(hits.length, 1, q);
+    t.is(hits[0]!.title, 'Shown heading');
+    t.false(hits[0]!.snippet.includes('zebracorn'));
+    t.false(hits[0]!.snippet.includes('---'));
+    t.is(hits[0]!.snippet, '# Shown heading Plain body words.');
+  }
+  t.is(ix.search('secret nope', 5, LIMITS).hits.length, 0, 'other front matter keys are not indexed');
+});
+
+test('a note without a heading has no title key', (t) => {
+  const { hits } = indexOf({ 'n.md': 'just words about otters' }).search('otters', 5, LIMITS);
+  t.deepEqual(Object.keys(hits[0]!), ['id', 'snippet']);
+});
+
+test('a title match outranks a body match', (t) => {
+  const { hits } = indexOf({
+    'body.md': '# Something\nThe heron stood by the pond for a long while.',
+    'title.md': '# Heron\nA bird that stood by the pond for a long while.',
+  }).search('heron', 5, LIMITS);
+  t.deepEqual(hits.map((h) => h.id), ['title.md', 'body.md']);
+});
+
+test('a Japanese query finds a Japanese note', (t) => {
+  const ix = indexOf({ 'ja.md': '# 庭の手入れ\n庭の水やりは朝に行う。', 'en.md': '# Garden\nWater the garden at dawn.' });
+  const { hits } = ix.search('水やり', 5, LIMITS);
+  t.deepEqual(hits.map((h) => h.id), ['ja.md']);
+  t.true(hits[0]!.snippet.includes('水やり'));
+});
+
+test('only the last query term matches as a prefix', (t) => {
+  const ix = indexOf({ 'g.md': 'lantern garden', 'o.md': 'other words' });
+  t.deepEqual(ix.search('lantern gard', 5, LIMITS).hits.map((h) => h.id), ['g.md']);
+  t.deepEqual(ix.search('gard', 5, LIMITS).hits.map((h) => h.id), ['g.md']);
+  // "lant" is not last, so it must match exactly, and "zzz" matches nothing.
+  t.deepEqual(ix.search('lant zzz', 5, LIMITS).hits, []);
+});
+
+test('terms of five or more characters tolerate one typo, shorter ones do not', (t) => {
+  const ix = indexOf({ 'a.md': 'asters beside the east gate', 'b.md': 'a cat sat' });
+  t.deepEqual(ix.search('astres beside', 5, LIMITS).hits.map((h) => h.id), ['a.md'], 'beside as last term; astres fuzzy');
+  t.deepEqual(ix.search('asterz gate', 5, LIMITS).hits.map((h) => h.id), ['a.md']);
+  t.deepEqual(ix.search('cot sat', 5, LIMITS).hits.map((h) => h.id), ['b.md']);
+  t.deepEqual(ix.search('cot zzz', 5, LIMITS).hits, [], 'a three-letter typo does not match');
+});
+
+test('notes holding all query words rank before notes holding some', (t) => {
+  const ix = indexOf({
+    'one.md': 'pumpkin pumpkin pumpkin pumpkin pumpkin soup',
+    'both.md': 'pumpkin and a long rambling text about bread and many other things bread',
+    'none.md': 'unrelated',
+  });
+  t.deepEqual(ix.search('pumpkin bread', 5, LIMITS).hits.map((h) => h.id), ['both.md', 'one.md']);
+});
+
+test('tied scores are ordered by id ascending, whatever the insertion order', (t) => {
+  const ids = ['c.md', 'a.md', 'b/x.md', 'b.md', 'A.md'];
+  const forward = new NoteIndex();
+  forward.sync(ids.map((id) => note(id, 'identical text about kites')));
+  const backward = new NoteIndex();
+  backward.sync([...ids].reverse().map((id) => note(id, 'identical text about kites')));
+  const expected = [...ids].sort();
+  t.deepEqual(forward.search('kites', 10, LIMITS).hits.map((h) => h.id), expected);
+  t.deepEqual(backward.search('kites', 10, LIMITS).hits.map((h) => h.id), expected);
+});
+
+test('more matches than the limit sets truncated', (t) => {
+  const ix = indexOf({ 'a.md': 'moss', 'b.md': 'moss', 'c.md': 'moss' });
+  t.deepEqual(ix.search('moss', 3, LIMITS), { hits: ix.search('moss', 3, LIMITS).hits, truncated: false });
+  const r = ix.search('moss', 2, LIMITS);
+  t.is(r.hits.length, 2);
+  t.true(r.truncated);
+});
+
+test('total_chars bounds id + title + snippet code points and omitting a match sets truncated', (t) => {
+  const ix = indexOf({ 'a.md': '# T\nfern 😀😀', 'b.md': '# T\nfern 😀😀' });
+  // Each hit costs 4 (id) + 1 (title) + 11 (snippet "# T fern 😀😀") = 16 code points.
+  const full = ix.search('fern', 5, { snippet_chars: 300, total_chars: 32 });
+  t.is(full.hits.length, 2);
+  t.false(full.truncated);
+  const cut = ix.search('fern', 5, { snippet_chars: 300, total_chars: 31 });
+  t.is(cut.hits.length, 1);
+  t.true(cut.truncated);
+});
+
+test('clipping a snippet alone does not set truncated', (t) => {
+  const r = indexOf({ 'a.md': 'reed '.repeat(500) }).search('reed', 5, { snippet_chars: 20, total_chars: 4000 });
+  t.is(r.hits.length, 1);
+  t.true(Array.from(r.hits[0]!.snippet).length <= 20);
+  t.false(r.truncated);
+});
+
+test('an empty query after tokenizing gives no results', (t) => {
+  t.deepEqual(indexOf({ 'a.md': 'text' }).search(' ?! — ', 5, LIMITS), { hits: [], truncated: false });
+});
+
+test('has() answers by id and identity key', (t) => {
+  const ix = new NoteIndex();
+  ix.sync([note('a.md', 'x', 'key1')]);
+  t.true(ix.has('a.md', 'key1'));
+  t.false(ix.has('a.md', 'key2'));
+  t.false(ix.has('b.md', 'key1'));
+});
+
+test('sync keeps unchanged notes, replaces changed ones and drops missing ones', (t) => {
+  const ix = new NoteIndex();
+  ix.sync([note('a.md', 'old words walrus', 'a1'), note('b.md', 'beta', 'b1'), note('c.md', 'gamma walrus', 'c1')]);
+  ix.sync([note('a.md', 'new words narwhal', 'a2'), note('b.md', undefined, 'b1')]);
+  t.is(ix.size, 2);
+  t.deepEqual(ix.search('walrus', 5, LIMITS).hits, []);
+  t.deepEqual(ix.search('narwhal', 5, LIMITS).hits.map((h) => h.id), ['a.md']);
+  t.deepEqual(ix.search('beta', 5, LIMITS).hits.map((h) => h.id), ['b.md']);
+});
+
+test('a note without text that the index does not hold is refused', (t) => {
+  const ix = new NoteIndex();
+  t.throws(() => ix.sync([note('a.md', undefined, 'k')]));
+});
+
+test('after additions, replacements and removals the statistics and scores equal a fresh index', (t) => {
+  const corpus: Record<string, string> = {};
+  for (let i = 0; i < 40; i++) corpus[`n${String(i).padStart(2, '0')}.md`] = `# Note ${i}\n${'river stone '.repeat(i % 7)} moss ${i % 3 === 0 ? 'lichen fern' : 'bark'} ${'x'.repeat(i % 5)}`;
+  const ids = Object.keys(corpus);
+  const incremental = new NoteIndex();
+  incremental.sync(ids.map((id) => note(id, corpus[id]!, 'v1')));
+  // Change a few, drop many, re-add some: history that a fresh index never saw.
+  const kept = ids.filter((_, i) => i % 3 !== 1);
+  incremental.sync(kept.map((id, i) => (i % 4 === 0 ? note(id, `${corpus[id]!} extra river`, 'v2') : note(id, undefined, 'v1'))));
+  const finalText = (id: string, i: number) => (i % 4 === 0 ? `${corpus[id]!} extra river` : corpus[id]!);
+  const fresh = new NoteIndex();
+  fresh.sync(kept.map((id, i) => note(id, finalText(id, i), 'f')));
+  t.deepEqual(incremental.stats(), fresh.stats());
+  for (const q of ['river', 'moss lichen', 'stone bar', 'note extra rive']) {
+    t.deepEqual(incremental.rank(q), fresh.rank(q), q);
+  }
+});

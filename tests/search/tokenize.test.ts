@@ -1,0 +1,42 @@
+import test from 'ava';
+import { MAX_TERM_CHARS, scanTerms, tokenize } from '../../src/search/tokenize.js';
+
+test('lowercases, folds compatibility forms and splits on non-word characters', (t) => {
+  t.deepEqual(tokenize('Hello, WORLD! ＡＢＣ ﬁne foo_bar v1.2 naïve'), ['hello', 'world', 'abc', 'fine', 'foo', 'bar', 'v1', '2', 'naïve']);
+});
+
+test('inner apostrophes join a word and are dropped', (t) => {
+  t.deepEqual(tokenize("Don’t can't 'quoted'"), ['dont', 'cant', 'quoted']);
+});
+
+test('Japanese text is segmented into words, the same way for notes and queries', (t) => {
+  const terms = tokenize('庭の水やりは朝に行う');
+  t.true(terms.length > 3);
+  t.true(terms.includes('庭'));
+  t.true(terms.includes('朝'));
+  // A query phrase segments to terms that all occur in the note's terms.
+  for (const q of tokenize('水やり')) t.true(terms.includes(q));
+});
+
+test('is deterministic', (t) => {
+  const text = 'Mixed テキスト 한국어 ภาษาไทย and English 中文分词';
+  t.deepEqual(tokenize(text), tokenize(text));
+});
+
+test('over-long terms are cut without splitting a code point', (t) => {
+  const [term] = tokenize('𝒜'.repeat(MAX_TERM_CHARS + 10));
+  t.is(Array.from(term!).length, MAX_TERM_CHARS);
+});
+
+test('text without any word gives no terms', (t) => {
+  t.deepEqual(tokenize('  — ?! ... '), []);
+});
+
+test('scanTerms › reports original offsets of each term', (t) => {
+  const text = 'Go to the Garden, 庭へ';
+  const spans = [...scanTerms(text)];
+  const garden = spans.find((s) => s.term === 'garden')!;
+  t.is(text.slice(garden.start, garden.end), 'Garden');
+  const niwa = spans.find((s) => s.term === '庭')!;
+  t.is(text.slice(niwa.start, niwa.end), '庭');
+});
