@@ -10,27 +10,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateCorpus, loadVocabulary, type Corpus } from './corpus.js';
 import { connect, disconnect, rssOf, timeCall, timeListCommand, toolPayload, toolVersion, type McpSession } from './processes.js';
+import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
 import { median, summarise, type Summary } from './stats.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** Repository root: dist/bench/main.js → ../.. */
-const repoRoot = path.resolve(here, '..', '..');
-const serverMain = path.join(repoRoot, 'dist', 'src', 'cli', 'main.js');
-const fsServerBin = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
-
-/**
- * Fixed query list: single real words from the Obsidian help vault, from very common (most notes match) to rare
- * (a few percent of notes), so the same term can be handed to `rg -F` and `grep -F`.
- */
-export const QUERIES = Object.freeze([
-  'vault', 'sync', 'publish', 'plugin', 'properties', 'template', 'canvas', 'graph', 'backlinks', 'hotkeys', 'workspace', 'bookmarks',
-]);
-
-const SEED = 0x6d62; // "mb"
 
 interface Reps {
   cold: number;
@@ -392,7 +377,7 @@ async function main(): Promise<void> {
   const cpuProf = values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null;
   if (cpuProf) fs.mkdirSync(cpuProf, { recursive: true });
 
-  const vocab = loadVocabulary(path.resolve(repoRoot, '../shared/corpora/obsidian-help'));
+  const vocab = loadVocabulary(vocabularySource);
   log(`vocabulary: ${vocab.words.length} English words, ${vocab.japanese.length} Japanese segments from ${vocab.sourceNotes} notes`);
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
@@ -400,9 +385,9 @@ async function main(): Promise<void> {
   const parent = fs.realpathSync(tmp);
   const results: SizeResult[] = [];
   try {
-    for (const [i, n] of sizes.entries()) {
+    for (const n of sizes) {
       const t0 = performance.now();
-      const corpus = generateCorpus(parent, n, vocab, SEED + i * 7919 + n);
+      const corpus = generateCorpus(parent, n, vocab, seedFor(n));
       const genMs = performance.now() - t0;
       log(`generated ${n} notes in ${corpus.folders} folders (${(corpus.totalBytes / 1e6).toFixed(1)} MB, depth ≤ ${corpus.maxDepth}) in ${genMs.toFixed(0)} ms`);
       if (hasOurs && !probed) {

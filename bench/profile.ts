@@ -1,0 +1,169 @@
+/**
+ * Where the server's time goes. Generates one benchmark corpus (same seed as bench/main.ts), runs the memory-bridge
+ * MCP server under `node --cpu-prof`, drives one phase through the real stdio client, and summarises the V8 CPU
+ * profile: self time and inclusive time per function (ms and share of busy time).
+ *
+ *   node dist/bench/profile.js --notes 10000 --phase warm --calls 60
+ *   node dist/bench/profile.js --summarise FILE.cpuprofile      (summarise an existing profile)
+ *
+ * Phases: cold (first search only), warm (first search, one warm-up, then `calls` searches: only the calls after
+ * the warm-up are of interest, so compare with a cold profile), read (`calls` reads), changed (`calls` × append
+ * one note then search).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { QUERIES, seedFor, serverMain, vocabularySource } from './config.js';
+import { generateCorpus, loadVocabulary } from './corpus.js';
+import { connect, disconnect, timeCall, toolPayload } from './processes.js';
+import { median } from './stats.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** One row of the summary: a function (name, file, line) with self and inclusive milliseconds. */
+export interface ProfileRow {
+  fn: string;
+  selfMs: number;
+  totalMs: number;
+}
+
+function keyOf(n: ProfileNode): string {
+  const f = n.callFrame;
+  const name = f.functionName || '(anonymous)';
+  if (!f.url) return name;
+  let file = f.url.replace(/^file:\/\//, '');
+  const nm = file.lastIndexOf('node_modules/');
+  if (nm >= 0) file = file.slice(nm + 'node_modules/'.length);
+  else if (file.includes('/dist/')) file = file.slice(file.indexOf('/dist/') + 1);
+  return `${name} ${file}:${f.lineNumber + 1}`;
+}
+
+/**
+ * Aggregate a V8 `.cpuprofile`: self time per function, and inclusive time counted once per sample per function
+ * (recursion does not double count). `(idle)` is reported separately and excluded from the busy total.
+ */
+export function summariseProfile(p: CpuProfile): { busyMs: number; idleMs: number; rows: ProfileRow[] } {
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) byId.set(n.id, n);
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map<string, number>();
+  const total = new Map<string, number>();
+  let busy = 0;
+  let idle = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    const dt = (p.timeDeltas[i + 1] ?? p.timeDeltas[i] ?? 0) / 1000;
+    const node = byId.get(p.samples[i]!);
+    if (!node) continue;
+    const k = keyOf(node);
+    if (k === '(idle)') {
+      idle += dt;
+      continue;
+    }
+    busy += dt;
+    self.set(k, (self.get(k) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+      const kk = keyOf(byId.get(id)!);
+      if (seen.has(kk)) continue;
+      seen.add(kk);
+      total.set(kk, (total.get(kk) ?? 0) + dt);
+    }
+  }
+  const rows = [...total.entries()].map(([fn, t]) => ({ fn, selfMs: self.get(fn) ?? 0, totalMs: t }));
+  return { busyMs: busy, idleMs: idle, rows };
+}
+
+function printSummary(file: string, top: number): void {
+  const p = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
+  const { busyMs, idleMs, rows } = summariseProfile(p);
+  const pct = (x: number): string => `${((100 * x) / busyMs).toFixed(1).padStart(5)}%`;
+  const line = (r: ProfileRow, v: number): string => `${v.toFixed(1).padStart(9)} ms ${pct(v)}  ${r.fn}`;
+  process.stdout.write(`profile ${path.basename(file)}: busy ${busyMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms\n`);
+  process.stdout.write(`\n-- top ${top} by self time --\n`);
+  for (const r of [...rows].sort((a, b) => b.selfMs - a.selfMs).slice(0, top)) process.stdout.write(line(r, r.selfMs) + '\n');
+  process.stdout.write(`\n-- top ${top} project functions (dist/) by inclusive time --\n`);
+  for (const r of rows.filter((x) => x.fn.includes('dist/')).sort((a, b) => b.totalMs - a.totalMs).slice(0, top)) {
+    process.stdout.write(line(r, r.totalMs) + `   (self ${r.selfMs.toFixed(1)} ms)\n`);
+  }
+}
+
+async function run(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      notes: { type: 'string', default: '10000' },
+      phase: { type: 'string', default: 'warm' },
+      calls: { type: 'string', default: '60' },
+      top: { type: 'string', default: '30' },
+      out: { type: 'string' },
+      summarise: { type: 'string' },
+      interval: { type: 'string', default: '200' },
+    },
+  });
+  const top = Number(values.top);
+  if (values.summarise) {
+    printSummary(values.summarise, top);
+    return;
+  }
+  const notes = Number(values.notes);
+  const calls = Number(values.calls);
+  const phase = values.phase!;
+  if (!['cold', 'warm', 'read', 'changed'].includes(phase)) throw new Error('--phase: cold | warm | read | changed');
+  const outDir = path.resolve(values.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mb-prof-')));
+  fs.mkdirSync(outDir, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
+  fs.chmodSync(tmp, 0o700);
+  try {
+    const corpus = generateCorpus(fs.realpathSync(tmp), notes, loadVocabulary(vocabularySource), seedFor(notes));
+    const args = ['--cpu-prof', '--cpu-prof-dir', outDir, `--cpu-prof-interval`, values.interval!, serverMain, 'mcp', '--home', corpus.home, '--run-kind', 'interactive'];
+    const s = await connect(process.execPath, args);
+    const times: number[] = [];
+    const call = async (name: string, a: Record<string, unknown>): Promise<number> => {
+      const { ms, result } = await timeCall(s, name, a);
+      const p = toolPayload(result);
+      if (p.ok !== true) throw new Error(`${name} refused: ${JSON.stringify(p)}`);
+      return ms;
+    };
+    try {
+      const first = await call('memory_bridge_search', { query: QUERIES[0]! });
+      process.stdout.write(`first search: ${first.toFixed(1)} ms\n`);
+      if (phase !== 'cold') {
+        await call('memory_bridge_search', { query: 'notes' });
+        for (let i = 0; i < calls; i++) {
+          if (phase === 'warm') times.push(await call('memory_bridge_search', { query: QUERIES[i % QUERIES.length]! }));
+          else if (phase === 'read') times.push(await call('memory_bridge_read', { id: corpus.ids[(i * 7919) % corpus.ids.length]! }));
+          else {
+            fs.appendFileSync(path.join(corpus.root, corpus.ids[(i * 7919) % corpus.ids.length]!), `\nEdited ${i}.\n`);
+            times.push(await call('memory_bridge_search', { query: QUERIES[i % QUERIES.length]! }));
+          }
+        }
+        process.stdout.write(`${phase}: ${calls} calls, p50 ${median(times).toFixed(2)} ms\n`);
+      }
+    } finally {
+      await disconnect(s);
+    }
+    const prof = fs.readdirSync(outDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(outDir, f));
+    const newest = prof.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+    if (!newest) throw new Error('the server wrote no .cpuprofile (did it exit on end of stdin?)');
+    process.stdout.write(`profile written to ${newest}\n`);
+    printSummary(newest, top);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+run().catch((err: unknown) => {
+  process.stderr.write(`[profile] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
