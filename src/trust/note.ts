@@ -1,0 +1,117 @@
+/**
+ * Read-by-id resolution for the read tool (PRODUCT.md §5): policy and syntax refusals before any filesystem
+ * call, then a component-by-component walk from the root descriptor where each component must appear byte for
+ * byte in its parent's listing before it is opened, and every descriptor passes the trust rule.
+ */
+import { NativeError, type Native } from '../../native/types.js';
+import { BridgeError, type Reason } from '../errors.js';
+import { isNoteName, segmentReason } from './names.js';
+import { closeQuietly, openFailureReason } from './path.js';
+import {
+  checkDirDescriptor,
+  decodeNoteText,
+  descriptorAclReason,
+  noteStatReason,
+  readExactly,
+  requireNative,
+  runningUid,
+} from './rule.js';
+import { RAW_ENTRY_CEILING, type NoteFilter, type ScanLimits } from './types.js';
+
+function deny(reason: Reason): never {
+  throw new BridgeError('not_found_or_denied', reason);
+}
+
+/**
+ * Resolves `id` below the root and returns the note's verified text.
+ *
+ * Before any filesystem call: more segments than `maxDepth` → `too_deep`; a segment failing the name rule →
+ * `hidden`/`bad_name`; a last segment that is not a note name → `not_markdown`; `!filter.allowsNote(id)` or a
+ * parent directory the filter may not enter → `denied`. Then, per component: the parent is listed (raw entries
+ * count toward RAW_ENTRY_CEILING) and must hold an entry whose raw bytes equal the segment's UTF-8 bytes
+ * (`missing` otherwise — a case-folding or normalising filesystem cannot alias another name); directories are
+ * opened no-follow and must be trusted on the root's device; the note is opened no-follow and must pass the
+ * metadata checks (`max_file_bytes`), the ACL check and content validation on its descriptor.
+ *
+ * @param rootFd open descriptor of the trusted root (not closed here)
+ * @param id     an id that already passed `validateId`
+ * @returns the note's text
+ * @throws BridgeError('not_found_or_denied', reason) for every refusal; BridgeError('unavailable',
+ *   'entry_ceiling') when the listings exceed the raw entry ceiling. Every descriptor opened here is closed.
+ */
+export function readNoteById(
+  rootFd: number,
+  id: string,
+  filter: NoteFilter,
+  limits: ScanLimits,
+  native: Native = requireNative(),
+): string {
+  const segments = id.split('/');
+  if (segments.length > limits.maxDepth) deny('too_deep');
+  for (const segment of segments) {
+    const reason = segmentReason(segment, limits.names);
+    if (reason !== null) deny(reason);
+  }
+  const last = segments[segments.length - 1]!;
+  if (!isNoteName(last)) deny('not_markdown');
+  if (!filter.allowsNote(id)) deny('denied');
+  let dirId = '';
+  for (let i = 0; i < segments.length - 1; i++) {
+    dirId = i === 0 ? segments[0]! : `${dirId}/${segments[i]!}`;
+    if (!filter.mayEnter(dirId)) deny('denied');
+  }
+
+  const uid = runningUid();
+  let rawEntries = 0;
+  /** Requires an entry named exactly `segment` (byte comparison) in the directory `fd`. */
+  const requireEntry = (fd: number, segment: string): void => {
+    const listed = native.listDir(fd, RAW_ENTRY_CEILING - rawEntries);
+    if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
+    rawEntries += listed.length;
+    const wanted = Buffer.from(segment, 'utf8');
+    if (!listed.some((entry) => entry.name.equals(wanted))) deny('missing');
+  };
+
+  let dirFd = rootFd;
+  try {
+    const rootDev = native.fstat(rootFd).dev;
+    for (let i = 0; i < segments.length - 1; i++) {
+      const segment = segments[i]!;
+      requireEntry(dirFd, segment);
+      let child: number;
+      try {
+        child = native.openDirAt(dirFd, segment);
+      } catch (err) {
+        deny(openFailureReason(native, dirFd, segment, err, true));
+      }
+      if (dirFd !== rootFd) closeQuietly(native, dirFd);
+      dirFd = child;
+      const { reason } = checkDirDescriptor(native, dirFd, uid, rootDev);
+      if (reason !== null) deny(reason);
+    }
+    requireEntry(dirFd, last);
+    let fd: number;
+    try {
+      fd = native.openFileAt(dirFd, last);
+    } catch (err) {
+      deny(openFailureReason(native, dirFd, last, err, false));
+    }
+    try {
+      const st = native.fstat(fd);
+      const reason = noteStatReason(st, uid, rootDev, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
+      if (reason !== null) deny(reason);
+      const bytes = readExactly(native, fd, st.size);
+      if (bytes === null) deny('io_error');
+      const decoded = decodeNoteText(bytes);
+      if ('reason' in decoded) deny(decoded.reason);
+      return decoded.text;
+    } finally {
+      closeQuietly(native, fd);
+    }
+  } catch (err) {
+    if (err instanceof NativeError) deny('io_error');
+    throw err;
+  } finally {
+    if (dirFd !== rootFd) closeQuietly(native, dirFd);
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * The trust rule of PRODUCT.md §5 as small checks over fstat results and open descriptors. Each check returns an
+ * operator reason code (src/errors.ts) or null when the object passes; callers decide whether a failure skips
+ * the object (below the root) or refuses the call (root and policy chain).
+ */
+import { getNative } from '../../native/index.js';
+import type { AclRead, FileStat, Native } from '../../native/types.js';
+import { BridgeError, type Reason } from '../errors.js';
+import { darwinAclGrantsForeignWrite } from './acl-darwin.js';
+import { AclParseError, linuxAclGrantsForeignWrite, parseLinuxAcl } from './acl-linux.js';
+
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+const S_ISVTX = 0o001000;
+const S_IWGRP = 0o000020;
+const S_IWOTH = 0o000002;
+
+/**
+ * Root-owned sticky directories accepted as intermediate ancestors only (PRODUCT.md §5): the sticky bit stops
+ * other users from replacing the next entry, and that entry is owner-checked in turn.
+ */
+export const STICKY_TEMP_PATHS: ReadonlySet<string> = new Set(['/tmp', '/var/tmp', '/private/tmp', '/private/var/tmp']);
+
+export const isDirectory = (st: FileStat): boolean => (st.mode & S_IFMT) === S_IFDIR;
+export const isRegularFile = (st: FileStat): boolean => (st.mode & S_IFMT) === S_IFREG;
+export const isSymlink = (st: FileStat): boolean => (st.mode & S_IFMT) === S_IFLNK;
+
+/** The running user's uid (process.getuid); trust means "owned by this uid or by root". */
+export function runningUid(): number {
+  const uid = process.getuid?.();
+  if (uid === undefined) throw new BridgeError('unavailable', 'unsupported_platform');
+  return uid;
+}
+
+/** The platform bindings, or BridgeError('unavailable', 'unsupported_platform') where there are none. */
+export function requireNative(): Native {
+  const native = getNative();
+  if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
+  return native;
+}
+
+/** Owner and mode part shared by directories and notes: owner root or `uid`, no group or world write bit. */
+function ownerModeReason(st: FileStat, uid: number): Reason | null {
+  if (st.uid !== 0 && st.uid !== uid) return 'untrusted_owner';
+  if ((st.mode & S_IWGRP) !== 0) return 'group_writable';
+  if ((st.mode & S_IWOTH) !== 0) return 'world_writable';
+  return null;
+}
+
+/**
+ * Directory trust on an fstat result (PRODUCT.md §5), without the ACL (see `aclReason`).
+ *
+ * @param st        fstat of the open directory descriptor
+ * @param uid       running uid
+ * @param stickyTemp when the directory's absolute path is known and it is an intermediate ancestor, that path;
+ *   a root-owned sticky directory at exactly one of STICKY_TEMP_PATHS is then accepted despite its write bits.
+ * @returns `not_directory`, `untrusted_owner`, `sticky_tmp` (a sticky temp directory where only an intermediate
+ *   is allowed), `group_writable`, `world_writable`, or null
+ */
+export function dirStatReason(st: FileStat, uid: number, stickyTemp?: { path: string; intermediate: boolean }): Reason | null {
+  if (!isDirectory(st)) return 'not_directory';
+  const reason = ownerModeReason(st, uid);
+  if (reason === null || reason === 'untrusted_owner') return reason;
+  if (stickyTemp !== undefined && st.uid === 0 && (st.mode & S_ISVTX) !== 0 && STICKY_TEMP_PATHS.has(stickyTemp.path)) {
+    return stickyTemp.intermediate ? null : 'sticky_tmp';
+  }
+  return reason;
+}
+
+/**
+ * Note metadata on a stat result (PRODUCT.md §5), in this order: not a regular file → `not_regular`; owner →
+ * `untrusted_owner`; group/world write → `group_writable`/`world_writable`; link count other than 1 →
+ * `hard_link`; another device than the root's → `other_device`; larger than `maxFileBytes` → `too_large`.
+ */
+export function noteStatReason(st: FileStat, uid: number, rootDev: bigint, maxFileBytes: number): Reason | null {
+  if (!isRegularFile(st)) return 'not_regular';
+  const reason = ownerModeReason(st, uid);
+  if (reason !== null) return reason;
+  if (st.nlink !== 1) return 'hard_link';
+  if (st.dev !== rootDev) return 'other_device';
+  if (st.size > maxFileBytes) return 'too_large';
+  return null;
+}
+
+/**
+ * The ACL part of the trust rule over an `AclRead`: no ACL → null; unreadable (any errno but "no ACL") or a
+ * Linux ACL that fails structural validation → `acl_unreadable`; a write grant to anyone but the owner, `uid`
+ * or root (Linux: `linuxAclGrantsForeignWrite`; macOS: `darwinAclGrantsForeignWrite`) → `acl_write`.
+ */
+export function aclReason(acl: AclRead, uid: number): Reason | null {
+  switch (acl.kind) {
+    case 'none':
+      return null;
+    case 'error':
+      return 'acl_unreadable';
+    case 'linux': {
+      let entries;
+      try {
+        entries = parseLinuxAcl(acl.bytes);
+      } catch (err) {
+        if (err instanceof AclParseError) return 'acl_unreadable';
+        throw err;
+      }
+      return linuxAclGrantsForeignWrite(entries, uid) ? 'acl_write' : null;
+    }
+    case 'darwin':
+      return darwinAclGrantsForeignWrite(acl.entries, uid) ? 'acl_write' : null;
+  }
+}
+
+/** Reads the ACL of an open descriptor and applies `aclReason`. */
+export function descriptorAclReason(native: Native, fd: number, uid: number): Reason | null {
+  return aclReason(native.readAcl(fd), uid);
+}
+
+/** One byte to probe for end of file after an exact read (calls are synchronous, so one buffer serves all). */
+const EOF_PROBE = Buffer.alloc(1);
+
+const utf8Fatal = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Content validation (PRODUCT.md §5): a NUL byte → `binary`; invalid UTF-8 (WHATWG decoder in fatal mode:
+ * overlongs, surrogates and truncated sequences all fail) → `invalid_utf8`. A leading UTF-8 byte order mark is
+ * an encoding signature and is dropped from the text.
+ *
+ * @returns the decoded text, or the reason it was refused
+ */
+export function decodeNoteText(bytes: Uint8Array): { text: string } | { reason: Reason } {
+  if (bytes.indexOf(0) !== -1) return { reason: 'binary' };
+  try {
+    return { text: utf8Fatal.decode(bytes) };
+  } catch {
+    return { reason: 'invalid_utf8' };
+  }
+}
+
+/** The identity key of DESIGN.md: device, inode, size, mtime and ctime (ns). */
+export function identityKey(st: FileStat): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/**
+ * Full directory check on an open descriptor: fstat → `dirStatReason` → same device as `rootDev` (when given,
+ * else `other_device`) → ACL (`aclReason`). Runs on the descriptor, so it judges the object actually opened.
+ *
+ * @returns the fstat result and the first failing reason (null when trusted)
+ * @throws NativeError when fstat fails
+ */
+export function checkDirDescriptor(
+  native: Native,
+  fd: number,
+  uid: number,
+  rootDev?: bigint,
+  stickyTemp?: { path: string; intermediate: boolean },
+): { stat: FileStat; reason: Reason | null } {
+  const stat = native.fstat(fd);
+  let reason = dirStatReason(stat, uid, stickyTemp);
+  if (reason === null && rootDev !== undefined && stat.dev !== rootDev) reason = 'other_device';
+  if (reason === null) reason = descriptorAclReason(native, fd, uid);
+  return { stat, reason };
+}
+
+/**
+ * Reads exactly `size` bytes from offset 0 of `fd` with pread, then checks that the file ends there
+ * (one more pread returns 0). A file that shrank or grew since its fstat gives null: its bytes are not the
+ * object that was judged.
+ *
+ * @throws NativeError when pread fails
+ */
+export function readExactly(native: Native, fd: number, size: number): Buffer | null {
+  const buf = Buffer.allocUnsafe(size);
+  let got = 0;
+  while (got < size) {
+    const n = native.pread(fd, buf, got, size - got, got);
+    if (n === 0) return null;
+    got += n;
+  }
+  if (native.pread(fd, EOF_PROBE, 0, 1, size) !== 0) return null;
+  return buf;
+}

@@ -1,0 +1,362 @@
+/**
+ * The tree scan below a trusted root (PRODUCT.md §5): depth first, entries of each directory in ascending byte
+ * order of their raw names, every directory and note judged on its own open descriptor, with the per-call
+ * budgets (candidates, bytes, depth, raw entries) and the `truncated` rules of the reference design.
+ */
+import { DT, NativeError, type DirEntry, type FileStat, type Native } from '../../native/types.js';
+import { BridgeError, type Reason } from '../errors.js';
+import { idWithinLimits, isNoteName, segmentReason } from './names.js';
+import { closeQuietly, openFailureReason } from './path.js';
+import {
+  checkDirDescriptor,
+  decodeNoteText,
+  descriptorAclReason,
+  identityKey,
+  isDirectory,
+  isSymlink,
+  noteStatReason,
+  readExactly,
+  requireNative,
+  runningUid,
+} from './rule.js';
+import {
+  MAX_ID_SEGMENTS,
+  RAW_ENTRY_CEILING,
+  type KnownNotes,
+  type NoteFilter,
+  type ScanLimits,
+  type ScannedNote,
+  type ScanResult,
+} from './types.js';
+
+/** Names are decoded strictly, and a leading U+FEFF is kept so the decoded name re-encodes to the same bytes. */
+const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes a raw directory entry name, or null when it is not valid UTF-8. ASCII names (the common case) skip
+ * the decoder.
+ */
+export function decodeName(raw: Buffer): string | null {
+  let ascii = true;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i]! >= 0x80) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return raw.toString('latin1');
+  try {
+    return nameDecoder.decode(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** Directory entries sorted in ascending byte order of their raw names (in place). */
+export function sortByName(entries: DirEntry[]): DirEntry[] {
+  return entries.sort((a, b) => Buffer.compare(a.name, b.name));
+}
+
+/** d_type for a stat result, for entries the filesystem listed as DT_UNKNOWN. */
+function typeOf(st: FileStat): number {
+  if (isDirectory(st)) return DT.DIR;
+  if (isSymlink(st)) return DT.LNK;
+  return DT.REG;
+}
+
+/**
+ * Scans the tree below `rootFd` and returns the notes that pass the policy filter and every trust check.
+ *
+ * Per directory entry, in byte order: undecodable name → skip `bad_name`; name rule (hidden, portable/unicode)
+ * → skip; symlink → skip `symlink`. A directory the filter may not enter is skipped without being opened; one
+ * whose notes would be deeper than `maxDepth` gets the name-only depth look-ahead instead; any other is opened
+ * and must be a trusted directory on the root's device (else skipped with its reason). A file must be a note
+ * name the filter allows (else skipped, never opened or statted) and becomes a candidate: the `maxEntries`th+1
+ * candidate stops the scan (truncated). A candidate gets one statAt and the metadata checks (failing costs no
+ * bytes), is charged its size against `maxTotalBytes` (overflow stops the scan, truncated, not included), and
+ * is either known to the index by identity (returned without text, never opened) or opened and re-checked on
+ * its descriptor (fstat, ACL), read exactly and validated.
+ *
+ * @param rootFd  open descriptor of the trusted root (not closed here)
+ * @param filter  the policy's allow/enter decisions
+ * @param limits  per-call budgets from the policy
+ * @param known   identities whose verified text the index already holds
+ * @param native  bindings (defaults to this platform's; tests pass a counting wrapper)
+ * @returns notes in scan order, `truncated`, the raw entry count and skip counts by reason
+ * @throws BridgeError('unavailable', 'entry_ceiling') when more than RAW_ENTRY_CEILING raw entries would be
+ *   listed; BridgeError('unavailable', 'io_error') when the root itself cannot be stat'ed or listed.
+ *   Every descriptor opened here is closed on every path.
+ */
+export function scanTree(
+  rootFd: number,
+  filter: NoteFilter,
+  limits: ScanLimits,
+  known: KnownNotes,
+  native: Native = requireNative(),
+): ScanResult {
+  const uid = runningUid();
+  let rootDev: bigint;
+  try {
+    rootDev = native.fstat(rootFd).dev;
+  } catch (err) {
+    if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
+    throw err;
+  }
+
+  const notes: ScannedNote[] = [];
+  const skipped: Partial<Record<string, number>> = {};
+  let rawEntries = 0;
+  let candidates = 0;
+  let bytes = 0;
+  let truncated = false;
+  let stopped = false;
+
+  const skip = (reason: Reason): void => {
+    skipped[reason] = (skipped[reason] ?? 0) + 1;
+  };
+
+  /** Lists a directory against the remaining raw entry budget, sorted by name. */
+  const list = (fd: number): DirEntry[] => {
+    const listed = native.listDir(fd, RAW_ENTRY_CEILING - rawEntries);
+    if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
+    rawEntries += listed.length;
+    return sortByName(listed);
+  };
+
+  /** Opens a child directory and applies directory trust plus same-device; -1 (and a skip count) when refused. */
+  const openChildDir = (parentFd: number, name: string, count: boolean): number => {
+    let fd: number;
+    try {
+      fd = native.openDirAt(parentFd, name);
+    } catch (err) {
+      if (count) skip(openFailureReason(native, parentFd, name, err, true));
+      return -1;
+    }
+    let reason: Reason | null;
+    try {
+      reason = checkDirDescriptor(native, fd, uid, rootDev).reason;
+    } catch (err) {
+      if (!(err instanceof NativeError)) {
+        closeQuietly(native, fd);
+        throw err;
+      }
+      reason = 'io_error';
+    }
+    if (reason === null) return fd;
+    closeQuietly(native, fd);
+    if (count) skip(reason);
+    return -1;
+  };
+
+  /** Entry type, resolving DT_UNKNOWN with a no-follow stat; null when that stat fails. */
+  const entryType = (dirFd: number, entry: DirEntry, name: string): number | null => {
+    if (entry.type !== DT.UNKNOWN) return entry.type;
+    try {
+      return typeOf(native.statAt(dirFd, name));
+    } catch (err) {
+      if (err instanceof NativeError) return null;
+      throw err;
+    }
+  };
+
+  /** True when a name below this point could be a candidate: note name, allowed, within the read id limits. */
+  const wouldBeCandidate = (name: string, id: string, depth: number): boolean =>
+    isNoteName(name) && filter.allowsNote(id) && idWithinLimits(id, depth);
+
+  /**
+   * Depth look-ahead below an open trusted directory at depth `dirDepth`: true as soon as a name that would be a
+   * candidate exists below it through trusted same-device directories the filter may enter. Lists names only;
+   * files are neither opened nor statted (DT_UNKNOWN entries excepted).
+   */
+  const lookBelow = (fd: number, prefix: string, dirDepth: number): boolean => {
+    let entries: DirEntry[];
+    try {
+      entries = list(fd);
+    } catch (err) {
+      if (err instanceof NativeError) return false;
+      throw err;
+    }
+    const depth = dirDepth + 1;
+    for (const entry of entries) {
+      const name = decodeName(entry.name);
+      if (name === null || segmentReason(name, limits.names) !== null) continue;
+      const id = prefix + name;
+      const type = entryType(fd, entry, name);
+      if (type === DT.DIR) {
+        // Notes below would have more than 16 segments or 512 code points: the read tool could never accept them.
+        if (depth >= MAX_ID_SEGMENTS || !idWithinLimits(id, depth) || !filter.mayEnter(id)) continue;
+        const child = openChildDir(fd, name, false);
+        if (child < 0) continue;
+        let found: boolean;
+        try {
+          found = lookBelow(child, `${id}/`, depth);
+        } finally {
+          closeQuietly(native, child);
+        }
+        if (found) return true;
+      } else if (type !== null && type !== DT.LNK && wouldBeCandidate(name, id, depth)) {
+        return true;
+      }
+    }
+    return false;
+  };
+
+  /** A candidate note: one statAt, metadata checks, byte budget, then the index or an open-and-verify. */
+  const candidate = (dirFd: number, name: string, id: string): void => {
+    if (candidates >= limits.maxEntries) {
+      truncated = true;
+      stopped = true;
+      return;
+    }
+    candidates++;
+    let st: FileStat;
+    try {
+      st = native.statAt(dirFd, name);
+    } catch (err) {
+      if (!(err instanceof NativeError)) throw err;
+      skip(err.errno === 2 ? 'missing' : 'io_error');
+      return;
+    }
+    const metaReason = noteStatReason(st, uid, rootDev, limits.maxFileBytes);
+    if (metaReason !== null) {
+      skip(metaReason);
+      return;
+    }
+    if (bytes + st.size > limits.maxTotalBytes) {
+      truncated = true;
+      stopped = true;
+      return;
+    }
+    bytes += st.size;
+    const key = identityKey(st);
+    if (known.has(id, key)) {
+      notes.push({ id, key, stat: st, text: undefined });
+      return;
+    }
+    let fd: number;
+    try {
+      fd = native.openFileAt(dirFd, name);
+    } catch (err) {
+      skip(openFailureReason(native, dirFd, name, err, false));
+      return;
+    }
+    try {
+      // The descriptor is authoritative: judge what was opened, not what was statted a moment ago.
+      const fst = native.fstat(fd);
+      const reason = noteStatReason(fst, uid, rootDev, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
+      if (reason !== null) {
+        skip(reason);
+        return;
+      }
+      if (fst.size !== st.size) {
+        bytes += fst.size - st.size;
+        if (bytes > limits.maxTotalBytes) {
+          truncated = true;
+          stopped = true;
+          return;
+        }
+      }
+      const raw = readExactly(native, fd, fst.size);
+      if (raw === null) {
+        skip('io_error');
+        return;
+      }
+      const decoded = decodeNoteText(raw);
+      if ('reason' in decoded) {
+        skip(decoded.reason);
+        return;
+      }
+      notes.push({ id, key: identityKey(fst), stat: fst, text: decoded.text });
+    } catch (err) {
+      if (!(err instanceof NativeError)) throw err;
+      skip('io_error');
+    } finally {
+      closeQuietly(native, fd);
+    }
+  };
+
+  /** Scans one open trusted directory whose id has `dirDepth` segments (the root has 0). */
+  const walk = (dirFd: number, prefix: string, dirDepth: number): void => {
+    const entries = list(dirFd);
+    const depth = dirDepth + 1; // depth of the entries listed here
+    for (const entry of entries) {
+      if (stopped) return;
+      const name = decodeName(entry.name);
+      if (name === null) {
+        skip('bad_name');
+        continue;
+      }
+      const nameReason = segmentReason(name, limits.names);
+      if (nameReason !== null) {
+        skip(nameReason);
+        continue;
+      }
+      const id = prefix + name;
+      let type = entry.type;
+      if (type === DT.UNKNOWN) {
+        // Stat only what could matter: a directory the filter may enter, or an allowed note name.
+        if (!filter.mayEnter(id) && !(isNoteName(name) && filter.allowsNote(id))) {
+          skip('denied');
+          continue;
+        }
+        const resolved = entryType(dirFd, entry, name);
+        if (resolved === null) {
+          skip('missing');
+          continue;
+        }
+        type = resolved;
+      }
+      if (type === DT.DIR) {
+        enter(dirFd, name, id, depth);
+      } else if (type === DT.LNK) {
+        skip('symlink');
+      } else if (!isNoteName(name)) {
+        skip('not_markdown');
+      } else if (!filter.allowsNote(id)) {
+        skip('denied');
+      } else if (!idWithinLimits(id, depth)) {
+        skip('bad_name');
+      } else {
+        candidate(dirFd, name, id);
+      }
+    }
+  };
+
+  /** A directory entry at `depth` segments: skip, look ahead, or open, check and recurse. */
+  const enter = (parentFd: number, name: string, id: string, depth: number): void => {
+    if (!filter.mayEnter(id)) {
+      skip('denied');
+      return;
+    }
+    if (depth >= limits.maxDepth) {
+      // Its notes would be deeper than max_depth. Once truncated is set, looking further cannot change anything.
+      if (truncated) return;
+      const fd = openChildDir(parentFd, name, true);
+      if (fd < 0) return;
+      try {
+        if (lookBelow(fd, `${id}/`, depth)) truncated = true;
+      } finally {
+        closeQuietly(native, fd);
+      }
+      return;
+    }
+    const fd = openChildDir(parentFd, name, true);
+    if (fd < 0) return;
+    try {
+      walk(fd, `${id}/`, depth);
+    } catch (err) {
+      if (!(err instanceof NativeError)) throw err;
+      skip('io_error');
+    } finally {
+      closeQuietly(native, fd);
+    }
+  };
+
+  try {
+    walk(rootFd, '', 0);
+  } catch (err) {
+    if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
+    throw err;
+  }
+  return { notes, truncated, rawEntries, skipped };
+}
