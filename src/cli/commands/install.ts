@@ -1,0 +1,107 @@
+/**
+ * `memory-bridge install [--home DIR] [--dry-run] [--force]`: put the Hermes plugin shim into a profile's
+ * `plugins/memory-bridge/` (PRODUCT.md §7, §9). The rules live in src/hermes/install.ts.
+ */
+import path from 'node:path';
+import { pluginDataDirOf, resolveHermesHome } from '../../hermes/home.js';
+import { applyInstall, InstallError, planInstall, type InstallPlan } from '../../hermes/install.js';
+import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
+import { EXIT, packageRoot, packageVersion, type Command } from '../command.js';
+
+function mode(m: number): string {
+  return `0${m.toString(8)}`;
+}
+
+function describePlan(plan: InstallPlan, dryRun: boolean): string[] {
+  const verb = dryRun ? 'would' : 'will';
+  const lines: string[] = [];
+  if (plan.action === 'unchanged') {
+    lines.push(`${plan.target} is already this install; nothing to do.`);
+    return lines;
+  }
+  lines.push(
+    plan.action === 'create'
+      ? `${dryRun ? 'Would create' : 'Creating'} ${plan.target} (mode 0700) with:`
+      : `${dryRun ? 'Would replace' : 'Replacing'} the memory-bridge install in ${plan.target} with:`,
+  );
+  for (const f of plan.files) lines.push(`  ${f.name}  ${f.bytes.length} bytes, mode ${mode(f.mode)}`);
+  lines.push(`  the shim ${verb} start: ${plan.record.node} ${plan.record.cli} worker`);
+  if (plan.replacedChanges.length > 0) lines.push(`  local changes ${verb} be discarded (--force): ${plan.replacedChanges.join(', ')}`);
+  return lines;
+}
+
+/** The steps after a successful install (or dry run): policy, enable, restart, check. */
+export function nextSteps(home: string, fromDefault: boolean): string[] {
+  const dataDir = pluginDataDirOf(home);
+  const policy = path.join(dataDir, 'policy.json');
+  const example = path.join(packageRoot(), 'policy.example.json');
+  const envPrefix = fromDefault ? '' : `HERMES_HOME=${home} `;
+  return [
+    'Next steps:',
+    '  1. Create the policy (owner-only: directories 0700, file 0600), then set "root" and "allow" in it:',
+    `       mkdir -p ${dataDir} && chmod 700 ${path.dirname(dataDir)} ${dataDir}`,
+    `       cp ${example} ${policy} && chmod 600 ${policy}`,
+    '     Cron jobs and delegated subagents are refused unless the policy sets "allow_cron" / "allow_subagents".',
+    `  2. Enable the plugin for this profile:  ${envPrefix}hermes plugins enable memory-bridge`,
+    '  3. Restart the Hermes session (or the gateway) so it loads the plugin.',
+    `  4. Check the setup:  memory-bridge doctor --home ${home}`,
+  ];
+}
+
+export const command: Command = {
+  name: 'install',
+  summary: 'install the Hermes plugin shim into a profile (plugins/memory-bridge/)',
+  usage: `usage: memory-bridge install [--home DIR] [--dry-run] [--force]
+
+Copy the plugin (plugin.yaml, __init__.py) and an install record naming this node binary and CLI into
+<home>/plugins/memory-bridge/ (directories 0700, files 0600). The home is --home, else $HERMES_HOME, else
+~/.hermes, as Hermes resolves it. Reinstalling the same version does nothing; an older memory-bridge install is
+replaced. A directory of that name that is not memory-bridge's is never touched.
+
+  --home DIR   the Hermes profile home
+  --dry-run    print what would be written and write nothing
+  --force      also replace a memory-bridge install that has local changes (never another plugin)`,
+  async run(argv) {
+    const parsed = parseArgs(argv, { home: { type: 'string' }, 'dry-run': { type: 'boolean' }, force: { type: 'boolean' } });
+    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    const dryRun = boolFlag(parsed, 'dry-run');
+    const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
+    for (const note of resolved.notes) process.stderr.write(`memory-bridge install: note: ${note}\n`);
+    const root = packageRoot();
+    let plan: InstallPlan;
+    try {
+      plan = planInstall(
+        resolved.home,
+        {
+          pluginSourceDir: path.join(root, 'plugin'),
+          node: process.execPath,
+          cli: path.join(root, 'dist', 'src', 'cli', 'main.js'),
+          version: packageVersion(),
+        },
+        { force: boolFlag(parsed, 'force') },
+      );
+    } catch (err) {
+      if (err instanceof InstallError) {
+        process.stderr.write(`memory-bridge install: refused (${err.reason}): ${err.message}\n`);
+        return EXIT.FAILURE;
+      }
+      throw err;
+    }
+    const out = [`Hermes home: ${resolved.home} (from ${resolved.source})`, ...describePlan(plan, dryRun)];
+    if (!dryRun) {
+      try {
+        applyInstall(plan);
+      } catch (err) {
+        const why = err instanceof InstallError ? `${err.reason}: ${err.message}` : (err as Error).message;
+        process.stderr.write(`memory-bridge install: failed: ${why}\n`);
+        return EXIT.FAILURE;
+      }
+      if (plan.action !== 'unchanged') out.push('Done.');
+    } else {
+      out.push('Dry run: nothing was written.');
+    }
+    out.push('', ...nextSteps(resolved.home, resolved.source === 'default'));
+    process.stdout.write(`${out.join('\n')}\n`);
+    return EXIT.OK;
+  },
+};

@@ -1,0 +1,361 @@
+/**
+ * Install and uninstall the Hermes plugin directory `<home>/plugins/memory-bridge/` (PRODUCT.md §7, issue 3).
+ *
+ * The directory holds `plugin.yaml` and `__init__.py` (copied from the package's `plugin/`) and `install.json`:
+ *
+ *   {"marker": "memory-bridge-plugin", "version": "<package version>", "node": "<absolute node binary>",
+ *    "cli": "<absolute dist/src/cli/main.js>", "files": {"plugin.yaml": "<sha256>", "__init__.py": "<sha256>"}}
+ *
+ * `install.json` is how the shim finds the worker without PATH, and its marker (together with `name:
+ * memory-bridge` in plugin.yaml) is how we recognise our own directory. A directory without both is someone
+ * else's and is never touched, with or without `--force`. Directories are 0700 and files 0600. The new directory
+ * is built beside the target and renamed into place, so Hermes never sees a half-written plugin.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PLUGIN_NAME, pluginDirOf } from './home.js';
+
+/** The `marker` value in install.json (the shim checks the same string). */
+export const INSTALL_MARKER = 'memory-bridge-plugin';
+/** Files copied from the package's plugin/ directory. */
+export const PLUGIN_FILES = ['plugin.yaml', '__init__.py'] as const;
+/** Entries Python or Hermes may add to a plugin directory on their own (not local changes). */
+const TOLERATED_ENTRIES = new Set(['__pycache__']);
+const RECORD_FILE = 'install.json';
+const MAX_RECORD_BYTES = 64 * 1024;
+
+/** What install.json says. */
+export interface InstallRecord {
+  marker: typeof INSTALL_MARKER;
+  version: string;
+  node: string;
+  cli: string;
+  files: Record<string, string>;
+}
+
+/** Where the files to install come from. */
+export interface InstallSource {
+  /** The package's plugin/ directory (holds plugin.yaml and __init__.py). */
+  pluginSourceDir: string;
+  /** Absolute node binary the shim will start (normally process.execPath). */
+  node: string;
+  /** Absolute path of dist/src/cli/main.js. */
+  cli: string;
+  /** Package version (must equal plugin.yaml's version). */
+  version: string;
+}
+
+/** The state of `<home>/plugins/memory-bridge`. */
+export type PluginDirState =
+  | { kind: 'absent' }
+  | { kind: 'foreign'; why: string }
+  | { kind: 'ours'; record: InstallRecord; modified: string[] };
+
+/** An install or uninstall that must not proceed; `message` is for the operator (paths allowed). */
+export class InstallError extends Error {
+  override readonly name = 'InstallError';
+  constructor(
+    readonly reason: 'foreign_plugin' | 'modified_plugin' | 'no_home' | 'bad_source' | 'io_error',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function sha256(bytes: Buffer): string {
+  return crypto.createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The `name:` value of a plugin.yaml (top-level scalar), or undefined. Enough YAML for our own manifests. */
+export function manifestName(text: string): string | undefined {
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^name:\s*(.*?)\s*$/.exec(line);
+    if (m === null) continue;
+    let value = m[1]!.replace(/\s+#.*$/, '');
+    if (/^(["']).*\1$/.test(value)) value = value.slice(1, -1);
+    return value;
+  }
+  return undefined;
+}
+
+/** The `version:` value of a plugin.yaml, or undefined. */
+export function manifestVersion(text: string): string | undefined {
+  const m = /^version:\s*["']?([^"'\s#]+)["']?\s*(?:#.*)?$/m.exec(text);
+  return m?.[1];
+}
+
+function readSmall(file: string, limit: number): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size > limit) return undefined;
+    return fs.readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Parse install.json bytes; undefined unless it carries our marker and well-formed fields. */
+export function parseInstallRecord(bytes: Buffer): InstallRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  if (r.marker !== INSTALL_MARKER) return undefined;
+  if (typeof r.version !== 'string' || typeof r.node !== 'string' || typeof r.cli !== 'string') return undefined;
+  const files = r.files;
+  if (typeof files !== 'object' || files === null) return undefined;
+  const hashes: Record<string, string> = {};
+  for (const [k, v] of Object.entries(files)) {
+    if (typeof v !== 'string') return undefined;
+    hashes[k] = v;
+  }
+  return { marker: INSTALL_MARKER, version: r.version, node: r.node, cli: r.cli, files: hashes };
+}
+
+/**
+ * Look at `<home>/plugins/memory-bridge` without changing anything.
+ * Ours = a real directory (not a symlink) whose plugin.yaml says `name: memory-bridge` and whose install.json
+ * carries our marker. `modified` lists what differs from the recorded install (edited files, extra entries).
+ */
+export function inspectPluginDir(dir: string): PluginDirState {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
+    return { kind: 'foreign', why: 'cannot be inspected' };
+  }
+  if (st.isSymbolicLink()) return { kind: 'foreign', why: 'is a symbolic link' };
+  if (!st.isDirectory()) return { kind: 'foreign', why: 'is not a directory' };
+  const manifest = readSmall(path.join(dir, 'plugin.yaml'), MAX_RECORD_BYTES);
+  if (manifest === undefined) return { kind: 'foreign', why: 'has no readable plugin.yaml' };
+  const name = manifestName(manifest.toString('utf8'));
+  if (name !== PLUGIN_NAME) return { kind: 'foreign', why: `its plugin.yaml names ${JSON.stringify(name ?? '')}` };
+  const recordBytes = readSmall(path.join(dir, RECORD_FILE), MAX_RECORD_BYTES);
+  const record = recordBytes === undefined ? undefined : parseInstallRecord(recordBytes);
+  if (record === undefined) return { kind: 'foreign', why: 'has no memory-bridge install record (install.json)' };
+
+  const modified: string[] = [];
+  for (const file of PLUGIN_FILES) {
+    const bytes = readSmall(path.join(dir, file), 16 * 1024 * 1024);
+    if (bytes === undefined || sha256(bytes) !== record.files[file]) modified.push(file);
+  }
+  for (const entry of fs.readdirSync(dir)) {
+    if (entry === RECORD_FILE || (PLUGIN_FILES as readonly string[]).includes(entry) || TOLERATED_ENTRIES.has(entry)) continue;
+    modified.push(entry);
+  }
+  return { kind: 'ours', record, modified };
+}
+
+/** One file the install writes. */
+export interface PlannedFile {
+  name: string;
+  bytes: Buffer;
+  mode: number;
+}
+
+/** What `install` would do. */
+export interface InstallPlan {
+  home: string;
+  target: string;
+  /** create: nothing there; replace: our own older or different install; unchanged: already identical. */
+  action: 'create' | 'replace' | 'unchanged';
+  files: PlannedFile[];
+  record: InstallRecord;
+  /** Present when replacing: what differed from the recorded install (forced). */
+  replacedChanges: string[];
+}
+
+/** Build the three files from the package. */
+function buildFiles(source: InstallSource): { files: PlannedFile[]; record: InstallRecord } {
+  for (const p of [source.node, source.cli, source.pluginSourceDir]) {
+    if (!path.isAbsolute(p)) throw new InstallError('bad_source', `not an absolute path: ${p}`);
+  }
+  if (!fs.existsSync(source.cli)) {
+    throw new InstallError('bad_source', `the CLI ${source.cli} does not exist (build the package first: npm run build)`);
+  }
+  const files: PlannedFile[] = [];
+  const hashes: Record<string, string> = {};
+  for (const name of PLUGIN_FILES) {
+    const bytes = readSmall(path.join(source.pluginSourceDir, name), 16 * 1024 * 1024);
+    if (bytes === undefined) throw new InstallError('bad_source', `missing ${path.join(source.pluginSourceDir, name)}`);
+    files.push({ name, bytes, mode: 0o600 });
+    hashes[name] = sha256(bytes);
+  }
+  const manifest = files[0]!.bytes.toString('utf8');
+  if (manifestName(manifest) !== PLUGIN_NAME || manifestVersion(manifest) !== source.version) {
+    throw new InstallError('bad_source', `plugin.yaml must name ${PLUGIN_NAME} at version ${source.version}`);
+  }
+  const record: InstallRecord = {
+    marker: INSTALL_MARKER,
+    version: source.version,
+    node: source.node,
+    cli: source.cli,
+    files: hashes,
+  };
+  files.push({ name: RECORD_FILE, bytes: Buffer.from(`${JSON.stringify(record, null, 2)}\n`, 'utf8'), mode: 0o600 });
+  return { files, record };
+}
+
+function sameAsInstalled(dir: string, files: PlannedFile[]): boolean {
+  try {
+    if ((fs.lstatSync(dir).mode & 0o7777) !== 0o700) return false;
+    for (const f of files) {
+      const p = path.join(dir, f.name);
+      const st = fs.lstatSync(p);
+      if (!st.isFile() || (st.mode & 0o7777) !== f.mode) return false;
+      if (!fs.readFileSync(p).equals(f.bytes)) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Decide what installing into `home` means, without writing anything.
+ *
+ * @throws InstallError `no_home` when the home is not an existing directory, `foreign_plugin` when the target is
+ *   not ours (never overridable), `modified_plugin` when our own install has local changes and `force` is false,
+ *   `bad_source` when the package is incomplete
+ */
+export function planInstall(home: string, source: InstallSource, options: { force?: boolean } = {}): InstallPlan {
+  let homeStat: fs.Stats;
+  try {
+    homeStat = fs.statSync(home);
+  } catch {
+    throw new InstallError('no_home', `the Hermes home ${home} does not exist (run Hermes once, or pass --home)`);
+  }
+  if (!homeStat.isDirectory()) throw new InstallError('no_home', `the Hermes home ${home} is not a directory`);
+  const target = pluginDirOf(home);
+  const { files, record } = buildFiles(source);
+  const state = inspectPluginDir(target);
+  if (state.kind === 'foreign') {
+    throw new InstallError(
+      'foreign_plugin',
+      `${target} belongs to a different plugin (it ${state.why}); it was left untouched. Remove or rename it yourself if it is not needed.`,
+    );
+  }
+  if (state.kind === 'absent') return { home, target, action: 'create', files, record, replacedChanges: [] };
+  if (sameAsInstalled(target, files) && state.modified.length === 0) {
+    return { home, target, action: 'unchanged', files, record, replacedChanges: [] };
+  }
+  if (state.modified.length > 0 && options.force !== true) {
+    throw new InstallError(
+      'modified_plugin',
+      `${target} is a memory-bridge install with local changes (${state.modified.join(', ')}); rerun with --force to replace it.`,
+    );
+  }
+  return { home, target, action: 'replace', files, record, replacedChanges: state.modified };
+}
+
+function writeFileExclusive(file: string, bytes: Buffer, mode: number): void {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  try {
+    fs.fchmodSync(fd, mode); // umask must not matter
+    fs.writeFileSync(fd, bytes);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // best effort: some filesystems refuse fsync on a directory
+  }
+}
+
+/** A fresh, unused name beside the target (hidden, so it is never mistaken for a plugin). */
+function sideName(target: string, tag: string): string {
+  return path.join(path.dirname(target), `.${PLUGIN_NAME}.${tag}-${process.pid}-${crypto.randomBytes(6).toString('hex')}`);
+}
+
+/**
+ * Carry out a plan made by `planInstall`. `unchanged` writes nothing. The new directory is assembled beside the
+ * target and renamed into place; a replaced install is first renamed aside, then removed.
+ */
+export function applyInstall(plan: InstallPlan): void {
+  if (plan.action === 'unchanged') return;
+  const pluginsDir = path.dirname(plan.target);
+  if (!fs.existsSync(pluginsDir)) {
+    fs.mkdirSync(pluginsDir, { mode: 0o700 });
+    fs.chmodSync(pluginsDir, 0o700);
+  }
+  const staging = sideName(plan.target, 'new');
+  fs.mkdirSync(staging, { mode: 0o700 });
+  try {
+    fs.chmodSync(staging, 0o700);
+    for (const f of plan.files) writeFileExclusive(path.join(staging, f.name), f.bytes, f.mode);
+    fsyncDir(staging);
+    if (plan.action === 'create') {
+      fs.renameSync(staging, plan.target);
+    } else {
+      // Check again right before replacing: the directory must still be ours.
+      if (inspectPluginDir(plan.target).kind !== 'ours') {
+        throw new InstallError('foreign_plugin', `${plan.target} changed while installing; it was left untouched`);
+      }
+      const old = sideName(plan.target, 'old');
+      fs.renameSync(plan.target, old);
+      try {
+        fs.renameSync(staging, plan.target);
+      } catch (err) {
+        fs.renameSync(old, plan.target);
+        throw err;
+      }
+      fs.rmSync(old, { recursive: true, force: true });
+    }
+    fsyncDir(pluginsDir);
+  } catch (err) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** What `uninstall` found and did. */
+export interface UninstallOutcome {
+  target: string;
+  removed: boolean;
+  /** Local changes that were removed with it. */
+  modified: string[];
+}
+
+/**
+ * Remove `<home>/plugins/memory-bridge` when it is ours; do nothing when it is absent.
+ *
+ * @throws InstallError `foreign_plugin` when the directory is not ours (it is left untouched)
+ */
+export function uninstall(home: string, options: { dryRun?: boolean } = {}): UninstallOutcome {
+  const target = pluginDirOf(home);
+  const state = inspectPluginDir(target);
+  if (state.kind === 'absent') return { target, removed: false, modified: [] };
+  if (state.kind === 'foreign') {
+    throw new InstallError('foreign_plugin', `${target} belongs to a different plugin (it ${state.why}); it was left untouched.`);
+  }
+  if (options.dryRun !== true) {
+    const old = sideName(target, 'old');
+    fs.renameSync(target, old);
+    fs.rmSync(old, { recursive: true, force: true });
+  }
+  return { target, removed: true, modified: state.modified };
+}

@@ -1,0 +1,209 @@
+/**
+ * The worker's JSON-lines protocol (PRODUCT.md §7): one request object per line on stdin, one reply per line on
+ * stdout, each line at most 1 MiB.
+ *
+ *   request `{"v": 1, "id": "<string>", "tool": "memory_bridge_search" | "memory_bridge_read", "args": {…},
+ *            "caller": {"home": "/abs", "profile"?: "<name>", "cron": <bool>, "subagent": <bool>}}`
+ *   reply   `{"v": 1, "id": "<same>", "result": <§2 JSON>}`
+ *
+ * The caller record is the only source of identity and run kind; `args` go to the tool untouched (the tool
+ * validates them, so an identity-looking argument is just an unknown argument).
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { errorResult } from '../errors.js';
+import type { Caller, ToolName, ToolResult } from '../tools/types.js';
+import { TOOL_NAMES } from '../tools/types.js';
+
+/** Longest line accepted, in bytes, without its newline (PRODUCT.md §7). */
+export const MAX_LINE_BYTES = 1024 * 1024;
+/** The only protocol version. */
+export const PROTOCOL_VERSION = 1;
+/** Longest request id echoed back, in UTF-16 code units. */
+export const MAX_REQUEST_ID_CHARS = 256;
+/** Longest home path accepted, in bytes (Linux PATH_MAX). */
+export const MAX_HOME_BYTES = 4096;
+/** Longest profile name accepted (logs only). */
+export const MAX_PROFILE_CHARS = 128;
+/** How much of an oversized line is kept to recover its id (the rest is discarded unread). */
+export const OVERSIZED_PREFIX_BYTES = 1024;
+
+const RequestId = z.string().min(1).max(MAX_REQUEST_ID_CHARS);
+
+/** An absolute, already-normalised POSIX path without NUL: the shim sends exactly this form. */
+const Home = z
+  .string()
+  .min(1)
+  .refine((h) => Buffer.byteLength(h, 'utf8') <= MAX_HOME_BYTES, 'home too long')
+  .refine((h) => !h.includes('\0'), 'NUL in home')
+  .refine((h) => path.posix.isAbsolute(h), 'home not absolute')
+  .refine((h) => h === '/' || (path.posix.normalize(h) === h && !h.endsWith('/')), 'home not normalised');
+
+const CallerRecord = z.strictObject({
+  home: Home,
+  profile: z.string().min(1).max(MAX_PROFILE_CHARS).optional(),
+  cron: z.boolean(),
+  subagent: z.boolean(),
+});
+
+const Request = z.strictObject({
+  v: z.literal(PROTOCOL_VERSION),
+  id: RequestId,
+  tool: z.enum(TOOL_NAMES),
+  // Present but unvalidated here: the tool answers invalid_request for bad arguments.
+  args: z.unknown().refine((a) => a !== undefined, 'args missing'),
+  caller: CallerRecord,
+});
+
+/** A request that passed validation. */
+export interface WorkerRequest {
+  id: string;
+  tool: ToolName;
+  args: unknown;
+  caller: Caller;
+}
+
+/**
+ * What to do with one line:
+ * - `call`: a valid request.
+ * - `reject`: answer `id` with `unavailable` (wrong `v`, a missing or malformed field, an oversized line whose id
+ *   could still be read).
+ * - `skip`: no usable id; log `reason` and send nothing.
+ */
+export type LineOutcome =
+  | { kind: 'call'; request: WorkerRequest }
+  | { kind: 'reject'; id: string; reason: string }
+  | { kind: 'skip'; reason: string };
+
+/** Classify one complete line (without its newline). Never throws. */
+export function parseRequestLine(line: Buffer): LineOutcome {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(line);
+  } catch {
+    return { kind: 'skip', reason: 'invalid_utf8' };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'skip', reason: 'not_json' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { kind: 'skip', reason: 'not_object' };
+  const idCheck = RequestId.safeParse((value as Record<string, unknown>).id);
+  if (!idCheck.success) return { kind: 'skip', reason: 'no_id' };
+  const id = idCheck.data;
+  const parsed = Request.safeParse(value);
+  if (!parsed.success) return { kind: 'reject', id, reason: rejectReason(parsed.error) };
+  const { tool, args, caller } = parsed.data;
+  const record: Caller = { home: caller.home, cron: caller.cron, subagent: caller.subagent };
+  if (caller.profile !== undefined) record.profile = caller.profile;
+  return { kind: 'call', request: { id, tool, args, caller: record } };
+}
+
+/** A short reason code naming the first failing field (operator log only). */
+function rejectReason(error: z.ZodError): string {
+  const first = error.issues[0];
+  const field = first?.path[0];
+  if (field === 'v') return 'bad_version';
+  if (field === 'tool') return 'bad_tool';
+  if (field === 'caller') return 'bad_caller';
+  if (field === 'args') return 'missing_args';
+  if (first?.code === 'unrecognized_keys') return 'unknown_field';
+  return 'bad_request';
+}
+
+/**
+ * Recover the id of an oversized line from its first bytes, but only in the exact form the shim writes
+ * (`{"v":1,"id":"…"` as the first two members, optional spaces): anywhere else a `"id"` could be a tool argument.
+ */
+export function idFromPrefix(prefix: Buffer): string | undefined {
+  const head = prefix.toString('utf8');
+  const m = /^\{\s*"v"\s*:\s*1\s*,\s*"id"\s*:\s*("(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")/.exec(head);
+  if (m === null) return undefined;
+  try {
+    const id = JSON.parse(m[1]!) as unknown;
+    return RequestId.safeParse(id).success ? (id as string) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The reply line (with its newline) for a request id and a §2 result. */
+export function replyLine(id: string, result: ToolResult): string {
+  return `${JSON.stringify({ v: PROTOCOL_VERSION, id, result })}\n`;
+}
+
+/** The reply line carrying `unavailable`. */
+export function unavailableReply(id: string): string {
+  return replyLine(id, errorResult('unavailable'));
+}
+
+/** One event from the line splitter. */
+export type LineEvent = { kind: 'line'; bytes: Buffer } | { kind: 'oversized'; prefix: Buffer };
+
+/**
+ * Splits a byte stream into lines of at most `maxBytes` bytes (without the newline; a trailing `\r` is dropped).
+ * A longer line is never held whole: once it passes the limit only its first `OVERSIZED_PREFIX_BYTES` are kept and
+ * the rest is dropped as it arrives, until its newline, when one `oversized` event is emitted.
+ */
+export class LineSplitter {
+  private parts: Buffer[] = [];
+  private length = 0;
+  private discarding = false;
+  private prefix: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly maxBytes = MAX_LINE_BYTES) {}
+
+  /** Feed one chunk; returns the events completed by it, in order. */
+  push(chunk: Buffer): LineEvent[] {
+    const events: LineEvent[] = [];
+    let start = 0;
+    while (start <= chunk.length) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl === -1 ? chunk.length : nl;
+      this.take(chunk.subarray(start, end));
+      if (nl === -1) break;
+      events.push(this.finish());
+      start = nl + 1;
+    }
+    return events;
+  }
+
+  /** End of input: a last line without a newline still counts. */
+  end(): LineEvent[] {
+    if (!this.discarding && this.length === 0) return [];
+    return [this.finish()];
+  }
+
+  private take(piece: Buffer): void {
+    if (piece.length === 0) return;
+    if (this.discarding) return;
+    if (this.length + piece.length > this.maxBytes + 1) {
+      // +1 tolerates a `\r` before the newline at exactly the limit.
+      const whole = Buffer.concat([...this.parts, piece.subarray(0, Math.max(0, OVERSIZED_PREFIX_BYTES - this.length))]);
+      this.prefix = whole.subarray(0, OVERSIZED_PREFIX_BYTES);
+      this.parts = [];
+      this.length = 0;
+      this.discarding = true;
+      return;
+    }
+    this.parts.push(piece);
+    this.length += piece.length;
+  }
+
+  private finish(): LineEvent {
+    if (this.discarding) {
+      const prefix = this.prefix;
+      this.discarding = false;
+      this.prefix = Buffer.alloc(0);
+      return { kind: 'oversized', prefix };
+    }
+    let bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
+    this.parts = [];
+    this.length = 0;
+    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+    if (bytes.length > this.maxBytes) return { kind: 'oversized', prefix: bytes.subarray(0, OVERSIZED_PREFIX_BYTES) };
+    return { kind: 'line', bytes };
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * `memory-bridge worker`: the long-lived child the Hermes shim talks to (PRODUCT.md §7).
+ *
+ * Reads request lines from `input`, answers each on `output` in order, and returns when `input` ends (or `output`
+ * closes). Requests are handled one at a time by one `Bridge`, which keeps an index per profile home, so one worker
+ * serves every profile that the shim's process hosts. Identity comes only from each request's caller record.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { errorResult } from '../errors.js';
+import type { Bridge, LogEvent, ToolResult } from '../tools/types.js';
+import { LineSplitter, idFromPrefix, parseRequestLine, replyLine, unavailableReply, type LineEvent } from './protocol.js';
+
+export interface WorkerOptions {
+  /** Request lines (the shim's pipe; stdin for the command). */
+  input: Readable;
+  /** Reply lines (stdout for the command). */
+  output: Writable;
+  /** Does the work; synchronous and never throws (src/tools/types.ts). */
+  bridge: Bridge;
+  /** Operator log: one short reason code per event, never a path or content. Default: stderr. */
+  log?: (line: string) => void;
+}
+
+/** Profile names come from the shim; keep log lines single-line and plain. */
+function logSafe(text: string): string {
+  return /^[A-Za-z0-9._-]{1,128}$/.test(text) ? text : JSON.stringify(text.slice(0, 128));
+}
+
+/** Format a bridge log event as one worker log line. */
+export function formatLogEvent(event: LogEvent): string {
+  const profile = event.profile === undefined ? '' : ` profile=${logSafe(event.profile)}`;
+  return `${event.tool} ${event.reason}${profile}`;
+}
+
+/**
+ * Serve requests until `input` ends. Resolves (never rejects) when done.
+ *
+ * Per line: a valid request → `{"v":1,"id","result"}` from the bridge; a line with a usable id but anything else
+ * wrong (`v` ≠ 1, a missing or malformed field, an oversized line whose start is `{"v":1,"id":"…"`) → the same reply
+ * with the `unavailable` result; no usable id → a log line and no reply. Empty lines are ignored.
+ */
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const { input, output, bridge } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`memory-bridge worker: ${line}\n`));
+  const splitter = new LineSplitter();
+
+  let outputClosed = false;
+  const markClosed = (): void => {
+    outputClosed = true;
+  };
+  output.on('error', markClosed);
+  output.on('close', markClosed);
+
+  const send = async (line: string): Promise<void> => {
+    if (outputClosed) return;
+    if (output.write(line)) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        output.off('drain', done);
+        output.off('close', done);
+        output.off('error', done);
+        resolve();
+      };
+      output.on('drain', done);
+      output.on('close', done);
+      output.on('error', done);
+    });
+  };
+
+  const handle = async (event: LineEvent): Promise<void> => {
+    if (event.kind === 'oversized') {
+      const id = idFromPrefix(event.prefix);
+      log('worker oversized_line');
+      if (id !== undefined) await send(unavailableReply(id));
+      return;
+    }
+    if (event.bytes.length === 0) return;
+    const outcome = parseRequestLine(event.bytes);
+    if (outcome.kind === 'skip') {
+      log(`worker ${outcome.reason}`);
+      return;
+    }
+    if (outcome.kind === 'reject') {
+      log(`worker ${outcome.reason}`);
+      await send(unavailableReply(outcome.id));
+      return;
+    }
+    const { id, tool, args, caller } = outcome.request;
+    let result: ToolResult;
+    try {
+      result = bridge.call(tool, args, caller);
+    } catch {
+      // The bridge promises never to throw; if it does anyway the caller still gets a well-formed refusal.
+      log(`${tool} internal`);
+      result = errorResult('unavailable');
+    }
+    await send(replyLine(id, result));
+  };
+
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer | string>) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      for (const event of splitter.push(bytes)) {
+        await handle(event);
+        if (outputClosed) return;
+      }
+    }
+    for (const event of splitter.end()) await handle(event);
+  } catch {
+    log('worker input_error');
+  } finally {
+    output.off('error', markClosed);
+    output.off('close', markClosed);
+  }
+}
