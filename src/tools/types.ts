@@ -45,6 +45,8 @@ export interface LogEvent {
   tool: ToolName | 'policy' | 'worker' | 'server';
   reason: string;
   profile?: string;
+  /** For reason `internal` only: the exception's class name (never its message, which may hold a path). */
+  detail?: string;
 }
 
 /**

@@ -1,0 +1,66 @@
+/**
+ * `createBridge()`: the two tools over one long-lived process (PRODUCT.md §2, §3, §6). Methods never throw: a
+ * refusal becomes the §2 error JSON and one operator log event (a reason code, never a path or a message); any
+ * unexpected exception becomes `unavailable` with reason `internal`, logged with the exception's class name only.
+ */
+import { BridgeError, errorResult, type ErrorResult } from '../errors.js';
+import { profileOf } from './caller.js';
+import { runRead } from './read.js';
+import { DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
+import type { Bridge, BridgeOptions, LogEvent, ReadResult, SearchResult, ToolName, ToolResult } from './types.js';
+
+/** Default operator log: one line on stderr, `memory-bridge: <tool> <reason>` (plus the class of an internal error). */
+export function stderrLog(event: LogEvent): void {
+  const detail = event.detail === undefined ? '' : ` (${event.detail})`;
+  process.stderr.write(`memory-bridge: ${event.tool} ${event.reason}${detail}\n`);
+}
+
+/**
+ * Create the tool handlers.
+ *
+ * @param options.log       where refusal events go (default `stderrLog`); a throwing logger is ignored
+ * @param options.maxIndexes most per-view search indexes kept (default 8, an integer ≥ 1; RangeError otherwise)
+ */
+export function createBridge(options: BridgeOptions = {}): Bridge {
+  const log = options.log ?? stderrLog;
+  const indexes = new IndexCache(options.maxIndexes ?? DEFAULT_MAX_INDEXES);
+
+  function emit(event: LogEvent): void {
+    try {
+      log(event);
+    } catch {
+      // A broken logger must not turn an answer into an exception.
+    }
+  }
+
+  function guarded<T extends ToolResult>(tool: ToolName, caller: unknown, run: () => T): T | ErrorResult {
+    try {
+      return run();
+    } catch (err) {
+      const profile = profileOf(caller);
+      if (err instanceof BridgeError) {
+        emit({ tool, reason: err.reason, ...(profile === undefined ? {} : { profile }) });
+        return errorResult(err.code, err.hint);
+      }
+      const detail = err instanceof Error ? err.constructor.name || 'Error' : typeof err;
+      emit({ tool, reason: 'internal', detail, ...(profile === undefined ? {} : { profile }) });
+      return errorResult('unavailable');
+    }
+  }
+
+  const bridge: Bridge = {
+    search(args, caller): SearchResult | ErrorResult {
+      return guarded('memory_bridge_search', caller, () => runSearch(args, caller, indexes));
+    },
+    read(args, caller): ReadResult | ErrorResult {
+      return guarded('memory_bridge_read', caller, () => runRead(args, caller));
+    },
+    call(tool, args, caller): ToolResult {
+      if (tool === 'memory_bridge_search') return bridge.search(args, caller);
+      if (tool === 'memory_bridge_read') return bridge.read(args, caller);
+      // Unreachable for typed callers; an untyped one still gets an answer rather than an exception.
+      return errorResult('invalid_request', 'tool: memory_bridge_search or memory_bridge_read');
+    },
+  };
+  return bridge;
+}

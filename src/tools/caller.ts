@@ -1,0 +1,44 @@
+/**
+ * Who is calling and what kind of run it is (PRODUCT.md §3). The caller record comes from the host (Hermes shim
+ * or the MCP launch flags), never from tool arguments; it is still checked here because it crosses a process
+ * boundary in plugin mode.
+ */
+import path from 'node:path';
+import { BridgeError } from '../errors.js';
+import type { Policy } from '../policy/types.js';
+import type { Caller } from './types.js';
+
+/**
+ * The caller's profile home, checked.
+ *
+ * @returns the absolute home directory
+ * @throws BridgeError('unavailable', reason): `bad_caller` when the record is not `{home, cron, subagent}` with
+ *   the right types, `no_home` when home is null, `bad_home` when it is empty, relative or holds a NUL byte
+ */
+export function callerHome(caller: unknown): string {
+  if (typeof caller !== 'object' || caller === null) throw new BridgeError('unavailable', 'bad_caller');
+  const c = caller as Partial<Record<keyof Caller, unknown>>;
+  if (typeof c.cron !== 'boolean' || typeof c.subagent !== 'boolean') throw new BridgeError('unavailable', 'bad_caller');
+  if (c.home === null) throw new BridgeError('unavailable', 'no_home');
+  if (typeof c.home !== 'string') throw new BridgeError('unavailable', 'bad_caller');
+  if (c.home === '' || !path.posix.isAbsolute(c.home) || c.home.includes('\0')) throw new BridgeError('unavailable', 'bad_home');
+  return c.home;
+}
+
+/**
+ * The run-kind rule of PRODUCT.md §3: `cron` needs `allow_cron`, `subagent` needs `allow_subagents`, and a call
+ * that is both (which is also how `unknown` — MCP mode — arrives) needs both. Interactive calls always pass.
+ *
+ * @throws BridgeError('unavailable', 'cron_refused' | 'subagent_refused')
+ */
+export function checkRunKind(caller: Pick<Caller, 'cron' | 'subagent'>, policy: Pick<Policy, 'allowCron' | 'allowSubagents'>): void {
+  if (caller.cron && !policy.allowCron) throw new BridgeError('unavailable', 'cron_refused');
+  if (caller.subagent && !policy.allowSubagents) throw new BridgeError('unavailable', 'subagent_refused');
+}
+
+/** The profile name for logs, when the host gave a string (never used for decisions). */
+export function profileOf(caller: unknown): string | undefined {
+  if (typeof caller !== 'object' || caller === null) return undefined;
+  const p = (caller as { profile?: unknown }).profile;
+  return typeof p === 'string' ? p : undefined;
+}
