@@ -1,0 +1,606 @@
+/**
+ * The policy's pattern dialect (PRODUCT.md §4): validation, brace expansion with a hard cap, matching of whole
+ * root-relative ids, and the two directory predicates behind `mayEnter`.
+ *
+ * Dialect
+ * - `*`  any run of characters (possibly empty) inside one segment; never crosses `/`.
+ * - `?`  exactly one character (one Unicode code point) inside a segment.
+ * - `**` only as a whole segment: zero or more whole segments. So `**\/x.md` matches `x.md`, `a/**\/b` matches
+ *        `a/b`, and `a/**` matches every id below `a` (and the id `a` itself, which is never a note: notes end in
+ *        `.md`). `**` inside a segment (`a**b`, `***`) is invalid rather than silently meaning `*`.
+ * - `[abc]`, `[a-z]`, `[!abc]`  one character in / not in the class. A class is never empty, never contains `/`
+ *        or `[`, and a range runs upwards. `^` inside a class is an ordinary member.
+ * - `{a,b}`  alternatives, nestable, each group with at least one comma; at most 64 alternatives after expansion.
+ * - Every other character is literal: `(`, `)`, `|`, `+`, `@`, `!`, `$`, `^`, `,`, `"`, `'`, spaces, letters.
+ * - Matching is case-insensitive (Unicode simple case folding) over the whole id; dot-names match like any name.
+ * - A pattern without wildcards matches exactly one id.
+ * Invalid: empty, over 256 characters, a backslash, a control character, a leading `/` or `!`, extglob openers
+ * (`@(`, `!(`, `+(`, `*(`, `?(`), a `.` or `..` segment, an empty segment, malformed classes or braces.
+ *
+ * How matching works, and why
+ * picomatch compiles the character-level pieces of each segment (literals, `?`, classes) with the one frozen
+ * option set `PICOMATCH_OPTIONS`; the structure around them — `*` inside a segment and `**` across segments — is
+ * composed here. A regex with several `*` per segment backtracks polynomially (measured: four stars against a
+ * 255-character name take seconds in V8), so stars are matched with the greedy leftmost placement of fixed-width
+ * pieces (exact for glob stars, O(name length × pattern width)), and `**` with a state set over segments
+ * (O(segments × pattern segments)). The same state set answers `matches`, `mayContainBelow` and `coversAllBelow`,
+ * so the three agree by construction.
+ */
+import picomatch from 'picomatch/posix.js';
+
+/** Longest pattern, in Unicode code points (PRODUCT.md §4). */
+export const MAX_PATTERN_CHARS = 256;
+/** Most patterns in one list (`allow` or `deny`) (PRODUCT.md §4). */
+export const MAX_PATTERNS = 256;
+/** Most alternatives one pattern may expand to through `{…}` (PRODUCT.md §4). */
+export const MAX_BRACE_EXPANSION = 64;
+
+/**
+ * The one picomatch option set used to compile every piece. Pieces never contain `*`, `{`, `(` or `|` (they are
+ * escaped or handled here), so most options only pin picomatch down against surprises:
+ * - `flags: 'iu'` case-insensitive and code-point based (`?` is one code point); overrides `nocase`.
+ * - `dot`, `nonegate`, `noextglob`, `nobrace`, `noglobstar`: no picomatch-level meaning for `.`, `!`, `@(`, `{`, `**`.
+ * - `posix: false` so `[:` is not a POSIX class; `literalBrackets: false` so `[ab]` is only a class (by default
+ *   picomatch also accepts the literal text "[ab]").
+ * - `fastpaths: false` one parse path; `debug: true` so a regex that fails to compile throws instead of
+ *   silently becoming a never-matching regex.
+ */
+export const PICOMATCH_OPTIONS = Object.freeze({
+  flags: 'iu',
+  nocase: true,
+  dot: true,
+  nonegate: true,
+  noextglob: true,
+  nobrace: true,
+  noglobstar: true,
+  posix: false,
+  literalBrackets: false,
+  strictBrackets: true,
+  strictSlashes: true,
+  keepQuotes: false,
+  unescape: false,
+  regex: false,
+  bash: false,
+  basename: false,
+  contains: false,
+  windows: false,
+  fastpaths: false,
+  debug: true,
+  maxLength: 4096,
+} satisfies picomatch.PicomatchOptions);
+
+/** Why a pattern or a pattern list is invalid. Short and stable; never contains the pattern. */
+export type PatternReason =
+  | 'not_string'
+  | 'empty'
+  | 'too_long'
+  | 'backslash'
+  | 'control_char'
+  | 'lone_surrogate'
+  | 'absolute'
+  | 'leading_bang'
+  | 'extglob'
+  | 'dot_segment'
+  | 'empty_segment'
+  | 'globstar_in_segment'
+  | 'unclosed_class'
+  | 'empty_class'
+  | 'bad_class_char'
+  | 'bad_range'
+  | 'unbalanced_brace'
+  | 'brace_without_alternatives'
+  | 'too_many_expansions'
+  | 'too_many_patterns'
+  | 'compile_failed';
+
+/** Operator-facing wording of each reason (doctor, schema messages); never shown to the model. */
+export const PATTERN_REASON_TEXT: Readonly<Record<PatternReason, string>> = Object.freeze({
+  not_string: 'a pattern must be a string',
+  empty: 'a pattern (or one of its brace alternatives) is empty',
+  too_long: `a pattern is longer than ${MAX_PATTERN_CHARS} characters`,
+  backslash: 'a pattern contains a backslash',
+  control_char: 'a pattern contains a control character',
+  lone_surrogate: 'a pattern contains an unpaired surrogate',
+  absolute: 'a pattern starts with "/" (patterns are relative to the root)',
+  leading_bang: 'a pattern starts with "!" (use deny for exclusions)',
+  extglob: 'a pattern contains an extglob opener such as "@(", "!(", "+(", "*(" or "?("',
+  dot_segment: 'a pattern contains a "." or ".." segment',
+  empty_segment: 'a pattern contains an empty segment ("//" or a trailing "/")',
+  globstar_in_segment: '"**" must be a whole segment ("a/**/b", not "a**b")',
+  unclosed_class: 'a "[" class is not closed',
+  empty_class: 'a "[…]" class is empty',
+  bad_class_char: 'a "[…]" class contains "/" or "["',
+  bad_range: 'a "[x-y]" range runs downwards',
+  unbalanced_brace: 'braces "{…}" are not balanced',
+  brace_without_alternatives: 'a "{…}" group has no comma',
+  too_many_expansions: `braces expand to more than ${MAX_BRACE_EXPANSION} alternatives`,
+  too_many_patterns: `more than ${MAX_PATTERNS} patterns in one list`,
+  compile_failed: 'a pattern could not be compiled',
+});
+
+/** A refusal from `PatternSet.compile`: `index` is the offending pattern's position in the list (-1: the list). */
+export class PatternError extends Error {
+  override readonly name = 'PatternError';
+  constructor(
+    readonly reason: PatternReason,
+    readonly index: number,
+  ) {
+    super(`pattern ${index}: ${reason}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parsing: pattern text → token tree (braces as groups) → expanded alternatives → segments.
+
+interface ClassRange {
+  lo: string;
+  hi: string;
+}
+type Tok =
+  | { t: 'lit'; c: string }
+  | { t: 'star' }
+  | { t: 'qmark' }
+  | { t: 'slash' }
+  | { t: 'class'; negated: boolean; ranges: ClassRange[] };
+type Node = Tok | { t: 'group'; branches: Node[][] };
+
+class Invalid extends Error {
+  constructor(readonly reason: PatternReason) {
+    super(reason);
+  }
+}
+
+function isControl(u: number): boolean {
+  return u < 0x20 || (u >= 0x7f && u <= 0x9f);
+}
+
+/** Checks on the raw text that need no parse. Returns the code points. */
+function rawChecks(p: unknown): string[] {
+  if (typeof p !== 'string') throw new Invalid('not_string');
+  if (p.length === 0) throw new Invalid('empty');
+  // Code units bound code points from above by 2×; reject huge inputs before splitting them.
+  if (p.length > 2 * MAX_PATTERN_CHARS) throw new Invalid('too_long');
+  for (let i = 0; i < p.length; i++) {
+    const u = p.charCodeAt(i);
+    if (u === 0x5c) throw new Invalid('backslash');
+    if (isControl(u)) throw new Invalid('control_char');
+    if (u >= 0xd800 && u <= 0xdbff) {
+      const v = p.charCodeAt(i + 1);
+      if (!(v >= 0xdc00 && v <= 0xdfff)) throw new Invalid('lone_surrogate');
+      i++;
+    } else if (u >= 0xdc00 && u <= 0xdfff) {
+      throw new Invalid('lone_surrogate');
+    }
+  }
+  const cps = Array.from(p);
+  if (cps.length > MAX_PATTERN_CHARS) throw new Invalid('too_long');
+  if (p.startsWith('/')) throw new Invalid('absolute');
+  if (p.startsWith('!')) throw new Invalid('leading_bang');
+  if (/[@!+*?]\(/.test(p)) throw new Invalid('extglob');
+  return cps;
+}
+
+class TreeParser {
+  private i = 0;
+  constructor(private readonly cps: readonly string[]) {}
+
+  parse(): Node[] {
+    const seq = this.seq(false);
+    // seq(false) only returns at the end of input; a stray '}' or ',' is handled inside.
+    return seq;
+  }
+
+  private seq(inGroup: boolean): Node[] {
+    const out: Node[] = [];
+    const cps = this.cps;
+    while (this.i < cps.length) {
+      const c = cps[this.i]!;
+      if (c === '{') {
+        out.push(this.group());
+      } else if (c === '}') {
+        if (!inGroup) throw new Invalid('unbalanced_brace');
+        return out;
+      } else if (c === ',' && inGroup) {
+        return out;
+      } else if (c === '[') {
+        out.push(this.cls());
+      } else {
+        this.i++;
+        if (c === '*') out.push({ t: 'star' });
+        else if (c === '?') out.push({ t: 'qmark' });
+        else if (c === '/') out.push({ t: 'slash' });
+        else out.push({ t: 'lit', c });
+      }
+    }
+    if (inGroup) throw new Invalid('unbalanced_brace');
+    return out;
+  }
+
+  private group(): Node {
+    this.i++; // '{'
+    const branches: Node[][] = [];
+    for (;;) {
+      branches.push(this.seq(true));
+      const c = this.cps[this.i];
+      this.i++;
+      if (c === '}') break;
+      // seq(true) returns only at ',' or '}' (or throws at the end)
+    }
+    if (branches.length < 2) throw new Invalid('brace_without_alternatives');
+    return { t: 'group', branches };
+  }
+
+  private cls(): Tok {
+    const cps = this.cps;
+    let j = this.i + 1;
+    let negated = false;
+    if (cps[j] === '!') {
+      negated = true;
+      j++;
+    }
+    const ranges: ClassRange[] = [];
+    for (;;) {
+      const c = cps[j];
+      if (c === undefined) throw new Invalid('unclosed_class');
+      if (c === ']') break;
+      if (c === '/' || c === '[') throw new Invalid('bad_class_char');
+      const hi = cps[j + 2];
+      if (cps[j + 1] === '-' && hi !== undefined && hi !== ']') {
+        if (hi === '/' || hi === '[') throw new Invalid('bad_class_char');
+        if (c.codePointAt(0)! > hi.codePointAt(0)!) throw new Invalid('bad_range');
+        ranges.push({ lo: c, hi });
+        j += 3;
+      } else {
+        ranges.push({ lo: c, hi: c });
+        j++;
+      }
+    }
+    if (ranges.length === 0) throw new Invalid('empty_class');
+    this.i = j + 1;
+    return { t: 'class', negated, ranges };
+  }
+}
+
+/** Number of alternatives `seq` expands to, saturating at `MAX_BRACE_EXPANSION + 1`. Linear in the tree size. */
+function countSeq(seq: readonly Node[]): number {
+  const cap = MAX_BRACE_EXPANSION + 1;
+  let n = 1;
+  for (const node of seq) {
+    if (node.t !== 'group') continue;
+    let sum = 0;
+    for (const b of node.branches) {
+      sum += countSeq(b);
+      if (sum >= cap) return cap;
+    }
+    n *= sum;
+    if (n >= cap) return cap;
+  }
+  return n;
+}
+
+/** Expand a tree already counted at ≤ MAX_BRACE_EXPANSION; every intermediate list is no longer than the result. */
+function expandSeq(seq: readonly Node[]): Tok[][] {
+  let acc: Tok[][] = [[]];
+  for (const node of seq) {
+    if (node.t !== 'group') {
+      for (const a of acc) a.push(node);
+      continue;
+    }
+    const options = node.branches.flatMap((b) => expandSeq(b));
+    const next: Tok[][] = [];
+    for (const a of acc) for (const o of options) next.push([...a, ...o]);
+    acc = next;
+  }
+  return acc;
+}
+
+const GLOBSTAR = 'globstar' as const;
+type Segment = Tok[] | typeof GLOBSTAR;
+
+/** Validate one expanded alternative and cut it into segments (consecutive `**` collapsed into one). */
+function segmentsOf(alt: readonly Tok[]): Segment[] {
+  if (alt.length === 0) throw new Invalid('empty');
+  const first = alt[0]!;
+  if (first.t === 'slash') throw new Invalid('absolute');
+  if (first.t === 'lit' && first.c === '!') throw new Invalid('leading_bang');
+  const out: Segment[] = [];
+  let cur: Tok[] = [];
+  const close = (): void => {
+    if (cur.length === 0) throw new Invalid('empty_segment');
+    if (cur.every((t) => t.t === 'lit' && t.c === '.') && cur.length <= 2) throw new Invalid('dot_segment');
+    if (cur.length === 2 && cur[0]!.t === 'star' && cur[1]!.t === 'star') {
+      if (out[out.length - 1] !== GLOBSTAR) out.push(GLOBSTAR);
+    } else {
+      for (let k = 0; k < cur.length; k++) {
+        const t = cur[k]!;
+        const next = cur[k + 1];
+        if (t.t === 'star' && next?.t === 'star') throw new Invalid('globstar_in_segment');
+        // Braces can assemble an extglob opener that the raw-text check could not see.
+        const opener = t.t === 'star' || t.t === 'qmark' || (t.t === 'lit' && (t.c === '@' || t.c === '!' || t.c === '+'));
+        if (opener && next?.t === 'lit' && next.c === '(') throw new Invalid('extglob');
+      }
+      out.push(cur);
+    }
+    cur = [];
+  };
+  for (const t of alt) {
+    if (t.t === 'slash') close();
+    else cur.push(t);
+  }
+  close();
+  return out;
+}
+
+/** Parse, count and expand one pattern; the returned alternatives are validated segment lists. */
+function analyse(p: unknown): Segment[][] {
+  const cps = rawChecks(p);
+  const tree = new TreeParser(cps).parse();
+  if (countSeq(tree) > MAX_BRACE_EXPANSION) throw new Invalid('too_many_expansions');
+  return expandSeq(tree).map(segmentsOf);
+}
+
+/**
+ * Check one pattern against the dialect.
+ *
+ * @returns null when valid, else a short reason code (`PatternReason`); never echoes the pattern
+ * Cost: linear in the pattern length plus at most 64 expansions of at most 256 characters each.
+ */
+export function validatePattern(p: string): PatternReason | null {
+  try {
+    analyse(p);
+    return null;
+  } catch (e) {
+    if (e instanceof Invalid) return e.reason;
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Compilation: segments → fixed-width pieces compiled by picomatch → matchers.
+
+/** Literals that picomatch (or the regex it emits) would read as syntax; escaped so they stay literal. */
+const ESCAPE_FOR_PICOMATCH = new Set(['(', ')', '|', '+', '$', '^', '{', '}', ']', '[', '*', '?']);
+
+function literalGlob(c: string): string {
+  // picomatch toggles quoted-literal mode on '"' (and drops it); a one-member class is literal and valid with 'u'.
+  if (c === '"') return '["]';
+  return ESCAPE_FOR_PICOMATCH.has(c) ? `\\${c}` : c;
+}
+
+function classMember(c: string): string {
+  return c === '^' || c === '-' || c === ']' || c === '\\' ? `\\${c}` : c;
+}
+
+function tokenGlob(t: Tok): string {
+  switch (t.t) {
+    case 'lit':
+      return literalGlob(t.c);
+    case 'qmark':
+      return '?';
+    case 'class': {
+      const body = t.ranges.map((r) => (r.lo === r.hi ? classMember(r.lo) : `${classMember(r.lo)}-${classMember(r.hi)}`));
+      return `[${t.negated ? '^' : ''}${body.join('')}]`;
+    }
+    default:
+      throw new Error('tokenGlob: not a fixed-width token');
+  }
+}
+
+/** A run of fixed-width tokens (each matches exactly one code point): `width` code points, `re` anchored. */
+interface Piece {
+  width: number;
+  re: RegExp | null;
+}
+
+/** One non-`**` segment: pieces separated by `*`. With no `*` there is exactly one piece for the whole name. */
+interface SegmentMatcher {
+  pieces: Piece[];
+}
+
+type CompiledSegment = SegmentMatcher | typeof GLOBSTAR;
+
+interface Alternative {
+  segs: CompiledSegment[];
+  /** Smallest index from which every remaining segment is `**` (segs.length when the last one is not). */
+  globstarTail: number;
+}
+
+function compilePiece(toks: readonly Tok[], cache: Map<string, RegExp>): Piece {
+  if (toks.length === 0) return { width: 0, re: null };
+  const glob = toks.map(tokenGlob).join('');
+  let re = cache.get(glob);
+  if (re === undefined) {
+    try {
+      re = picomatch.makeRe(glob, PICOMATCH_OPTIONS);
+    } catch {
+      throw new Invalid('compile_failed');
+    }
+    cache.set(glob, re);
+  }
+  return { width: toks.length, re };
+}
+
+function compileSegment(seg: readonly Tok[], cache: Map<string, RegExp>): SegmentMatcher {
+  const pieces: Piece[] = [];
+  let run: Tok[] = [];
+  for (const t of seg) {
+    if (t.t === 'star') {
+      pieces.push(compilePiece(run, cache));
+      run = [];
+    } else {
+      run.push(t);
+    }
+  }
+  pieces.push(compilePiece(run, cache));
+  return { pieces };
+}
+
+/** UTF-16 offsets of the code-point boundaries of `name` (length = code points + 1). */
+function codePointOffsets(name: string): number[] {
+  const offs = [0];
+  for (let i = 0; i < name.length; i++) {
+    const u = name.charCodeAt(i);
+    if (u >= 0xd800 && u <= 0xdbff && i + 1 < name.length) {
+      const v = name.charCodeAt(i + 1);
+      if (v >= 0xdc00 && v <= 0xdfff) i++;
+    }
+    offs.push(i + 1);
+  }
+  return offs;
+}
+
+/** An id segment prepared once per call: the text and its code-point boundaries. */
+interface Name {
+  text: string;
+  offs: number[];
+}
+
+function pieceAt(piece: Piece, name: Name, at: number): boolean {
+  if (piece.re === null) return true;
+  return piece.re.test(name.text.slice(name.offs[at], name.offs[at + piece.width]));
+}
+
+/**
+ * Match one segment. Without `*`: the single piece must cover the name. With `*`: the first piece is anchored at
+ * the start, the last at the end, and each middle piece takes its leftmost place after the previous one — exact
+ * for stars, because pieces have fixed width and a star accepts any run.
+ */
+function segmentMatches(seg: SegmentMatcher, name: Name): boolean {
+  const n = name.offs.length - 1;
+  const pieces = seg.pieces;
+  const first = pieces[0]!;
+  if (pieces.length === 1) return n === first.width && pieceAt(first, name, 0);
+  const last = pieces[pieces.length - 1]!;
+  let pos = first.width;
+  const end = n - last.width;
+  if (end < pos || !pieceAt(first, name, 0) || !pieceAt(last, name, end)) return false;
+  for (let k = 1; k < pieces.length - 1; k++) {
+    const piece = pieces[k]!;
+    let found = -1;
+    for (let at = pos; at + piece.width <= end; at++) {
+      if (pieceAt(piece, name, at)) {
+        found = at;
+        break;
+      }
+    }
+    if (found < 0) return false;
+    pos = found + piece.width;
+  }
+  return true;
+}
+
+/**
+ * States of `alt` reachable after consuming `names` (index j = "the next segment to match is segs[j]";
+ * index segs.length = "pattern fully matched"), or null when none is.
+ */
+function reach(alt: Alternative, names: readonly Name[]): Uint8Array | null {
+  const p = alt.segs.length;
+  const closure = (s: Uint8Array): void => {
+    for (let j = 0; j < p; j++) if (s[j] === 1 && alt.segs[j] === GLOBSTAR) s[j + 1] = 1;
+  };
+  let cur = new Uint8Array(p + 1);
+  cur[0] = 1;
+  closure(cur);
+  for (const name of names) {
+    const next = new Uint8Array(p + 1);
+    let any = false;
+    for (let j = 0; j < p; j++) {
+      if (cur[j] !== 1) continue;
+      const seg = alt.segs[j]!;
+      if (seg === GLOBSTAR) {
+        next[j] = 1;
+        any = true;
+      } else if (segmentMatches(seg, name)) {
+        next[j + 1] = 1;
+        any = true;
+      }
+    }
+    if (!any) return null;
+    closure(next);
+    cur = next;
+  }
+  return cur;
+}
+
+function namesOf(id: string): Name[] {
+  if (id === '') return [];
+  return id.split('/').map((text) => ({ text, offs: codePointOffsets(text) }));
+}
+
+/**
+ * A compiled, validated pattern list (`allow` or `deny`). Immutable.
+ * Ids and directory ids are root-relative POSIX paths without a leading `/`; the root directory itself is ''.
+ */
+export class PatternSet {
+  private constructor(
+    private readonly alternatives: readonly Alternative[],
+    /** The patterns as given, for status output. */
+    readonly patterns: readonly string[],
+  ) {
+    Object.freeze(this);
+  }
+
+  /**
+   * Validate and compile a list.
+   * @throws PatternError('too_many_patterns', -1) for more than 256 entries (checked before any pattern is read),
+   *         PatternError(reason, index) for the first invalid pattern
+   */
+  static compile(list: readonly string[]): PatternSet {
+    if (list.length > MAX_PATTERNS) throw new PatternError('too_many_patterns', -1);
+    const cache = new Map<string, RegExp>();
+    const alternatives: Alternative[] = [];
+    list.forEach((p, index) => {
+      try {
+        for (const segs of analyse(p)) {
+          const compiled: CompiledSegment[] = segs.map((s) => (s === GLOBSTAR ? GLOBSTAR : compileSegment(s, cache)));
+          let tail = compiled.length;
+          while (tail > 0 && compiled[tail - 1] === GLOBSTAR) tail--;
+          alternatives.push({ segs: compiled, globstarTail: tail });
+        }
+      } catch (e) {
+        if (e instanceof Invalid) throw new PatternError(e.reason, index);
+        throw e;
+      }
+    });
+    return new PatternSet(Object.freeze(alternatives), Object.freeze([...list]));
+  }
+
+  /** True when some pattern matches the whole id `id` (case-insensitively). */
+  matches(id: string): boolean {
+    const names = namesOf(id);
+    for (const alt of this.alternatives) {
+      const r = reach(alt, names);
+      if (r !== null && r[alt.segs.length] === 1) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Sound over-approximation of "some id strictly below the directory `dirId` could match": false only when no
+   * pattern can match any id that extends `dirId` by one or more segments.
+   */
+  mayContainBelow(dirId: string): boolean {
+    const names = namesOf(dirId);
+    for (const alt of this.alternatives) {
+      const r = reach(alt, names);
+      if (r === null) continue;
+      for (let j = 0; j < alt.segs.length; j++) if (r[j] === 1) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Sound under-approximation of "every id strictly below `dirId` matches": true only when some pattern, having
+   * matched `dirId`'s segments, has nothing left but `**` (e.g. `Q/**` with Q matching dirId, or `**` alone).
+   */
+  coversAllBelow(dirId: string): boolean {
+    const names = namesOf(dirId);
+    for (const alt of this.alternatives) {
+      if (alt.globstarTail === alt.segs.length) continue;
+      const r = reach(alt, names);
+      if (r === null) continue;
+      for (let j = alt.globstarTail; j < alt.segs.length; j++) if (r[j] === 1) return true;
+    }
+    return false;
+  }
+}

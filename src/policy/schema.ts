@@ -1,0 +1,225 @@
+/**
+ * The policy document's schema (PRODUCT.md §4) as a strict zod 4 schema, plus the limit table as data.
+ *
+ * Strict everywhere: an unknown key at any level is an error, required keys have no defaults, and every optional
+ * key's default is stated in its description. The schema only judges the parsed JSON value; reading the file and
+ * the strict JSON rules live in `load.ts` and `json.ts`.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import type { Limits } from './types.js';
+import { MAX_PATTERNS, MAX_PATTERN_CHARS, PATTERN_REASON_TEXT, validatePattern } from './glob.js';
+
+/** One row of the limit table: the key, its default and hard ceiling (every limit is at least 1), its unit. */
+export interface LimitSpec {
+  readonly key: keyof Limits;
+  readonly default: number;
+  readonly ceiling: number;
+  readonly unit: 'results' | 'characters' | 'bytes' | 'entries' | 'segments';
+  readonly meaning: string;
+}
+
+/**
+ * Defaults and ceilings of every limit (PRODUCT.md §4), in the order README, `status` and `doctor` print them.
+ * "characters" are Unicode code points.
+ */
+export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(
+  (
+    [
+      { key: 'max_results', default: 10, ceiling: 10, unit: 'results', meaning: 'Largest `limit` a search may ask for.' },
+      {
+        key: 'default_results',
+        default: 5,
+        ceiling: 5,
+        unit: 'results',
+        meaning: 'Results a search returns when it gives no `limit`; must not exceed max_results.',
+      },
+      { key: 'snippet_chars', default: 300, ceiling: 300, unit: 'characters', meaning: 'Longest snippet in a search result.' },
+      {
+        key: 'total_chars',
+        default: 4000,
+        ceiling: 4000,
+        unit: 'characters',
+        meaning: 'Sum of id, title and snippet lengths over one search response; must be at least snippet_chars.',
+      },
+      {
+        key: 'max_file_bytes',
+        default: 262_144,
+        ceiling: 1_048_576,
+        unit: 'bytes',
+        meaning: 'Largest note that is read; bigger notes are skipped.',
+      },
+      {
+        key: 'max_entries',
+        default: 2000,
+        ceiling: 10_000,
+        unit: 'entries',
+        meaning: 'Policy-matching candidate notes considered per call; reaching it stops the scan (truncated).',
+      },
+      {
+        key: 'max_depth',
+        default: 8,
+        ceiling: 16,
+        unit: 'segments',
+        meaning: 'Deepest note id in path segments (a note directly in the root has depth 1).',
+      },
+      {
+        key: 'read_chars',
+        default: 8000,
+        ceiling: 8000,
+        unit: 'characters',
+        meaning: 'Longest content a read returns before it is cut with a truncation note.',
+      },
+      {
+        key: 'max_total_bytes',
+        default: 16_777_216,
+        ceiling: 67_108_864,
+        unit: 'bytes',
+        meaning: 'Sum of the sizes of candidate notes considered per call; exceeding it stops the scan (truncated).',
+      },
+    ] satisfies LimitSpec[]
+  ).map((row) => Object.freeze(row)),
+);
+
+/** The limits in effect when `limits` is absent or empty. */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze(
+  Object.fromEntries(LIMIT_TABLE.map((row) => [row.key, row.default])) as unknown as Limits,
+);
+
+function limitRow(key: keyof Limits): LimitSpec {
+  const row = LIMIT_TABLE.find((r) => r.key === key);
+  if (row === undefined) throw new Error(`no limit row for ${key}`);
+  return row;
+}
+
+function limitField(key: keyof Limits) {
+  const row = limitRow(key);
+  const range = `an integer from 1 to ${row.ceiling}`;
+  return z
+    .int({ error: range })
+    .min(1, { error: range })
+    .max(row.ceiling, { error: range })
+    .default(row.default)
+    .describe(`${row.meaning} Unit: ${row.unit}. Default ${row.default}; at least 1; ceiling ${row.ceiling}.`);
+}
+
+function inRange(value: unknown, key: keyof Limits): value is number {
+  const row = limitRow(key);
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= row.ceiling;
+}
+
+/** Longest accepted root path in bytes, excluding the terminating NUL (Linux PATH_MAX is 4096 with it). */
+const MAX_ROOT_BYTES = 4095;
+
+/**
+ * Why `root` is unacceptable as written, or null. The symlink and ownership rules are not checked here: the
+ * descriptor walk from `/` refuses a link or an untrusted directory anywhere in the chain (PRODUCT.md §5).
+ */
+export function rootProblem(root: string): string | null {
+  if (root.includes('\0')) return 'must not contain a NUL character';
+  if (Buffer.byteLength(root, 'utf8') > MAX_ROOT_BYTES) return `must be at most ${MAX_ROOT_BYTES} bytes`;
+  if (!root.startsWith('/')) return 'must be an absolute path';
+  if (root === '/') return 'must not be the filesystem root "/"';
+  if (root.endsWith('/')) return 'must not end with "/"';
+  if (path.posix.normalize(root) !== root) return 'must be in normal form (no "//", "." or ".." components)';
+  if (root === '/proc' || root.startsWith('/proc/')) return 'must not be /proc or below it';
+  return null;
+}
+
+function patternList(min: number) {
+  return z
+    .array(z.string({ error: 'each pattern must be a string' }))
+    .min(min, { error: 'must list at least one pattern' })
+    .max(MAX_PATTERNS, { error: `must list at most ${MAX_PATTERNS} patterns` })
+    .superRefine((list, ctx) => {
+      if (list.length > MAX_PATTERNS) return; // reported by .max; never scan an oversized list
+      list.forEach((p, i) => {
+        const reason = validatePattern(p);
+        if (reason !== null) ctx.addIssue({ code: 'custom', message: PATTERN_REASON_TEXT[reason], path: [i] });
+      });
+    });
+}
+
+const limitsSchema = z
+  .strictObject({
+    max_results: limitField('max_results'),
+    default_results: limitField('default_results'),
+    snippet_chars: limitField('snippet_chars'),
+    total_chars: limitField('total_chars'),
+    max_file_bytes: limitField('max_file_bytes'),
+    max_entries: limitField('max_entries'),
+    max_depth: limitField('max_depth'),
+    read_chars: limitField('read_chars'),
+    max_total_bytes: limitField('max_total_bytes'),
+  })
+  .superRefine((l, ctx) => {
+    // Defaults are already filled in, so a limit given alone is compared with the other one's default.
+    if (inRange(l.default_results, 'default_results') && inRange(l.max_results, 'max_results')) {
+      if (l.default_results > l.max_results) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['default_results'],
+          message: `default_results (${l.default_results}) must not exceed max_results (${l.max_results}); a key left out takes its default`,
+        });
+      }
+    }
+    if (inRange(l.total_chars, 'total_chars') && inRange(l.snippet_chars, 'snippet_chars')) {
+      if (l.total_chars < l.snippet_chars) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['total_chars'],
+          message: `total_chars (${l.total_chars}) must be at least snippet_chars (${l.snippet_chars}); a key left out takes its default`,
+        });
+      }
+    }
+  });
+
+/** The policy document (PRODUCT.md §4). Parse with `PolicySchema.safeParse(value)`; the output has every default. */
+export const PolicySchema = z
+  .strictObject({
+    version: z
+      .literal(1, { error: 'must be 1' })
+      .describe('Format version. Required; must be 1.'),
+    root: z
+      .string({ error: 'must be a string' })
+      .superRefine((root, ctx) => {
+        const problem = rootProblem(root);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe(
+        'Directory holding the notes. Required. Absolute, in normal form without a trailing "/", not "/" and not ' +
+          'under /proc; every component must be a real directory (no symlink) that passes the trust rule.',
+      ),
+    allow: patternList(1).describe(
+      `Patterns of note ids this profile may see. Required; 1 to ${MAX_PATTERNS} patterns of at most ` +
+        `${MAX_PATTERN_CHARS} characters each.`,
+    ),
+    deny: patternList(0)
+      .default([])
+      .describe(
+        `Patterns of note ids this profile may never see; deny wins over allow. Default []; at most ` +
+          `${MAX_PATTERNS} patterns.`,
+      ),
+    allow_cron: z
+      .boolean({ error: 'must be true or false' })
+      .default(false)
+      .describe('Whether cron runs may call the tools. Default false.'),
+    allow_subagents: z
+      .boolean({ error: 'must be true or false' })
+      .default(false)
+      .describe('Whether subagent runs may call the tools. Default false.'),
+    names: z
+      .enum(['portable', 'unicode'], { error: 'must be "portable" or "unicode"' })
+      .default('portable')
+      .describe(
+        'Name rule for every path segment below the root. "portable" (default): [A-Za-z0-9._-]+. "unicode": ' +
+          'letters, marks, numbers, punctuation, symbols and spaces, NFC, no leading dot or edge spaces.',
+      ),
+    limits: limitsSchema
+      .prefault({})
+      .describe('Per-call limits; every key optional with its default, at least 1 and at most its ceiling. Default {}.'),
+  })
+  .describe('memory-bridge policy, <home>/plugin-data/memory-bridge/policy.json (PRODUCT.md §4).');
+
+/** The validated document with every default filled in. */
+export type PolicyDocument = z.output<typeof PolicySchema>;
