@@ -29,7 +29,8 @@ function logSafe(text: string): string {
 /** Format a bridge log event as one worker log line. */
 export function formatLogEvent(event: LogEvent): string {
   const profile = event.profile === undefined ? '' : ` profile=${logSafe(event.profile)}`;
-  return `${event.tool} ${event.reason}${profile}`;
+  const detail = event.detail === undefined ? '' : ` (${logSafe(event.detail)})`;
+  return `${event.tool} ${event.reason}${detail}${profile}`;
 }
 
 /**
