@@ -1,0 +1,40 @@
+/**
+ * A real profile world for tool tests: a temporary tree with an owner-only memory root, a profile home whose
+ * policy points at it, and helpers to rewrite the policy. Everything is real files.
+ */
+import fs from 'node:fs';
+import { makeHome, makeTempDir, mkdirs } from '../helpers/fixtures.js';
+import type { Caller } from '../../src/tools/types.js';
+
+export interface World {
+  tmp: string;
+  root: string;
+  home: string;
+  policyPath: string;
+  caller: Caller;
+  /** Replace the policy (fields merged over `{version: 1, root, allow}`), keeping the file's mode. */
+  setPolicy(fields: Record<string, unknown>): void;
+}
+
+export function makeWorld(fields: Record<string, unknown> = {}, name = 'home'): World {
+  const tmp = makeTempDir();
+  const root = mkdirs(tmp, 'memory');
+  const base = { version: 1, root, allow: ['**'] };
+  const { home, policyPath } = makeHome(tmp, { ...base, ...fields }, name);
+  return {
+    tmp,
+    root,
+    home,
+    policyPath,
+    caller: { home, cron: false, subagent: false, profile: 'test' },
+    setPolicy(next) {
+      fs.writeFileSync(policyPath, JSON.stringify({ ...base, ...next }));
+    },
+  };
+}
+
+/** Add a second profile home under the same temporary tree, with its own policy. */
+export function addHome(world: World, name: string, fields: Record<string, unknown>): Caller {
+  const { home } = makeHome(world.tmp, { version: 1, root: world.root, allow: ['**'], ...fields }, name);
+  return { home, cron: false, subagent: false };
+}
