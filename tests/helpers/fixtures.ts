@@ -129,3 +129,61 @@ export function addAclEntry(file: string, kind: 'user' | 'group', id: number, pe
   entries.push({ tag: ACL_TAG.MASK, perm: 7 }, { tag: ACL_TAG.OTHER, perm: mode & 7 });
   setXattr(file, 'system.posix_acl_access', aclBytes(entries));
 }
+
+/** Number of descriptors this process holds (entries of /proc/self/fd, minus the one used to list it). Linux only. */
+export function openDescriptorCount(): number {
+  return fs.readdirSync('/proc/self/fd').length - 1;
+}
+
+/**
+ * A pass-through wrapper around a real Native binding that counts calls per method and records the names given
+ * to openDirAt, openFileAt and statAt. Not a mock: every call goes to the real binding. Use it to prove what the
+ * code under test did (or never did) touch.
+ */
+export interface CountingNative {
+  native: import('../../native/types.js').Native;
+  calls: Record<string, number>;
+  /** `${method}:${name}` for openDirAt/openFileAt/statAt, in call order. */
+  touched: string[];
+  reset(): void;
+}
+
+export function countingNative(real: import('../../native/types.js').Native): CountingNative {
+  const calls: Record<string, number> = {};
+  const touched: string[] = [];
+  const bump = (m: string): void => {
+    calls[m] = (calls[m] ?? 0) + 1;
+  };
+  const native: import('../../native/types.js').Native = {
+    platform: real.platform,
+    arch: real.arch,
+    verified: real.verified,
+    openRoot: () => (bump('openRoot'), real.openRoot()),
+    openDirAt: (fd, name) => (bump('openDirAt'), touched.push(`openDirAt:${name}`), real.openDirAt(fd, name)),
+    openFileAt: (fd, name) => (bump('openFileAt'), touched.push(`openFileAt:${name}`), real.openFileAt(fd, name)),
+    close: (fd) => (bump('close'), real.close(fd)),
+    fstat: (fd) => (bump('fstat'), real.fstat(fd)),
+    statAt: (fd, name) => (bump('statAt'), touched.push(`statAt:${name}`), real.statAt(fd, name)),
+    readAcl: (fd) => (bump('readAcl'), real.readAcl(fd)),
+    listDir: (fd, max) => (bump('listDir'), real.listDir(fd, max)),
+    pread: (fd, buf, off, len, pos) => (bump('pread'), real.pread(fd, buf, off, len, pos)),
+    flock: (fd, op) => (bump('flock'), real.flock(fd, op)),
+  };
+  return {
+    native,
+    calls,
+    touched,
+    reset() {
+      for (const k of Object.keys(calls)) delete calls[k];
+      touched.length = 0;
+    },
+  };
+}
+
+/** Create a FIFO at `file` with mkfifo(3) (Linux). */
+export function makeFifo(file: string, mode = 0o600): void {
+  mkfifoFn ??= koffi.load('libc.so.6').func('int mkfifo(const char *, unsigned int)') as never;
+  if (mkfifoFn!(file, mode) !== 0) throw new Error(`mkfifo: errno ${koffi.errno()}`);
+  fs.chmodSync(file, mode);
+}
+let mkfifoFn: ((file: string, mode: number) => number) | undefined;
