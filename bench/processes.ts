@@ -65,7 +65,13 @@ export async function connect(command: string, args: string[], env: Record<strin
   });
   const client = new Client({ name: 'memory-bridge-bench', version: '0.1.0' });
   const t0 = performance.now();
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    await new Promise((resolve) => setTimeout(resolve, 50)); // let the last stderr chunk arrive
+    const tail = errText.trim().slice(-800);
+    throw new Error(`${err instanceof Error ? err.message : String(err)}${tail ? ` — server stderr: ${tail}` : ''}`);
+  }
   const connectMs = performance.now() - t0;
   const pid = transport.pid;
   if (pid === null) throw new Error('server child has no pid');
