@@ -1,0 +1,459 @@
+/**
+ * `export-fleet` end to end: trust `--out`, take the lock, read the whole source, decide per card (invalid,
+ * expired, secret, unchanged, changed, new), record the plan in the manifest, write, keep history, mirror
+ * removals within scope, and report (issue 4; PRODUCT.md §8).
+ *
+ * Order matters for safety: the source is read completely before anything in `--out` changes, so a failed or
+ * partial read (401, 404, 5xx, timeout) changes and deletes nothing. The manifest is saved twice: before the
+ * writes (listing every path and temp file this run may create, so a run killed half-way leaves nothing the next
+ * run does not recognise as its own) and after them (the final state).
+ */
+import path from 'node:path';
+import { getNative } from '../../native/index.js';
+import { getWriteNative } from '../../native/write-linux.js';
+import { BridgeError } from '../errors.js';
+import { openTrustedDir, closeQuietly } from '../trust/path.js';
+import { isLive, parseCard, type Card } from './card.js';
+import { ExportError } from './errors.js';
+import { cardLocation, historyFile, HISTORY_DIR, parseHistoryFile, type CardLocation } from './layout.js';
+import { bodyText, parseRendered, renderCard } from './render.js';
+import { findSecrets, redact } from './secrets.js';
+import { readJsonl } from './source-jsonl.js';
+import { readQdrant, type QdrantSettings } from './source-qdrant.js';
+import type { SourceRead } from './source.js';
+import {
+  acquireLock,
+  BlockedError,
+  tempName,
+  OutTree,
+  type Manifest,
+  type ManifestEntry,
+  type TreeModes,
+} from './writer.js';
+
+/** Where the cards come from. */
+export type ExportSource = { kind: 'qdrant'; settings: QdrantSettings } | { kind: 'jsonl'; file: string };
+
+/** Everything one run needs; the CLI builds it from flags and the environment. */
+export interface ExportOptions {
+  /** The output directory (absolute, or resolved against the working directory). */
+  out: string;
+  source: ExportSource;
+  /** Domains to export (raw values); empty = all. Also the scope of mirror removal. */
+  domains: string[];
+  includeExpired: boolean;
+  redact: boolean;
+  /** Group name or numeric gid for `--group`, or null. */
+  group: string | null;
+  /** Newest history files kept per card; null = keep all. */
+  keepHistory: number | null;
+  dryRun: boolean;
+  noWait: boolean;
+  /** Environment for the key variable (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** "Now" in epoch seconds for the live rule (default: the clock at start). */
+  nowSeconds?: number;
+  /** Operator messages (stderr lines). */
+  log?: (line: string) => void;
+  /** Progress updates for a TTY bar: phase, done, total (total 0 = unknown). */
+  progress?: (phase: 'read' | 'write', done: number, total: number) => void;
+}
+
+/** The closing summary; `--json` prints exactly these keys. */
+export interface ExportSummary {
+  ok: boolean;
+  written: number;
+  unchanged: number;
+  removed: number;
+  history: number;
+  skipped_secret: number;
+  skipped_invalid: number;
+  skipped_expired: number;
+}
+
+/** The summary plus what the operator needs to act on. */
+export interface ExportReport {
+  summary: ExportSummary;
+  /** Ids of cards not written because they hold a credential (never the credential). */
+  secretIds: string[];
+  /** Places in `--out` the export refused to touch, with the reason. */
+  blocked: string[];
+}
+
+/** Every string of a card that ends up on disk (front matter, title, body, path). */
+function cardStrings(c: Card): string[] {
+  const out = [c.text, c.domain, c.client_id, c.slot_name, c.status];
+  if (c.author_node !== null) out.push(c.author_node);
+  if (c.author_profile !== null) out.push(c.author_profile);
+  out.push(...c.entities);
+  for (const r of c.relations) out.push(r.source, r.relation, r.target);
+  return out;
+}
+
+function redactCard(c: Card): Card {
+  return {
+    ...c,
+    text: redact(c.text),
+    domain: redact(c.domain),
+    client_id: redact(c.client_id),
+    slot_name: redact(c.slot_name),
+    status: redact(c.status),
+    author_node: c.author_node === null ? null : redact(c.author_node),
+    author_profile: c.author_profile === null ? null : redact(c.author_profile),
+    entities: c.entities.map(redact),
+    relations: c.relations.map((r) => ({ source: redact(r.source), relation: redact(r.relation), target: redact(r.target) })),
+  };
+}
+
+/** A card ready to write. */
+interface Ready {
+  card: Card;
+  loc: CardLocation;
+  bytes: Buffer;
+}
+
+/** One step of the write phase, decided before anything changes. */
+type Step =
+  | { op: 'write'; ready: Ready; temp: string; replace: boolean }
+  | { op: 'history'; ready: Ready; dir: [string, string]; file: string; bytes: Buffer; temp: string }
+  | { op: 'fixmode'; ready: Ready };
+
+function resolveGroup(group: string, wn: NonNullable<ReturnType<typeof getWriteNative>>): number {
+  if (/^[0-9]+$/.test(group)) return Number(group);
+  const gid = wn.groupId(group);
+  if (gid === null) throw new ExportError(`--group: no group named ${group}`, 2);
+  return gid;
+}
+
+/** The body as renderCard writes it (what parseRendered gives back). */
+function renderedBody(c: Card): string {
+  const b = bodyText(c.text);
+  return b.endsWith('\n') ? b : `${b}\n`;
+}
+
+function splitRel(rel: string): { dir: string[]; name: string } {
+  const segs = rel.split('/');
+  const name = segs.pop()!;
+  return { dir: segs, name };
+}
+
+/**
+ * Run one export. Resolves with the report; operational failures (untrusted `--out`, lock held with `noWait`,
+ * failed read, unusable manifest) throw ExportError with the exit code to use.
+ */
+export async function runExport(opts: ExportOptions): Promise<ExportReport> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const env = opts.env ?? process.env;
+  const now = opts.nowSeconds ?? Date.now() / 1000;
+  const native = getNative();
+  const wn = getWriteNative();
+  if (native === null || wn === null) throw new ExportError('export-fleet is not supported on this platform');
+  const gid = opts.group === null ? null : resolveGroup(opts.group, wn);
+  const modes: TreeModes = gid === null ? { dir: 0o700, file: 0o600, gid: null } : { dir: 0o750, file: 0o640, gid };
+
+  const out = path.resolve(opts.out);
+  let outFd: number;
+  try {
+    outFd = openTrustedDir(out, 'out', native);
+  } catch (e) {
+    if (e instanceof BridgeError) {
+      throw new ExportError(`--out ${out} does not pass the trust rule (${e.reason}); it must be an existing directory owned by you or root, not writable by anyone else, reached without symlinks`);
+    }
+    throw e;
+  }
+  let lockFd: number | null = null;
+  const tree = new OutTree(native, wn, outFd, modes, opts.dryRun);
+  try {
+    try {
+      lockFd = await acquireLock(native, wn, outFd, {
+        noWait: opts.noWait,
+        dryRun: opts.dryRun,
+        onWait: () => log(`export-fleet: another export into ${out} is running; waiting for it to finish`),
+      });
+    } catch (e) {
+      if (e instanceof Error && e.message === 'locked') throw new ExportError(`another export into ${out} is running (--no-wait given)`);
+      if (e instanceof BlockedError) throw new ExportError(`${path.join(out, e.relPath)}: ${e.why}`);
+      throw e;
+    }
+    let manifest: Manifest;
+    try {
+      manifest = tree.loadManifest();
+    } catch (e) {
+      throw new ExportError(`cannot use the manifest in ${out} (${e instanceof Error ? e.message : 'error'}); move it aside to start over`);
+    }
+    // A run that was killed left these; the manifest says they are ours.
+    for (const t of manifest.temps) tree.removeTemp(t);
+
+    const read = await readSource(opts, env);
+    return await applyRead(opts, tree, modes, manifest, read, now, log);
+  } finally {
+    tree.close();
+    if (lockFd !== null) closeQuietly(native, lockFd);
+    closeQuietly(native, outFd);
+  }
+}
+
+async function readSource(opts: ExportOptions, env: NodeJS.ProcessEnv): Promise<SourceRead> {
+  if (opts.source.kind === 'jsonl') return readJsonl(opts.source.file);
+  return readQdrant(opts.source.settings, env, opts.domains, (pages, points) => opts.progress?.('read', points, 0));
+}
+
+async function applyRead(
+  opts: ExportOptions,
+  tree: OutTree,
+  modes: TreeModes,
+  manifest: Manifest,
+  read: SourceRead,
+  now: number,
+  log: (line: string) => void,
+): Promise<ExportReport> {
+  const summary: ExportSummary = {
+    ok: true, written: 0, unchanged: 0, removed: 0, history: 0, skipped_secret: 0, skipped_invalid: read.invalid, skipped_expired: 0,
+  };
+  const secretIds: string[] = [];
+  const blocked: string[] = [];
+  const inScope = (e: ManifestEntry): boolean =>
+    e.source === read.key && (opts.domains.length === 0 || opts.domains.includes(e.domain));
+
+  // 1. Validate, and keep one card per id (the newest by updated_at, then revision; a later record wins ties).
+  const byId = new Map<string, Card>();
+  for (const p of read.points) {
+    const parsed = parseCard(p);
+    if (!parsed.ok) {
+      summary.skipped_invalid += 1;
+      continue;
+    }
+    const c = parsed.card;
+    if (opts.domains.length > 0 && !opts.domains.includes(c.domain)) continue;
+    const prev = byId.get(c.id);
+    if (prev === undefined || c.updated_at > prev.updated_at || (c.updated_at === prev.updated_at && c.revision >= prev.revision)) {
+      byId.set(c.id, c);
+    }
+  }
+
+  // 2. Decide per card. `keep` holds ids whose existing files must survive this run's mirror removal.
+  const keep = new Set<string>();
+  const ready: Ready[] = [];
+  for (const c0 of byId.values()) {
+    if (!opts.includeExpired && !isLive(c0, now)) {
+      summary.skipped_expired += 1;
+      continue;
+    }
+    let c = c0;
+    if (cardStrings(c).some((s) => findSecrets(s).length > 0)) {
+      if (!opts.redact) {
+        summary.skipped_secret += 1;
+        secretIds.push(c.id);
+        keep.add(c.id);
+        continue;
+      }
+      c = redactCard(c);
+    }
+    const loc = cardLocation(c);
+    const bytes = renderCard(c);
+    // Last gate on exactly what would reach the disk: the bytes and the path.
+    if (findSecrets(bytes.toString('utf8')).length > 0 || findSecrets(loc.relPath).length > 0) {
+      summary.skipped_secret += 1;
+      secretIds.push(c.id);
+      keep.add(c.id);
+      continue;
+    }
+    keep.add(c.id);
+    ready.push({ card: c, loc, bytes });
+  }
+  ready.sort((a, b) => (a.loc.relPath < b.loc.relPath ? -1 : a.loc.relPath > b.loc.relPath ? 1 : 0));
+
+  // 3. Inspect the tree (read only) and plan the steps.
+  const steps: Step[] = [];
+  const newEntries = new Map<string, ManifestEntry>();
+  const currentPaths = new Set<string>();
+  const historyNamesPlanned = new Set<string>();
+  const keepHistory = opts.keepHistory;
+  for (const r of ready) {
+    const rel = r.loc.relPath;
+    currentPaths.add(rel);
+    try {
+      const dirFd = tree.openDir(r.loc.dir, false);
+      const p = dirFd === null ? ({ kind: 'absent' } as const) : tree.presence(dirFd, r.loc.file);
+      const entry: ManifestEntry = { source: read.key, domain: r.card.domain, point: r.card.id, kind: 'current' };
+      if (p.kind === 'absent') {
+        steps.push({ op: 'write', ready: r, temp: tempName(), replace: false });
+        newEntries.set(rel, entry);
+        continue;
+      }
+      if (manifest.files[rel] === undefined || !tree.isOwnFile(p.stat)) {
+        throw new BlockedError(rel, manifest.files[rel] === undefined ? 'exists but the export did not write it' : 'not a file the export wrote');
+      }
+      const old = tree.readOwn(dirFd!, r.loc.file, p.stat, rel);
+      newEntries.set(rel, entry);
+      if (old.equals(r.bytes)) {
+        if ((p.stat.mode & 0o7777) !== modes.file || (modes.gid !== null && p.stat.gid !== modes.gid)) {
+          steps.push({ op: 'fixmode', ready: r });
+        }
+        summary.unchanged += 1;
+        continue;
+      }
+      const facts = parseRendered(old);
+      const changed = facts === null || facts.revision !== r.card.revision || facts.body !== renderedBody(r.card);
+      if (changed && keepHistory !== 0) {
+        const rev = facts?.revision ?? 0;
+        const when = facts?.updatedAt ?? Number(p.stat.mtimeNs / 1_000_000_000n);
+        const hfile = historyFile(r.loc.stem, rev, when);
+        const hrel = `${r.loc.dir.join('/')}/${HISTORY_DIR}/${hfile}`;
+        const hdir = tree.openDir([...r.loc.dir, HISTORY_DIR], false);
+        const hp = hdir === null ? ({ kind: 'absent' } as const) : tree.presence(hdir, hfile);
+        if (hp.kind === 'present') {
+          // Already kept (a run killed after writing it) — or something that is not ours: then keep the old
+          // current file rather than lose the only copy of that revision.
+          if (manifest.files[hrel] === undefined || !tree.isOwnFile(hp.stat)) throw new BlockedError(hrel, 'history name taken by a file the export did not write');
+        } else if (!historyNamesPlanned.has(hrel)) {
+          historyNamesPlanned.add(hrel);
+          steps.push({ op: 'history', ready: r, dir: r.loc.dir, file: hfile, bytes: old, temp: tempName() });
+          newEntries.set(hrel, { ...entry, domain: manifest.files[rel]!.domain, kind: 'history' });
+        }
+      }
+      steps.push({ op: 'write', ready: r, temp: tempName(), replace: true });
+    } catch (e) {
+      if (!(e instanceof BlockedError)) throw e;
+      blocked.push(`${e.relPath}: ${e.why}`);
+      newEntries.delete(rel);
+    }
+  }
+
+  // Mirror removal candidates: current files of this source and scope whose card is gone, expired, or moved to
+  // another path (an episodic overwrite can move a card to another client). A moved card's old text is kept as
+  // history in its old folder when it differs, so the overwrite the fleet store did is not silent here.
+  const readyById = new Map(ready.map((r) => [r.card.id, r] as const));
+  const removals: string[] = [];
+  for (const [rel, e] of Object.entries(manifest.files)) {
+    if (e.kind !== 'current' || !inScope(e) || currentPaths.has(rel)) continue;
+    const moved = readyById.get(e.point);
+    if (keep.has(e.point) && moved === undefined) continue; // skipped for a secret: its last clean export stays
+    removals.push(rel);
+    if (moved === undefined || keepHistory === 0) continue;
+    try {
+      const { dir, name } = splitRel(rel);
+      const dirFd = tree.openDir(dir, false);
+      const p = dirFd === null ? ({ kind: 'absent' } as const) : tree.presence(dirFd, name);
+      if (p.kind === 'absent' || !tree.isOwnFile(p.stat)) continue;
+      const old = tree.readOwn(dirFd!, name, p.stat, rel);
+      const facts = parseRendered(old);
+      if (facts !== null && facts.revision === moved.card.revision && facts.body === renderedBody(moved.card)) continue;
+      const stem = name.slice(0, -'.md'.length);
+      const hfile = historyFile(stem, facts?.revision ?? 0, facts?.updatedAt ?? Number(p.stat.mtimeNs / 1_000_000_000n));
+      const hrel = `${dir.join('/')}/${HISTORY_DIR}/${hfile}`;
+      if (historyNamesPlanned.has(hrel)) continue;
+      const hdir = tree.openDir([...dir, HISTORY_DIR], false);
+      if (hdir !== null && tree.presence(hdir, hfile).kind === 'present') continue;
+      historyNamesPlanned.add(hrel);
+      steps.unshift({ op: 'history', ready: moved, dir: [dir[0]!, dir[1]!], file: hfile, bytes: old, temp: tempName() });
+      newEntries.set(hrel, { source: e.source, domain: e.domain, point: e.point, kind: 'history' });
+    } catch (err) {
+      if (!(err instanceof BlockedError)) throw err;
+      blocked.push(`${err.relPath}: ${err.why}`);
+    }
+  }
+
+  // 4. Phase-1 manifest: everything this run may create, and its temp names.
+  const planned: Manifest = { version: 1, files: { ...manifest.files }, temps: [] };
+  for (const [rel, e] of newEntries) planned.files[rel] = e;
+  for (const s of steps) {
+    if (s.op === 'write') planned.temps.push(`${s.ready.loc.dir.join('/')}/${s.temp}`);
+    if (s.op === 'history') planned.temps.push(`${s.dir.join('/')}/${HISTORY_DIR}/${s.temp}`);
+  }
+  tree.saveManifest(planned);
+
+  // 5. Write: history copies first, then the new current files (each an atomic rename).
+  const total = steps.length;
+  let done = 0;
+  for (const s of steps) {
+    done += 1;
+    if (done % 50 === 0 || done === total) opts.progress?.('write', done, total);
+    if (tree.dryRun) {
+      if (s.op === 'history') summary.history += 1;
+      if (s.op === 'write') summary.written += 1;
+      continue;
+    }
+    try {
+      if (s.op === 'history') {
+        const hdir = tree.openDir([...s.dir, HISTORY_DIR], true)!;
+        tree.writeAtomic(hdir, s.file, s.temp, s.bytes);
+        summary.history += 1;
+      } else if (s.op === 'write') {
+        const dirFd = tree.openDir(s.ready.loc.dir, true)!;
+        // Re-check right before the rename: only an absent name or a file of ours may be replaced.
+        const p = tree.presence(dirFd, s.ready.loc.file);
+        if (p.kind === 'present' && (!s.replace || !tree.isOwnFile(p.stat))) {
+          throw new BlockedError(s.ready.loc.relPath, 'appeared during the export and is not ours');
+        }
+        tree.writeAtomic(dirFd, s.ready.loc.file, s.temp, s.ready.bytes);
+        summary.written += 1;
+      } else {
+        const dirFd = tree.openDir(s.ready.loc.dir, false);
+        if (dirFd !== null) tree.fixFileMode(dirFd, s.ready.loc.file);
+      }
+    } catch (e) {
+      if (!(e instanceof BlockedError)) throw e;
+      blocked.push(`${e.relPath}: ${e.why}`);
+      if (s.op === 'write' && !s.replace) delete planned.files[s.ready.loc.relPath];
+    }
+  }
+
+  // 6. Mirror removal (complete read only — a failed read threw long before this point).
+  const finalFiles: Record<string, ManifestEntry> = { ...planned.files };
+  for (const rel of removals) {
+    const { dir, name } = splitRel(rel);
+    try {
+      const dirFd = tree.openDir(dir, false);
+      const r = dirFd === null ? 'absent' : tree.removeOwn(dirFd, name, rel);
+      if (r === 'removed') summary.removed += 1;
+      delete finalFiles[rel];
+    } catch (e) {
+      if (!(e instanceof BlockedError)) throw e;
+      blocked.push(`${e.relPath}: ${e.why}`);
+      delete finalFiles[rel];
+    }
+  }
+
+  // 7. --keep-history N: the newest N history files per card, among this run's scope.
+  if (keepHistory !== null) {
+    const groups = new Map<string, Array<{ rel: string; revision: number; stamp: string }>>();
+    for (const [rel, e] of Object.entries(finalFiles)) {
+      if (e.kind !== 'history' || !inScope(e)) continue;
+      const { dir, name } = splitRel(rel);
+      const stem = name.replace(/--r[0-9]+-[0-9]{8}T[0-9]{6}Z\.md$/, '');
+      const parsed = parseHistoryFile(stem, name);
+      if (parsed === null) continue;
+      const key = `${dir.slice(0, 2).join('/')}\u0000${e.point}`;
+      const list = groups.get(key) ?? [];
+      list.push({ rel, ...parsed });
+      groups.set(key, list);
+    }
+    for (const list of groups.values()) {
+      list.sort((a, b) => b.revision - a.revision || (a.stamp < b.stamp ? 1 : a.stamp > b.stamp ? -1 : 0));
+      for (const h of list.slice(keepHistory)) {
+        const { dir, name } = splitRel(h.rel);
+        try {
+          const dirFd = tree.openDir(dir, false);
+          if (dirFd !== null) tree.removeOwn(dirFd, name, h.rel);
+          delete finalFiles[h.rel];
+        } catch (e) {
+          if (!(e instanceof BlockedError)) throw e;
+          blocked.push(`${e.relPath}: ${e.why}`);
+          delete finalFiles[h.rel];
+        }
+      }
+    }
+  }
+
+  // 8. Final manifest, then make the directory changes durable.
+  tree.saveManifest({ version: 1, files: finalFiles, temps: [] });
+  tree.syncDirs();
+
+  if (blocked.length > 0) summary.ok = false;
+  for (const b of blocked) log(`export-fleet: left alone: ${b}`);
+  if (secretIds.length > 0) {
+    log(`export-fleet: ${secretIds.length} card(s) hold a credential and were not written (use --redact to write them redacted): ${secretIds.join(', ')}`);
+  }
+  return { summary, secretIds, blocked };
+}

@@ -1,0 +1,117 @@
+/**
+ * Where a card's file goes inside `--out`: `<domain>/<client_id>/<slot_name>--<id>.md` (episodic cards
+ * `episodic--<id>.md`), earlier revisions under `<domain>/<client_id>/history/`. Pure functions; the writer opens
+ * these segments one descriptor at a time.
+ *
+ * Rule (issue 4, item 3): every segment passes the portable name rule of PRODUCT.md §4 (`[A-Za-z0-9._-]+`, no
+ * leading dot), so a segment can never be `.`, `..`, empty, or contain `/`, NUL, bidi or zero-width characters, and
+ * no card text can name a place outside `--out`. A domain folder is the raw domain only when the domain is exactly
+ * `work`, `personal` or `shared`; anything else gets a sanitised name plus a short hash of the raw value, so no
+ * case-insensitive policy glob (`work/**`) can take `Work` or `work\u200b` for `work`. Client and slot segments
+ * that had to be changed carry a short hash too, so two different raw values do not merge silently.
+ */
+import { createHash } from 'node:crypto';
+import type { Card } from './card.js';
+
+/** The portable name rule (PRODUCT.md §4 `names: "portable"`), plus "no leading dot". */
+const PORTABLE = /^[A-Za-z0-9._-]+$/;
+
+/** The three domains the fleet defines; only these become folder names as they are. */
+export const KNOWN_DOMAINS: readonly string[] = Object.freeze(['work', 'personal', 'shared']);
+
+/** Longest sanitised stem kept before the hash suffix, in characters. Keeps every file name far below 255 bytes. */
+export const MAX_STEM = 64;
+
+/** Hex digits of the short hash suffix (48 bits). */
+export const HASH_HEX = 12;
+
+/** Name of the per-client history folder. A client id equal to it is always rewritten (with a hash). */
+export const HISTORY_DIR = 'history';
+
+/** True when `name` passes the portable rule and does not start with a dot. */
+export function isPortableName(name: string): boolean {
+  return PORTABLE.test(name) && !name.startsWith('.');
+}
+
+/**
+ * Short hash of a raw value: the first {@link HASH_HEX} hex digits of SHA-256 over its UTF-16 code units, so values
+ * that differ only in a lone surrogate (which UTF-8 encoding would blur) still hash apart.
+ */
+export function shortHash(raw: string): string {
+  return createHash('sha256').update(Buffer.from(raw, 'utf16le')).digest('hex').slice(0, HASH_HEX);
+}
+
+/**
+ * Replace every character outside `[A-Za-z0-9._-]` with `_`, drop leading dots, and cut to {@link MAX_STEM}
+ * characters. An empty result becomes `_`.
+ */
+export function sanitiseStem(raw: string): string {
+  let s = '';
+  for (const ch of raw) s += /^[A-Za-z0-9._-]$/.test(ch) ? ch : '_';
+  s = s.replace(/^\.+/, '').slice(0, MAX_STEM);
+  return s === '' ? '_' : s;
+}
+
+/** `<sanitised>-<hash of raw>`: always portable, never equal to a known domain or to `history`. */
+function hashed(raw: string): string {
+  return `${sanitiseStem(raw)}-${shortHash(raw)}`;
+}
+
+/** Folder name for a domain: the raw value for exactly work/personal/shared, else sanitised + hash. */
+export function domainSegment(domain: string): string {
+  return KNOWN_DOMAINS.includes(domain) ? domain : hashed(domain);
+}
+
+/**
+ * Folder or file-stem name for a client id or slot name: the raw value when it already passes the portable rule,
+ * fits {@link MAX_STEM} and is not reserved; otherwise sanitised + hash.
+ */
+export function freeTextSegment(raw: string, reserved: readonly string[] = []): string {
+  if (isPortableName(raw) && raw.length <= MAX_STEM && !reserved.includes(raw)) return raw;
+  return hashed(raw);
+}
+
+/** Root-relative location of a card's current file. `dir` is `[domain, client]`; `stem` has no `.md`. */
+export interface CardLocation {
+  dir: [string, string];
+  stem: string;
+  /** `stem + ".md"`. */
+  file: string;
+  /** `dir.join('/') + '/' + file`. */
+  relPath: string;
+}
+
+/**
+ * Location of a card's current file. The point id is already normalised (UUID or decimal integer), so it is
+ * portable as it stands.
+ */
+export function cardLocation(card: Pick<Card, 'id' | 'domain' | 'client_id' | 'slot_name' | 'memory_type'>): CardLocation {
+  const domain = domainSegment(card.domain);
+  const client = freeTextSegment(card.client_id, [HISTORY_DIR]);
+  const slot = card.memory_type === 'episodic' ? 'episodic' : freeTextSegment(card.slot_name);
+  const stem = `${slot}--${card.id}`;
+  const file = `${stem}.md`;
+  return { dir: [domain, client], stem, file, relPath: `${domain}/${client}/${file}` };
+}
+
+/** `yyyymmddThhmmssZ` in UTC for epoch seconds (fractions dropped). */
+export function compactUtc(epochSeconds: number): string {
+  return new Date(Math.floor(epochSeconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+}
+
+/** History file name for an earlier export of a card: `<stem>--r<revision>-<yyyymmddThhmmssZ>.md`. */
+export function historyFile(stem: string, revision: number, updatedAt: number): string {
+  return `${stem}--r${revision}-${compactUtc(updatedAt)}.md`;
+}
+
+/**
+ * Parse a history file name back into its parts, or null when `name` is not one for `stem`. Used to find the
+ * history of one card and to order it (revision, then time) for `--keep-history`.
+ */
+export function parseHistoryFile(stem: string, name: string): { revision: number; stamp: string } | null {
+  const prefix = `${stem}--r`;
+  if (!name.startsWith(prefix) || !name.endsWith('.md')) return null;
+  const m = /^([0-9]{1,16})-([0-9]{8}T[0-9]{6}Z)\.md$/.exec(name.slice(prefix.length));
+  if (!m) return null;
+  return { revision: Number(m[1]), stamp: m[2]! };
+}

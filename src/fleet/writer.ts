@@ -1,0 +1,413 @@
+/**
+ * The export's hands inside `--out`: descriptor-relative directory walks, atomic file replacement, the manifest of
+ * files the exporter wrote, and the run lock (issue 4, items 7 and 8).
+ *
+ * Rules this module keeps:
+ * - Nothing below `--out` is reached through a path string. Each directory is opened with
+ *   openat(O_NOFOLLOW|O_DIRECTORY) from its already-checked parent and judged on its descriptor with the same rule
+ *   as a memory root's subdirectories (src/trust/rule.ts `checkDirDescriptor`), so a symlinked or foreign directory
+ *   stops the walk instead of redirecting it.
+ * - A file is replaced only by renameat of a temp file written in the same directory. Temp names start with a dot
+ *   and do not end in `.md`, so the reader (which skips hidden and non-Markdown names) never sees a partial note,
+ *   even after SIGKILL; rename(2) replaces the visible name atomically.
+ * - An existing object is overwritten or removed only when the manifest lists it and it is a regular file owned by
+ *   the running user with one link. Symlinks, directories, other owners' files and unlisted files are left alone.
+ */
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { NativeError, type FileStat, type Native } from '../../native/types.js';
+import type { WriteNative } from '../../native/write-linux.js';
+import { checkDirDescriptor, isRegularFile, readExactly } from '../trust/rule.js';
+import { closeQuietly } from '../trust/path.js';
+import { isPortableName } from './layout.js';
+
+const ENOENT = 2;
+const EEXIST = 17;
+const EWOULDBLOCK = 11;
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+
+/** Hidden name of the manifest in `--out`. */
+export const MANIFEST_NAME = '.memory-bridge-manifest.json';
+/** Hidden name of the manifest's temp file (fixed: the lock makes the exporter its only writer). */
+export const MANIFEST_TEMP = '.memory-bridge-manifest.json.tmp';
+/** Hidden name of the lock file in `--out`. */
+export const LOCK_NAME = '.memory-bridge-export.lock';
+/** Largest file the exporter reads back (its own notes and manifest). */
+export const MAX_READBACK_BYTES = 256 * 1024 * 1024;
+
+const TEMP_RE = /^\.mb-tmp-[0-9a-f]{16}$/;
+
+/** A fresh temp name: hidden, no `.md` suffix, 64 random bits. */
+export function tempName(): string {
+  return `.mb-tmp-${randomBytes(8).toString('hex')}`;
+}
+
+/** A place in the tree the export may not touch: a symlink, a foreign or unlisted file, an untrusted directory. */
+export class BlockedError extends Error {
+  override readonly name = 'BlockedError';
+  constructor(
+    readonly relPath: string,
+    readonly why: string,
+  ) {
+    super(`${relPath}: ${why}`);
+  }
+}
+
+/** Modes and group for what the export creates: 0700/0600 by default, 0750/0640 with `--group`. */
+export interface TreeModes {
+  dir: number;
+  file: number;
+  /** Group id to give every created object, or null to keep the creator's group. */
+  gid: number | null;
+}
+
+/** One file the exporter wrote, as the manifest records it. */
+export interface ManifestEntry {
+  /** Source key (see SourceRead.key): mirror removal only touches entries of the run's own source. */
+  source: string;
+  /** The card's domain as written in its front matter (after redaction): the `--domain` scope test. */
+  domain: string;
+  /** Normalised point id. */
+  point: string;
+  kind: 'current' | 'history';
+}
+
+/** The manifest: every file the exporter wrote and still owns, plus temp files of a run that did not finish. */
+export interface Manifest {
+  version: 1;
+  files: Record<string, ManifestEntry>;
+  temps: string[];
+}
+
+/** An empty manifest (a fresh `--out`). */
+export function emptyManifest(): Manifest {
+  return { version: 1, files: {}, temps: [] };
+}
+
+/** True for a root-relative path the exporter could have written: 3 or 4 portable segments, a `.md` file. */
+function plausibleFile(rel: string): boolean {
+  const segs = rel.split('/');
+  return (segs.length === 3 || (segs.length === 4 && segs[2] === 'history')) && segs.every(isPortableName) && rel.endsWith('.md');
+}
+
+/** True for a temp path the exporter could have made: 0–3 portable directories, then a temp name. */
+function plausibleTemp(rel: string): boolean {
+  const segs = rel.split('/');
+  const last = segs.pop() ?? '';
+  return segs.length <= 3 && segs.every(isPortableName) && TEMP_RE.test(last);
+}
+
+/**
+ * Parse manifest bytes. Entries whose path could not have come from the exporter are dropped (so a damaged
+ * manifest can never point removal outside the layout). Throws Error when the JSON is not a manifest at all.
+ */
+export function parseManifest(bytes: Buffer): Manifest {
+  const raw = JSON.parse(bytes.toString('utf8')) as unknown;
+  if (typeof raw !== 'object' || raw === null || (raw as { version?: unknown }).version !== 1) throw new Error('not a manifest');
+  const r = raw as { files?: unknown; temps?: unknown };
+  const m = emptyManifest();
+  if (typeof r.files === 'object' && r.files !== null) {
+    for (const [rel, e] of Object.entries(r.files as Record<string, unknown>)) {
+      const v = e as Partial<ManifestEntry> | null;
+      if (!plausibleFile(rel) || v === null || typeof v !== 'object') continue;
+      if (typeof v.source !== 'string' || typeof v.domain !== 'string' || typeof v.point !== 'string') continue;
+      if (v.kind !== 'current' && v.kind !== 'history') continue;
+      m.files[rel] = { source: v.source, domain: v.domain, point: v.point, kind: v.kind };
+    }
+  }
+  if (Array.isArray(r.temps)) m.temps = r.temps.filter((t): t is string => typeof t === 'string' && plausibleTemp(t));
+  return m;
+}
+
+/** What is at a name: nothing, or a stat taken without following a symlink. */
+export type Presence = { kind: 'absent' } | { kind: 'present'; stat: FileStat };
+
+/**
+ * One `--out` tree, opened and trusted by the caller (`openTrustedDir(out, 'out')`). Holds directory descriptors
+ * by relative path; {@link close} releases them all. In dry-run mode nothing is created, written or removed.
+ */
+export class OutTree {
+  private readonly dirs = new Map<string, number>();
+  private readonly touched = new Set<number>();
+  readonly uid: number;
+  private readonly rootDev: bigint;
+
+  constructor(
+    private readonly native: Native,
+    private readonly wn: WriteNative,
+    readonly outFd: number,
+    private readonly modes: TreeModes,
+    readonly dryRun: boolean,
+  ) {
+    this.uid = process.geteuid?.() ?? 0;
+    this.rootDev = native.fstat(outFd).dev;
+    this.dirs.set('', outFd);
+  }
+
+  /** Stat `name` in `dirFd` without following a symlink. */
+  presence(dirFd: number, name: string): Presence {
+    try {
+      return { kind: 'present', stat: this.native.statAt(dirFd, name) };
+    } catch (e) {
+      if (e instanceof NativeError && e.errno === ENOENT) return { kind: 'absent' };
+      throw e;
+    }
+  }
+
+  /** True when `st` is something the exporter may replace or remove: a regular file of ours with one link. */
+  isOwnFile(st: FileStat): boolean {
+    return isRegularFile(st) && st.uid === this.uid && st.nlink === 1;
+  }
+
+  /**
+   * Open the directory `segs` below `--out`, one component at a time (O_NOFOLLOW), creating missing ones when
+   * `create` (mode and group from {@link TreeModes}). Every directory must pass the trust rule on its descriptor.
+   * Returns null when a directory is missing and not created (lookups and dry runs).
+   * @throws BlockedError for a symlink, a non-directory, or an untrusted directory on the way
+   */
+  openDir(segs: readonly string[], create: boolean): number | null {
+    let rel = '';
+    let fd = this.outFd;
+    for (const seg of segs) {
+      const next = rel === '' ? seg : `${rel}/${seg}`;
+      const known = this.dirs.get(next);
+      if (known !== undefined) {
+        fd = known;
+        rel = next;
+        continue;
+      }
+      let child: number;
+      try {
+        child = this.native.openDirAt(fd, seg);
+      } catch (e) {
+        if (!(e instanceof NativeError) || e.errno !== ENOENT) throw new BlockedError(next, 'not a plain directory (symlink or other object)');
+        if (!create || this.dryRun) return null;
+        try {
+          this.wn.mkdirAt(fd, seg, 0o700);
+        } catch (err) {
+          if (!(err instanceof NativeError) || err.errno !== EEXIST) throw err;
+        }
+        try {
+          child = this.native.openDirAt(fd, seg);
+        } catch {
+          throw new BlockedError(next, 'not a plain directory (symlink or other object)');
+        }
+      }
+      try {
+        this.fixMode(child, this.modes.dir);
+        const { reason } = checkDirDescriptor(this.native, child, this.uid, this.rootDev);
+        if (reason !== null) throw new BlockedError(next, `untrusted directory (${reason})`);
+      } catch (e) {
+        closeQuietly(this.native, child);
+        throw e;
+      }
+      this.dirs.set(next, child);
+      fd = child;
+      rel = next;
+    }
+    return fd;
+  }
+
+  /** Give an object of ours the configured mode and group (no-op for others' objects and in dry runs). */
+  private fixMode(fd: number, mode: number): void {
+    if (this.dryRun) return;
+    const st = this.native.fstat(fd);
+    if (st.uid !== this.uid) return;
+    if (this.modes.gid !== null && st.gid !== this.modes.gid) fs.fchownSync(fd, -1, this.modes.gid);
+    if ((st.mode & 0o7777) !== mode) fs.fchmodSync(fd, mode);
+  }
+
+  /**
+   * Read a file of ours (checked again on the open descriptor: same inode as `st`, still ours).
+   * @throws BlockedError when it changed identity or is too large
+   */
+  readOwn(dirFd: number, name: string, st: FileStat, rel: string): Buffer {
+    if (st.size > MAX_READBACK_BYTES) throw new BlockedError(rel, 'too large to compare');
+    const fd = this.native.openFileAt(dirFd, name);
+    try {
+      const now = this.native.fstat(fd);
+      if (now.ino !== st.ino || now.dev !== st.dev || !this.isOwnFile(now)) throw new BlockedError(rel, 'changed while being read');
+      const bytes = readExactly(this.native, fd, now.size);
+      if (bytes === null) throw new BlockedError(rel, 'changed while being read');
+      return bytes;
+    } finally {
+      closeQuietly(this.native, fd);
+    }
+  }
+
+  /** Bring an existing file of ours to the configured mode and group (used for unchanged notes). */
+  fixFileMode(dirFd: number, name: string): void {
+    if (this.dryRun) return;
+    const fd = this.native.openFileAt(dirFd, name);
+    try {
+      this.fixMode(fd, this.modes.file);
+    } finally {
+      closeQuietly(this.native, fd);
+    }
+  }
+
+  /**
+   * Write `bytes` to `name` in `dirFd` atomically: create `temp` exclusively (O_EXCL|O_NOFOLLOW), set group and
+   * mode, write, fsync, close, then renameat over `name`. The temp file is unlinked on any failure before the
+   * rename. The caller has already decided that `name` is absent or a file of ours.
+   */
+  writeAtomic(dirFd: number, name: string, temp: string, bytes: Buffer): void {
+    if (this.dryRun) return;
+    const fd = this.wn.createExclusive(dirFd, temp, 0o600);
+    let renamed = false;
+    try {
+      try {
+        this.fixMode(fd, this.modes.file);
+        let off = 0;
+        while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+        fs.fsyncSync(fd);
+      } finally {
+        closeQuietly(this.native, fd);
+      }
+      this.wn.renameAt(dirFd, temp, dirFd, name);
+      renamed = true;
+      this.touched.add(dirFd);
+    } finally {
+      if (!renamed) {
+        try {
+          this.wn.unlinkAt(dirFd, temp);
+        } catch {
+          // best effort: the manifest lists the temp, so the next run removes it
+        }
+      }
+    }
+  }
+
+  /** Remove a file of ours: statAt again right before unlinkat; anything else there is left alone. */
+  removeOwn(dirFd: number, name: string, rel: string): 'removed' | 'absent' {
+    const p = this.presence(dirFd, name);
+    if (p.kind === 'absent') return 'absent';
+    if (!this.isOwnFile(p.stat)) throw new BlockedError(rel, 'not a file the export wrote');
+    if (this.dryRun) return 'removed';
+    this.wn.unlinkAt(dirFd, name);
+    this.touched.add(dirFd);
+    return 'removed';
+  }
+
+  /** Remove a leftover temp file of an earlier run (only our own regular files with a temp name). */
+  removeTemp(rel: string): void {
+    if (this.dryRun) return;
+    const segs = rel.split('/');
+    const name = segs.pop()!;
+    if (!TEMP_RE.test(name)) return;
+    let dirFd: number | null;
+    try {
+      dirFd = this.openDir(segs, false);
+    } catch {
+      return;
+    }
+    if (dirFd === null) return;
+    const p = this.presence(dirFd, name);
+    if (p.kind === 'present' && this.isOwnFile(p.stat)) this.wn.unlinkAt(dirFd, name);
+  }
+
+  /** Read the manifest; an absent one is empty. @throws Error when it exists but is not ours or not a manifest */
+  loadManifest(): Manifest {
+    const p = this.presence(this.outFd, MANIFEST_NAME);
+    if (p.kind === 'absent') return emptyManifest();
+    if (!this.isOwnFile(p.stat)) throw new Error(`${MANIFEST_NAME} is not a regular file owned by this user`);
+    return parseManifest(this.readOwn(this.outFd, MANIFEST_NAME, p.stat, MANIFEST_NAME));
+  }
+
+  /** Replace the manifest atomically (mode 0600: only the exporter needs it). */
+  saveManifest(m: Manifest): void {
+    if (this.dryRun) return;
+    const t = this.presence(this.outFd, MANIFEST_TEMP);
+    if (t.kind === 'present') {
+      if (!this.isOwnFile(t.stat)) throw new BlockedError(MANIFEST_TEMP, 'not a file the export wrote');
+      this.wn.unlinkAt(this.outFd, MANIFEST_TEMP);
+    }
+    const sorted: Manifest = { version: 1, files: {}, temps: [...m.temps].sort() };
+    for (const k of Object.keys(m.files).sort()) sorted.files[k] = m.files[k]!;
+    const bytes = Buffer.from(`${JSON.stringify(sorted, null, 1)}\n`, 'utf8');
+    const fd = this.wn.createExclusive(this.outFd, MANIFEST_TEMP, 0o600);
+    try {
+      fs.fchmodSync(fd, 0o600);
+      let off = 0;
+      while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+      fs.fsyncSync(fd);
+    } finally {
+      closeQuietly(this.native, fd);
+    }
+    this.wn.renameAt(this.outFd, MANIFEST_TEMP, this.outFd, MANIFEST_NAME);
+    fs.fsyncSync(this.outFd);
+  }
+
+  /** fsync every directory whose entries changed, so renames and unlinks survive a crash of the machine. */
+  syncDirs(): void {
+    for (const fd of this.touched) {
+      try {
+        fs.fsyncSync(fd);
+      } catch {
+        // a failed directory fsync loses durability, not consistency
+      }
+    }
+    this.touched.clear();
+  }
+
+  /** Close every directory descriptor except `--out` itself (the caller owns that one). */
+  close(): void {
+    for (const [rel, fd] of this.dirs) if (rel !== '') closeQuietly(this.native, fd);
+    this.dirs.clear();
+  }
+}
+
+/**
+ * Take the run lock: an exclusive flock on `LOCK_NAME` in `--out` (created 0600 if missing; it must be a regular
+ * file of ours). Polls with LOCK_NB so the event loop keeps running while waiting; `onWait` is called once when
+ * another export holds it. With `noWait` a held lock throws at once.
+ *
+ * @returns the lock descriptor, or null in a dry run where no lock file exists yet
+ * @throws Error('locked') with `noWait`; BlockedError when the lock name is not a file of ours
+ */
+export async function acquireLock(
+  native: Native,
+  wn: WriteNative,
+  outFd: number,
+  opts: { noWait: boolean; dryRun: boolean; onWait: () => void },
+): Promise<number | null> {
+  const uid = process.geteuid?.() ?? 0;
+  let fd: number;
+  if (opts.dryRun) {
+    try {
+      fd = native.openFileAt(outFd, LOCK_NAME);
+    } catch (e) {
+      if (e instanceof NativeError && e.errno === ENOENT) return null;
+      throw new BlockedError(LOCK_NAME, 'not a file the export wrote');
+    }
+  } else {
+    try {
+      fd = wn.openOrCreate(outFd, LOCK_NAME, 0o600);
+    } catch {
+      throw new BlockedError(LOCK_NAME, 'not a file the export wrote');
+    }
+  }
+  try {
+    const st = native.fstat(fd);
+    if (!isRegularFile(st) || st.uid !== uid) throw new BlockedError(LOCK_NAME, 'not a file the export wrote');
+    let waited = false;
+    for (;;) {
+      try {
+        native.flock(fd, LOCK_EX | LOCK_NB);
+        return fd;
+      } catch (e) {
+        if (!(e instanceof NativeError) || e.errno !== EWOULDBLOCK) throw e;
+      }
+      if (opts.noWait) throw new Error('locked');
+      if (!waited) {
+        waited = true;
+        opts.onWait();
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } catch (e) {
+    closeQuietly(native, fd);
+    throw e;
+  }
+}
