@@ -386,6 +386,24 @@ function tokenGlob(t: Tok): string {
   }
 }
 
+/**
+ * The brace alternatives of a valid pattern as whole-id picomatch globs (literals escaped, `**` kept), for
+ * status/doctor output and for tests that compare this module with picomatch's own whole-pattern matcher.
+ * @throws PatternError(reason, 0) when the pattern is invalid
+ */
+export function picomatchGlobs(p: string): string[] {
+  let alts: Segment[][];
+  try {
+    alts = analyse(p);
+  } catch (e) {
+    if (e instanceof Invalid) throw new PatternError(e.reason, 0);
+    throw e;
+  }
+  return alts.map((segs) =>
+    segs.map((s) => (s === GLOBSTAR ? '**' : s.map((t) => (t.t === 'star' ? '*' : tokenGlob(t))).join(''))).join('/'),
+  );
+}
+
 /** A run of fixed-width tokens (each matches exactly one code point): `width` code points, `re` anchored. */
 interface Piece {
   width: number;
