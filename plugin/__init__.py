@@ -37,6 +37,8 @@ import uuid
 __all__ = ["register"]
 
 logger = logging.getLogger("memory_bridge")
+# Hermes configures logging; without that (a bare import, the tests) stay silent rather than print to stderr.
+logger.addHandler(logging.NullHandler())
 
 TOOLSET = "memory_bridge"
 SEARCH_TOOL = "memory_bridge_search"

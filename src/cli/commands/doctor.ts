@@ -1,0 +1,44 @@
+/**
+ * `memory-bridge doctor [--home DIR] [--json] [--explain ID]`: probe a profile the way tool calls would and say
+ * what to fix (PRODUCT.md §7, §9). Read-only. Exit 0 when calls can be served (or, with --explain, when the note
+ * is visible), 1 otherwise.
+ */
+import { runDoctor, explainNote, formatDoctor } from '../../hermes/doctor.js';
+import { resolveHermesHome } from '../../hermes/home.js';
+import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
+import { EXIT, packageVersion, type Command } from '../command.js';
+
+export const command: Command = {
+  name: 'doctor',
+  summary: 'probe the policy, the root and the tree of a profile and report what to fix',
+  usage: `usage: memory-bridge doctor [--home DIR] [--json] [--explain ID]
+
+Checks, read-only: the platform bindings; the installed plugin shim (its recorded node binary and CLI still
+exist); the policy file (trusted path, strict parse, with the exact problem); the root directory chain from /;
+and the whole tree, counting skipped files by reason code with a remedy for each. Says "unverified platform"
+where the bindings were never run (macOS, Linux aarch64). The home is --home, else $HERMES_HOME, else ~/.hermes.
+Exit 0 when tool calls can be served, 1 when they would be unavailable.
+
+  --home DIR     the Hermes profile home
+  --json         print {"ok", "checks": [{"name", "ok", "reason"?, "remedy"?}], "counts": {"<reason>": n}}
+  --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is`,
+  async run(argv) {
+    const parsed = parseArgs(argv, { home: { type: 'string' }, json: { type: 'boolean' }, explain: { type: 'string' } });
+    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
+    const explain = stringFlag(parsed, 'explain');
+    const result = explain === undefined ? runDoctor(resolved.home, { version: packageVersion() }) : explainNote(resolved.home, explain);
+    if (boolFlag(parsed, 'json')) {
+      process.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
+    } else {
+      const header = [`Hermes home: ${resolved.home} (from ${resolved.source})`, ...resolved.notes.map((n) => `Note: ${n}`)];
+      if (explain !== undefined) header.push(`Note id: ${JSON.stringify(explain)}`);
+      const footer =
+        explain === undefined
+          ? undefined
+          : { ok: 'Result: the note is visible to this profile.', fail: 'Result: the note is not visible to this profile.' };
+      process.stdout.write(`${formatDoctor(result, header, footer)}\n`);
+    }
+    return result.report.ok ? EXIT.OK : EXIT.FAILURE;
+  },
+};

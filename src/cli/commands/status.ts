@@ -1,0 +1,35 @@
+/**
+ * `memory-bridge status [--home DIR] [--json]`: the effective configuration of a profile (PRODUCT.md §7, §9).
+ * No side effects and no tree walk. Exit 0 when the policy loads, 1 when it does not (calls would be unavailable).
+ */
+import { resolveHermesHome } from '../../hermes/home.js';
+import { collectStatus, formatStatus } from '../../hermes/status.js';
+import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
+import { EXIT, type Command } from '../command.js';
+
+export const command: Command = {
+  name: 'status',
+  summary: 'show the effective configuration of a profile (no side effects, no tree walk)',
+  usage: `usage: memory-bridge status [--home DIR] [--json]
+
+Show the profile home, the installed plugin, the policy path and whether it loads, the run-kind rule (cron and
+subagent opt-ins), the root, the names rule, the allow/deny patterns and every limit (marking defaults). Reads
+only the install record and the policy. The home is --home, else $HERMES_HOME, else ~/.hermes.
+Exit 0 when the policy loads, 1 when it does not.
+
+  --home DIR   the Hermes profile home
+  --json       print one JSON object instead of text`,
+  async run(argv) {
+    const parsed = parseArgs(argv, { home: { type: 'string' }, json: { type: 'boolean' } });
+    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
+    const report = collectStatus(resolved.home);
+    if (boolFlag(parsed, 'json')) {
+      process.stdout.write(`${JSON.stringify({ ...report, homeSource: resolved.source, notes: resolved.notes }, null, 2)}\n`);
+    } else {
+      const notes = resolved.notes.map((n) => `Note: ${n}`);
+      process.stdout.write(`${[formatStatus(report, resolved.source), ...notes].join('\n')}\n`);
+    }
+    return report.policy.loads ? EXIT.OK : EXIT.FAILURE;
+  },
+};

@@ -1,0 +1,367 @@
+/**
+ * `memory-bridge doctor`: probe one profile home the way a tool call would, and tell the operator what is wrong
+ * and how to fix it (PRODUCT.md §7). Read-only: it opens and reads, never writes, and never changes a mode.
+ *
+ * Checks, in order: platform bindings; the installed shim (its recorded node and CLI still exist, its record is
+ * trusted); the policy (trusted read + strict parse, with the parse problem spelled out); the root chain
+ * (descriptor walk from `/`); the tree (a full scan with an empty index, so every candidate is opened and checked).
+ * The report's `ok` is false exactly when some check failed, i.e. when tool calls would be `unavailable` or the
+ * shim could not start its worker. Operator output: paths are fine here; tool output never carries them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { getNative } from '../../native/index.js';
+import { BridgeError, type Reason } from '../errors.js';
+import { PatternSet } from '../policy/glob.js';
+import { policyPath } from '../policy/load.js';
+import type { Policy } from '../policy/types.js';
+import { scanLimitsOf } from '../tools/search.js';
+import { isNoteName, segmentReason, validateId } from '../trust/names.js';
+import { readNoteById } from '../trust/note.js';
+import { closeQuietly, openTrustedDir } from '../trust/path.js';
+import { scanTree } from '../trust/scan.js';
+import type { Native } from '../../native/types.js';
+import { pluginStatus, policyStatus } from './status.js';
+
+/** One doctor check (the `--json` shape). `reason` on an ok check is a warning. */
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  reason?: string;
+  remedy?: string;
+}
+
+/** The `--json` output: `ok`, the checks, and skip counts by reason code from the tree scan. */
+export interface DoctorReport {
+  ok: boolean;
+  checks: DoctorCheck[];
+  counts: Record<string, number>;
+}
+
+/** A report plus the human-readable details (paths, numbers) the text output prints under each check. */
+export interface DoctorResult {
+  report: DoctorReport;
+  details: Map<string, string[]>;
+}
+
+/**
+ * What to do about each reason code. Shared by the tree counts, the policy and root checks and `--explain`.
+ * Reasons that are the policy working as intended (denied, hidden, not_markdown) say so.
+ */
+export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
+  symlink: 'symbolic links are never followed: replace the link with the real file or directory',
+  hard_link: 'the file has more than one hard link: replace it with a plain copy (cp, not ln)',
+  untrusted_owner: 'chown it to the user that runs Hermes (or to root)',
+  group_writable: 'remove group write permission: chmod g-w',
+  world_writable: 'remove world write permission: chmod o-w',
+  acl_write: 'an ACL lets someone else write it: remove that entry (setfacl -x …) or all extended entries (setfacl -b)',
+  acl_unreadable: 'its ACL could not be read or validated (filesystem without ACL support?): keep notes on ext4, tmpfs, btrfs, xfs or APFS',
+  other_device: 'it is on a different filesystem than the root (a mount point): move it onto the root\'s filesystem',
+  not_directory: 'expected a directory: use a real directory',
+  not_regular: 'only regular files are notes: remove the FIFO, socket or device file',
+  too_large: 'bigger than limits.max_file_bytes: split the note, or raise max_file_bytes (ceiling 1048576)',
+  binary: 'contains NUL bytes: it is not a text note',
+  invalid_utf8: 'not valid UTF-8: re-save the note as UTF-8',
+  bad_name: 'the name fails the names rule: rename it to letters, digits, ".", "_" and "-", or set "names": "unicode"',
+  hidden: 'hidden names (leading dot) are always skipped: rename it if it should be visible',
+  not_markdown: 'only names ending in lowercase ".md" are notes',
+  denied: 'the policy does not allow it (no allow pattern matches, or a deny pattern does): edit allow/deny if it should be visible',
+  too_deep: 'deeper than limits.max_depth: raise max_depth (ceiling 16) or move the note up',
+  missing: 'it does not exist (check the path and its spelling, byte for byte)',
+  sticky_tmp: 'a shared sticky temp directory cannot be the root or hold the policy: use a private directory',
+  root_untrusted: 'the root or a directory above it can be written by someone else: fix its owner, mode or ACL',
+  entry_ceiling: 'more than 50,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
+  io_error: 'an I/O error: check the filesystem (dmesg) and permissions',
+  unsupported_platform: 'memory-bridge runs on Linux and macOS only; every call is unavailable here',
+  policy_missing: 'create it from policy.example.json: mkdir -p the directory (chmod 700) and the file (chmod 600)',
+  policy_invalid: 'fix the policy file; the problem is described above',
+  policy_too_large: 'the policy is over 64 KiB: shorten it',
+  policy_untrusted: 'the policy file or a directory above it can be written by someone else (owner, group/world write, ACL, symlink, hard link): fix it',
+  bad_home: 'the home must be an absolute path without ".", ".." or a trailing "/"',
+  not_installed: 'only needed for Hermes plugin mode: memory-bridge install --home <home>',
+  foreign_plugin: 'another plugin occupies plugins/memory-bridge: move it away, then run memory-bridge install',
+  modified_plugin: 'the installed shim has local changes: memory-bridge install --force restores it',
+  worker_paths_missing: 'the node binary or CLI recorded at install time is gone (node upgraded or package moved): run memory-bridge install again',
+  install_record_untrusted: 'install.json must be owned by you (or root) and not group/world-writable: chmod 600, or reinstall',
+  version_mismatch: 'the installed shim comes from another memory-bridge version: run memory-bridge install again',
+  unverified_platform: 'this platform\'s bindings were written from documentation and never run here; test with doctor --explain before relying on it',
+  truncated: 'a budget stopped the scan or notes lie below max_depth: searches may miss notes; raise the limits or narrow "allow"',
+  no_visible_notes: 'no note passes the policy and the trust rule, so searches find nothing: check "allow" and the counts above, or try doctor --explain ID',
+  no_home: 'the home directory does not exist: pass --home or set HERMES_HOME',
+  internal: 'unexpected failure: run again; if it persists, report it',
+});
+
+function remedyOf(reason: string): string {
+  return REMEDIES[reason] ?? 'see the reason code in the README';
+}
+
+function reasonOf(err: unknown): string {
+  return err instanceof BridgeError ? err.reason : 'internal';
+}
+
+/**
+ * The first directory on `absPath` (from `/` down) that fails the trust walk, for pointing at the culprit.
+ * A sticky temp directory is only reported when it is the last component (it is accepted as an ancestor).
+ */
+export function firstUntrustedDir(absPath: string, native: Native): { dir: string; reason: string } | undefined {
+  const segments = absPath === '/' ? [] : absPath.slice(1).split('/');
+  for (let i = 0; i <= segments.length; i++) {
+    const dir = `/${segments.slice(0, i).join('/')}`;
+    try {
+      closeQuietly(native, openTrustedDir(dir, 'root', native));
+    } catch (err) {
+      const reason = reasonOf(err);
+      if (reason === 'sticky_tmp' && i < segments.length) continue;
+      return { dir, reason };
+    }
+  }
+  return undefined;
+}
+
+/** Checks of the installed shim: present, ours, unchanged, and its worker command still there. */
+function pluginChecks(home: string, expectedVersion: string | undefined, details: Map<string, string[]>): DoctorCheck {
+  const p = pluginStatus(home);
+  if (p.state === 'absent') {
+    details.set('plugin', [`not installed in ${p.dir}`]);
+    return { name: 'plugin', ok: true, reason: 'not_installed', remedy: remedyOf('not_installed') };
+  }
+  if (p.state === 'foreign') {
+    details.set('plugin', [`${p.dir} is a different plugin (it ${p.why})`]);
+    return { name: 'plugin', ok: false, reason: 'foreign_plugin', remedy: remedyOf('foreign_plugin') };
+  }
+  const lines = [`memory-bridge ${p.version} in ${p.dir}`, `worker: ${p.node} ${p.cli} worker`];
+  details.set('plugin', lines);
+  const missing: string[] = [];
+  for (const file of [p.node, p.cli]) {
+    try {
+      if (!path.isAbsolute(file) || !fs.statSync(file).isFile()) missing.push(file);
+      else if (file === p.node) fs.accessSync(file, fs.constants.X_OK);
+    } catch {
+      missing.push(file);
+    }
+  }
+  if (missing.length > 0) {
+    lines.push(`missing or not runnable: ${missing.join(', ')}`);
+    return { name: 'plugin', ok: false, reason: 'worker_paths_missing', remedy: remedyOf('worker_paths_missing') };
+  }
+  try {
+    const st = fs.lstatSync(path.join(p.dir, 'install.json'));
+    const uid = process.getuid?.() ?? -1;
+    if (!st.isFile() || (st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0) {
+      return { name: 'plugin', ok: false, reason: 'install_record_untrusted', remedy: remedyOf('install_record_untrusted') };
+    }
+  } catch {
+    return { name: 'plugin', ok: false, reason: 'install_record_untrusted', remedy: remedyOf('install_record_untrusted') };
+  }
+  if (p.modified.length > 0) {
+    lines.push(`local changes: ${p.modified.join(', ')}`);
+    return { name: 'plugin', ok: true, reason: 'modified_plugin', remedy: remedyOf('modified_plugin') };
+  }
+  if (expectedVersion !== undefined && p.version !== expectedVersion) {
+    lines.push(`this CLI is ${expectedVersion}`);
+    return { name: 'plugin', ok: true, reason: 'version_mismatch', remedy: remedyOf('version_mismatch') };
+  }
+  return { name: 'plugin', ok: true };
+}
+
+/**
+ * Run every check for `home` (absolute).
+ *
+ * @param options.version this CLI's version, to compare with the installed shim's
+ */
+export function runDoctor(home: string, options: { version?: string } = {}): DoctorResult {
+  const details = new Map<string, string[]>();
+  const checks: DoctorCheck[] = [];
+  const counts: Record<string, number> = {};
+  const finish = (): DoctorResult => ({ report: { ok: checks.every((c) => c.ok), checks, counts }, details });
+
+  const native = getNative();
+  if (native === null) {
+    checks.push({ name: 'platform', ok: false, reason: 'unsupported_platform', remedy: remedyOf('unsupported_platform') });
+    details.set('platform', [`${process.platform} ${process.arch}: no bindings`]);
+  } else if (!native.verified) {
+    checks.push({ name: 'platform', ok: true, reason: 'unverified_platform', remedy: remedyOf('unverified_platform') });
+    details.set('platform', [`${native.platform} ${native.arch}: unverified platform`]);
+  } else {
+    checks.push({ name: 'platform', ok: true });
+    details.set('platform', [`${native.platform} ${native.arch}`]);
+  }
+
+  let homeOk = false;
+  try {
+    homeOk = fs.statSync(home).isDirectory();
+  } catch {
+    homeOk = false;
+  }
+  if (!homeOk) {
+    checks.push({ name: 'home', ok: false, reason: 'no_home', remedy: remedyOf('no_home') });
+    details.set('home', [home]);
+    return finish();
+  }
+  checks.push(pluginChecks(home, options.version, details));
+
+  const { status, policy } = policyStatus(home);
+  const policyFile = policyPath(home);
+  if (!status.loads || policy === undefined) {
+    const reason = status.loads ? 'internal' : status.reason;
+    const lines = [policyFile];
+    if (!status.loads && status.detail !== undefined) lines.push(`problem: ${status.detail}`);
+    if (native !== null && (reason === 'policy_untrusted' || reason === 'policy_missing')) {
+      const culprit = firstUntrustedDir(path.posix.dirname(policyFile), native);
+      if (culprit !== undefined) lines.push(`first failing directory: ${culprit.dir} (${culprit.reason}: ${remedyOf(culprit.reason)})`);
+    }
+    details.set('policy', lines);
+    checks.push({ name: 'policy', ok: false, reason, remedy: remedyOf(reason) });
+    return finish();
+  }
+  details.set('policy', [policyFile, `allow_cron: ${policy.allowCron}, allow_subagents: ${policy.allowSubagents}`]);
+  checks.push({ name: 'policy', ok: true });
+
+  let rootFd: number;
+  try {
+    rootFd = openTrustedDir(policy.root, 'root', native!);
+  } catch (err) {
+    const reason = reasonOf(err);
+    const lines = [policy.root];
+    if (native !== null) {
+      const culprit = firstUntrustedDir(policy.root, native);
+      if (culprit !== undefined) lines.push(`first failing directory: ${culprit.dir} (${culprit.reason})`);
+    }
+    details.set('root', lines);
+    checks.push({ name: 'root', ok: false, reason, remedy: remedyOf(reason) });
+    return finish();
+  }
+  try {
+    details.set('root', [policy.root]);
+    checks.push({ name: 'root', ok: true });
+    try {
+      const scan = scanTree(rootFd, policy, scanLimitsOf(policy), { has: () => false }, native!);
+      for (const [reason, n] of Object.entries(scan.skipped)) if (n !== undefined && n > 0) counts[reason] = n;
+      const lines = [`${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`];
+      for (const [reason, n] of Object.entries(counts).sort()) lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason)}`);
+      details.set('tree', lines);
+      if (scan.truncated) checks.push({ name: 'tree', ok: true, reason: 'truncated', remedy: remedyOf('truncated') });
+      else if (scan.notes.length === 0) checks.push({ name: 'tree', ok: true, reason: 'no_visible_notes', remedy: remedyOf('no_visible_notes') });
+      else checks.push({ name: 'tree', ok: true });
+    } catch (err) {
+      const reason = reasonOf(err);
+      details.set('tree', [`the scan stopped: ${reason}`]);
+      checks.push({ name: 'tree', ok: false, reason, remedy: remedyOf(reason) });
+    }
+  } finally {
+    closeQuietly(native!, rootFd);
+  }
+  return finish();
+}
+
+/**
+ * Why one note is or is not visible to this profile (`doctor --explain ID`). Each step is a check; the report's
+ * `ok` is true when a read of `id` would succeed. Steps: id syntax, policy, depth, name rule, allow and deny
+ * patterns (naming the ones that match), directories the policy may enter, then the trusted read itself.
+ */
+export function explainNote(home: string, id: string): DoctorResult {
+  const details = new Map<string, string[]>();
+  const checks: DoctorCheck[] = [];
+  const finish = (): DoctorResult => ({ report: { ok: checks.every((c) => c.ok), checks, counts: {} }, details });
+  const fail = (name: string, reason: string, remedy = remedyOf(reason)): DoctorResult => {
+    checks.push({ name, ok: false, reason, remedy });
+    return finish();
+  };
+
+  try {
+    validateId(id);
+    checks.push({ name: 'id', ok: true });
+  } catch {
+    details.set('id', ['ids are root-relative paths: no leading "/", no "." or ".." or empty segments, no "\\" or control characters, at most 512 characters and 16 segments']);
+    return fail('id', 'bad_id', 'write the id exactly as memory_bridge_search returns it');
+  }
+
+  const { status, policy } = policyStatus(home);
+  if (!status.loads || policy === undefined) {
+    const reason = status.loads ? 'internal' : status.reason;
+    if (!status.loads && status.detail !== undefined) details.set('policy', [`problem: ${status.detail}`]);
+    return fail('policy', reason);
+  }
+  checks.push({ name: 'policy', ok: true });
+
+  const segments = id.split('/');
+  details.set('depth', [`${segments.length} segments; max_depth ${policy.limits.max_depth}`]);
+  if (segments.length > policy.limits.max_depth) return fail('depth', 'too_deep');
+  checks.push({ name: 'depth', ok: true });
+
+  for (const segment of segments) {
+    const reason = segmentReason(segment, policy.names);
+    if (reason !== null) {
+      details.set('names', [`segment ${JSON.stringify(segment)} fails the ${policy.names} rule`]);
+      return fail('names', reason);
+    }
+  }
+  if (!isNoteName(segments[segments.length - 1]!)) return fail('names', 'not_markdown');
+  checks.push({ name: 'names', ok: true });
+
+  const matching = (list: readonly string[]): string[] => list.filter((p) => PatternSet.compile([p]).matches(id));
+  const allowHits = matching(policy.allow);
+  const denyHits = matching(policy.deny);
+  details.set('allow', [allowHits.length === 0 ? 'no allow pattern matches' : `matched by ${allowHits.map((p) => JSON.stringify(p)).join(', ')}`]);
+  if (allowHits.length === 0) {
+    return fail('allow', 'denied', `no allow pattern matches ${JSON.stringify(id)}: add one (a pattern without wildcards matches exactly one id; use "dir/**" for a directory)`);
+  }
+  checks.push({ name: 'allow', ok: true });
+  details.set('deny', [denyHits.length === 0 ? 'no deny pattern matches' : `matched by ${denyHits.map((p) => JSON.stringify(p)).join(', ')}`]);
+  if (denyHits.length > 0) {
+    return fail('deny', 'denied', `deny always wins: remove or narrow ${denyHits.map((p) => JSON.stringify(p)).join(', ')} to make it visible`);
+  }
+  checks.push({ name: 'deny', ok: true });
+  for (let i = 1; i < segments.length; i++) {
+    const dirId = segments.slice(0, i).join('/');
+    if (!policy.mayEnter(dirId)) {
+      details.set('enter', [`the policy never enters ${JSON.stringify(dirId)}`]);
+      return fail('enter', 'denied');
+    }
+  }
+  checks.push({ name: 'enter', ok: true });
+
+  const native = getNative();
+  if (native === null) return fail('trust', 'unsupported_platform');
+  let rootFd: number;
+  try {
+    rootFd = openTrustedDir(policy.root, 'root', native);
+  } catch (err) {
+    details.set('trust', [`the root ${policy.root} is not trusted`]);
+    return fail('trust', reasonOf(err));
+  }
+  try {
+    readNoteById(rootFd, id, policy as Policy, scanLimitsOf(policy), native);
+    details.set('trust', [`${path.join(policy.root, id)} passes every check: visible`]);
+    checks.push({ name: 'trust', ok: true });
+  } catch (err) {
+    details.set('trust', [`${path.join(policy.root, id)} is refused`]);
+    return fail('trust', reasonOf(err));
+  } finally {
+    closeQuietly(native, rootFd);
+  }
+  return finish();
+}
+
+/** Human-readable doctor output: one line per check, details indented, remedies after a dash. */
+export function formatDoctor(
+  result: DoctorResult,
+  header: string[],
+  footer = {
+    ok: 'Result: tool calls for this profile can be served.',
+    fail: 'Result: tool calls for this profile would be unavailable (see FAIL above).',
+  },
+): string {
+  const lines = [...header];
+  for (const check of result.report.checks) {
+    const mark = check.ok ? (check.reason === undefined ? 'ok  ' : 'warn') : 'FAIL';
+    lines.push(`[${mark}] ${check.name}${check.reason === undefined ? '' : `: ${check.reason}`}`);
+    for (const d of result.details.get(check.name) ?? []) lines.push(`       ${d}`);
+    if (check.remedy !== undefined) lines.push(`       → ${check.remedy}`);
+  }
+  lines.push(result.report.ok ? footer.ok : footer.fail);
+  return lines.join('\n');
+}
+
+/** Reason codes doctor can report (for tests and documentation). */
+export type DoctorReason = Reason | keyof typeof REMEDIES;

@@ -1,0 +1,185 @@
+/**
+ * `memory-bridge status`: the effective configuration of one profile home (PRODUCT.md §7, §9).
+ *
+ * Reads the install record and the policy (through the same trusted read every tool call uses) and nothing else:
+ * no tree walk, no root probe, no writes. `doctor` does the probing.
+ */
+import { BridgeError } from '../errors.js';
+import { explainPolicyError, loadPolicy, MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
+import { LIMIT_TABLE } from '../policy/schema.js';
+import type { Limits, Policy } from '../policy/types.js';
+import { readTrustedFile } from '../trust/path.js';
+import { pluginDirOf } from './home.js';
+import { inspectPluginDir } from './install.js';
+
+/** One limit as it applies: value, default, ceiling and whether the policy set it. */
+export interface LimitStatus {
+  key: keyof Limits;
+  value: number;
+  default: number;
+  ceiling: number;
+  unit: string;
+  /** True when the policy file does not set this key (the default applies). */
+  isDefault: boolean;
+}
+
+export type PluginStatus =
+  | { state: 'absent'; dir: string }
+  | { state: 'foreign'; dir: string; why: string }
+  | { state: 'ours'; dir: string; version: string; node: string; cli: string; modified: string[] };
+
+export type PolicyStatus =
+  | {
+      loads: true;
+      root: string;
+      names: Policy['names'];
+      allow: string[];
+      deny: string[];
+      allowCron: boolean;
+      allowSubagents: boolean;
+      limits: LimitStatus[];
+    }
+  | { loads: false; reason: string; detail?: string };
+
+/** Which run kinds this policy serves (PRODUCT.md §3). */
+export interface RunKindRule {
+  interactive: true;
+  cron: boolean;
+  subagent: boolean;
+  /** A call that is both cron and subagent, or MCP mode without --run-kind: needs both opt-ins. */
+  cronSubagentOrUnknown: boolean;
+}
+
+export interface StatusReport {
+  home: string;
+  policyPath: string;
+  plugin: PluginStatus;
+  policy: PolicyStatus;
+  /** Present when the policy loads. */
+  runKinds?: RunKindRule;
+}
+
+/** The state of the plugin directory, for status and doctor. */
+export function pluginStatus(home: string): PluginStatus {
+  const dir = pluginDirOf(home);
+  const state = inspectPluginDir(dir);
+  if (state.kind === 'absent') return { state: 'absent', dir };
+  if (state.kind === 'foreign') return { state: 'foreign', dir, why: state.why };
+  const { version, node, cli } = state.record;
+  return { state: 'ours', dir, version, node, cli, modified: state.modified };
+}
+
+/**
+ * Why a policy did not load, with the operator detail `explainPolicyError` gives for an invalid one.
+ * The bytes are read through the trusted path again (only reached when that read itself succeeded).
+ */
+export function policyFailure(home: string, err: unknown): { reason: string; detail?: string } {
+  if (!(err instanceof BridgeError)) return { reason: 'internal' };
+  if (err.reason !== 'policy_invalid') return { reason: err.reason };
+  try {
+    return { reason: err.reason, detail: explainPolicyError(readTrustedFile(policyPath(home), MAX_POLICY_BYTES)) };
+  } catch {
+    return { reason: err.reason };
+  }
+}
+
+/** The `limits` keys the policy file sets explicitly (its bytes are already known to be valid). */
+function explicitLimitKeys(home: string): Set<string> {
+  try {
+    const doc = JSON.parse(readTrustedFile(policyPath(home), MAX_POLICY_BYTES).toString('utf8')) as { limits?: object };
+    return new Set(Object.keys(doc.limits ?? {}));
+  } catch {
+    return new Set();
+  }
+}
+
+/** Load the policy and describe it; never throws for policy problems. */
+export function policyStatus(home: string): { status: PolicyStatus; policy?: Policy } {
+  let policy: Policy;
+  try {
+    policy = loadPolicy(home);
+  } catch (err) {
+    return { status: { loads: false, ...policyFailure(home, err) } };
+  }
+  const explicit = explicitLimitKeys(home);
+  const limits: LimitStatus[] = LIMIT_TABLE.map((spec) => ({
+    key: spec.key,
+    value: policy.limits[spec.key],
+    default: spec.default,
+    ceiling: spec.ceiling,
+    unit: spec.unit,
+    isDefault: !explicit.has(spec.key),
+  }));
+  return {
+    policy,
+    status: {
+      loads: true,
+      root: policy.root,
+      names: policy.names,
+      allow: [...policy.allow],
+      deny: [...policy.deny],
+      allowCron: policy.allowCron,
+      allowSubagents: policy.allowSubagents,
+      limits,
+    },
+  };
+}
+
+/** The run-kind rule of PRODUCT.md §3 for a policy. */
+export function runKindRule(policy: Pick<Policy, 'allowCron' | 'allowSubagents'>): RunKindRule {
+  return {
+    interactive: true,
+    cron: policy.allowCron,
+    subagent: policy.allowSubagents,
+    cronSubagentOrUnknown: policy.allowCron && policy.allowSubagents,
+  };
+}
+
+/** Collect the status of `home` (absolute). No side effects, no tree walk. */
+export function collectStatus(home: string): StatusReport {
+  const { status, policy } = policyStatus(home);
+  const report: StatusReport = { home, policyPath: policyPath(home), plugin: pluginStatus(home), policy: status };
+  if (policy !== undefined) report.runKinds = runKindRule(policy);
+  return report;
+}
+
+const allowed = (yes: boolean): string => (yes ? 'allowed' : 'refused');
+
+/** Human-readable status (operator output: paths are shown). */
+export function formatStatus(report: StatusReport, homeSource?: string): string {
+  const lines: string[] = [];
+  lines.push(`Hermes home:   ${report.home}${homeSource === undefined ? '' : ` (from ${homeSource})`}`);
+  const p = report.plugin;
+  if (p.state === 'absent') lines.push(`Plugin:        not installed (${p.dir})`);
+  else if (p.state === 'foreign') lines.push(`Plugin:        ${p.dir} is a different plugin (it ${p.why})`);
+  else {
+    lines.push(`Plugin:        memory-bridge ${p.version} in ${p.dir}`);
+    lines.push(`  worker:      ${p.node} ${p.cli} worker`);
+    if (p.modified.length > 0) lines.push(`  local changes: ${p.modified.join(', ')}`);
+  }
+  lines.push(`Policy:        ${report.policyPath}`);
+  const pol = report.policy;
+  if (!pol.loads) {
+    lines.push(`  loads:       no (${pol.reason}${pol.detail === undefined ? '' : `: ${pol.detail}`})`);
+    lines.push('  Every tool call for this profile answers "unavailable" until the policy loads.');
+    return lines.join('\n');
+  }
+  lines.push('  loads:       yes');
+  lines.push(`Root:          ${pol.root}`);
+  lines.push(`Names rule:    ${pol.names}`);
+  lines.push(`Allow:         ${pol.allow.join(', ')}`);
+  lines.push(`Deny:          ${pol.deny.length === 0 ? '(none)' : pol.deny.join(', ')}`);
+  const rk = report.runKinds!;
+  lines.push('Run kinds:');
+  lines.push(`  interactive                    ${allowed(true)}`);
+  lines.push(`  cron                           ${allowed(rk.cron)} (allow_cron: ${pol.allowCron})`);
+  lines.push(`  subagent                       ${allowed(rk.subagent)} (allow_subagents: ${pol.allowSubagents})`);
+  lines.push(`  cron subagent, or unknown      ${allowed(rk.cronSubagentOrUnknown)} (needs both)`);
+  lines.push('Limits:');
+  const width = Math.max(...pol.limits.map((l) => l.key.length));
+  for (const l of pol.limits) {
+    const origin = l.isDefault ? 'default' : `set; default ${l.default}`;
+    lines.push(`  ${l.key.padEnd(width)}  ${String(l.value).padStart(8)} ${l.unit.padEnd(10)} (${origin}, ceiling ${l.ceiling})`);
+  }
+  return lines.join('\n');
+}
