@@ -1,0 +1,216 @@
+/**
+ * Truth tables for the pure rules of the fleet export: card validation and the live rule, the layout's segment
+ * sanitising (by threat: traversal, NUL, invisible characters, case, length), the ten credential kinds, and the
+ * front matter's quoting.
+ */
+import test from 'ava';
+import { isLive, normalisePointId, parseCard, type Card } from '../../src/fleet/card.js';
+import {
+  cardLocation,
+  domainSegment,
+  freeTextSegment,
+  historyFile,
+  isPortableName,
+  parseHistoryFile,
+} from '../../src/fleet/layout.js';
+import { cardTitle, parseRendered, renderCard, yamlString } from '../../src/fleet/render.js';
+import { findSecrets, redact, secretKinds, SECRET_KINDS } from '../../src/fleet/secrets.js';
+
+const ID = '6f1c2b7e-1111-4a5b-9c3d-000000000001';
+
+function card(over: Partial<Card> = {}): Card {
+  return {
+    id: ID, text: 'hello', domain: 'work', client_id: 'hermes', slot_name: 'gpu', memory_type: 'slot', status: 'active',
+    pinned: false, revision: 1, entities: [], relations: [], author_node: null, author_profile: null,
+    created_at: 1_760_000_000, updated_at: 1_760_000_000, expires_at: 0, ...over,
+  };
+}
+
+// ---------------------------------------------------------------- cards
+
+test('card › an older card without memory_type, revision, entities, relations or updated_at gets the documented defaults', (t) => {
+  const r = parseCard({ id: ID.toUpperCase(), payload: { text: 't', domain: 'work', status: 'active', created_at: 100 } });
+  if (!r.ok) return t.fail('should parse');
+  t.is(r.card.id, ID);
+  t.is(r.card.client_id, 'generic');
+  t.is(r.card.slot_name, 'episodic');
+  t.is(r.card.memory_type, 'episodic');
+  t.is(r.card.revision, 1);
+  t.deepEqual(r.card.entities, []);
+  t.deepEqual(r.card.relations, []);
+  t.is(r.card.updated_at, 100);
+  t.is(r.card.expires_at, 0);
+  t.false(r.card.pinned);
+});
+
+test('card › a card with a slot name but no memory_type is a slot card', (t) => {
+  const r = parseCard({ id: 7, payload: { text: 't', domain: 'work', slot_name: 'gpu', status: 'active', created_at: 1 } });
+  t.true(r.ok && r.card.memory_type === 'slot' && r.card.id === '7');
+});
+
+test('card › malformed payloads and ids are rejected, not thrown', (t) => {
+  const good = { text: 't', domain: 'work', status: 'active', created_at: 1 };
+  const bad: unknown[] = [
+    null, 'text', [], { ...good, text: 5 }, { ...good, domain: undefined }, { ...good, revision: 0 },
+    { ...good, revision: 1.5 }, { ...good, created_at: -1 }, { ...good, expires_at: 'never' },
+    { ...good, entities: Array.from({ length: 16 }, () => 'e') }, { ...good, relations: [{ source: 'a' }] },
+    { ...good, memory_type: 'semantic' }, { ...good, pinned: 'yes' },
+  ];
+  for (const payload of bad) t.false(parseCard({ id: ID, payload }).ok, JSON.stringify(payload));
+  for (const id of ['../../etc', '', 'x', -1, 1.5, null, { a: 1 }, `${ID}/..`]) {
+    const r = parseCard({ id, payload: good });
+    t.false(r.ok);
+    t.is(r.ok ? 'x' : r.id, null);
+  }
+  t.is(normalisePointId('6F1C2B7E11114A5B9C3D000000000001'), ID);
+});
+
+test('card › live rule: active and (pinned, no expiry, or expiry in the future)', (t) => {
+  const now = 1000;
+  t.true(isLive(card({ expires_at: 0 }), now));
+  t.true(isLive(card({ expires_at: 1001 }), now));
+  t.false(isLive(card({ expires_at: 1000 }), now));
+  t.false(isLive(card({ expires_at: 999 }), now));
+  t.true(isLive(card({ expires_at: 999, pinned: true }), now));
+  t.false(isLive(card({ status: 'archived' }), now));
+  t.false(isLive(card({ status: 'archived', pinned: true }), now));
+});
+
+// ---------------------------------------------------------------- layout
+
+test('layout › only exactly work, personal and shared are literal domain folders', (t) => {
+  for (const d of ['work', 'personal', 'shared']) t.is(domainSegment(d), d);
+  const hostile = ['Work', 'WORK', 'work\u200b', '\u202ework', 'work ', ' work', 'work/..', '..', '.', '', 'wörk', 'all',
+    'work\u0000', 'w/o/r/k', 'x'.repeat(5000), 'shared\n', '\uFEFFpersonal', 'personal\u0301'];
+  const seen = new Set<string>();
+  for (const d of hostile) {
+    const seg = domainSegment(d);
+    t.true(isPortableName(seg), `${JSON.stringify(d)} → ${seg}`);
+    t.false(['work', 'personal', 'shared'].includes(seg.toLowerCase()), seg);
+    t.regex(seg, /-[0-9a-f]{12}$/);
+    t.true(seg.length <= 80);
+    seen.add(seg);
+  }
+  t.is(seen.size, hostile.length, 'different raw domains never share a folder');
+});
+
+test('layout › client and slot names stay literal only when already portable, short and not reserved', (t) => {
+  t.is(freeTextSegment('hermes-node_1.2'), 'hermes-node_1.2');
+  for (const raw of ['..', '.', '.hidden', 'a/b', '../../etc/passwd', 'a\u0000b', 'a\u200bb', 'a\u202eb', 'Ünïcode',
+    'sp ace', '', 'x'.repeat(65), 'back\\slash']) {
+    const seg = freeTextSegment(raw);
+    t.true(isPortableName(seg), `${JSON.stringify(raw)} → ${seg}`);
+    t.regex(seg, /-[0-9a-f]{12}$/);
+    t.false(seg.includes('/'));
+  }
+  t.not(freeTextSegment('history', ['history']), 'history');
+  t.not(freeTextSegment('a b'), freeTextSegment('a_b'), 'a changed name never equals an unchanged one');
+  t.not(freeTextSegment('a b'), freeTextSegment('a\tb'), 'two different raw values do not merge');
+});
+
+test('layout › a hostile card can only ever land three segments deep inside the output', (t) => {
+  const loc = cardLocation({ id: ID, domain: '../..', client_id: '/etc', slot_name: '../../../root/.ssh/authorized_keys', memory_type: 'slot' });
+  const segs = loc.relPath.split('/');
+  t.is(segs.length, 3);
+  for (const s of segs) t.true(isPortableName(s));
+  t.true(loc.file.endsWith(`--${ID}.md`));
+  const ep = cardLocation({ id: '42', domain: 'personal', client_id: 'generic', slot_name: 'whatever', memory_type: 'episodic' });
+  t.is(ep.relPath, 'personal/generic/episodic--42.md');
+});
+
+test('layout › history names carry revision and UTC time and parse back', (t) => {
+  const name = historyFile(`gpu--${ID}`, 3, Date.UTC(2026, 10, 30, 2, 51, 3) / 1000 + 0.7);
+  t.is(name, `gpu--${ID}--r3-20261130T025103Z.md`);
+  t.deepEqual(parseHistoryFile(`gpu--${ID}`, name), { revision: 3, stamp: '20261130T025103Z' });
+  t.is(parseHistoryFile(`gpu--${ID}`, `other--${ID}--r3-20261130T025103Z.md`), null);
+  t.true(isPortableName(name));
+});
+
+// ---------------------------------------------------------------- secrets
+
+const SAMPLES: Record<(typeof SECRET_KINDS)[number], string> = {
+  hex_key: 'a3f1'.repeat(16),
+  flk_token: 'flk_' + 'Ab3dEf6hIj9kLmNo',
+  tok_token: 'tok_' + 'live_0123456789abcdef',
+  cfut_token: 'cfut_' + 'ZZZZ1111yyyy2222',
+  openai_key: 'sk-proj-' + 'AbCdEfGhIjKlMnOpQrSt12',
+  github_token: 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
+  aws_access_key: 'AKIA' + 'IOSFODNN7EXAMPLE',
+  slack_token: 'xoxb-' + '1234567890-abcdef',
+  telegram_bot_token: '123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1',
+  private_key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----',
+};
+
+test('secrets › each of the ten kinds is found and named, inside ordinary text', (t) => {
+  t.is(SECRET_KINDS.length, 10);
+  for (const kind of SECRET_KINDS) {
+    const text = `the value (${SAMPLES[kind]}) is here`;
+    t.deepEqual(secretKinds(text), [kind], kind);
+  }
+  t.deepEqual(secretKinds('github_pat_' + '11ABCDEFG0' + 'a'.repeat(40)), ['github_token']);
+  t.deepEqual(secretKinds('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA'), ['private_key'], 'an unterminated block still counts');
+});
+
+test('secrets › look-alikes are not flagged: git SHA, sha256 digest, short prefixes, words', (t) => {
+  const clean = [
+    'commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904',
+    'image sha256:' + 'e3b0c442'.repeat(8),
+    'SHA256:' + 'E3B0C442'.repeat(8),
+    'task-management-and-more-things-here',
+    'tok_short',
+    'sk-short',
+    'ghp_tooShort123',
+    'AKIA123',
+    'xoxb-123',
+    '12345:abc',
+    'a 63-hex ' + 'a'.repeat(63),
+    'a 65-hex run ' + 'b'.repeat(65),
+    '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----',
+    'uuid 6f1c2b7e-1111-4a5b-9c3d-000000000001',
+  ];
+  for (const s of clean) t.deepEqual(findSecrets(s), [], s);
+});
+
+test('secrets › redaction replaces each finding with its kind and leaves nothing behind', (t) => {
+  const text = `a ${SAMPLES.aws_access_key} b ${SAMPLES.github_token} c\n${SAMPLES.private_key}\nend`;
+  const out = redact(text);
+  t.is(out, 'a [redacted:aws_access_key] b [redacted:github_token] c\n[redacted:private_key]\nend');
+  t.deepEqual(findSecrets(out), []);
+  t.is(redact('nothing here'), 'nothing here');
+  // A 64-hex run inside a PEM block collapses into the one block replacement.
+  const pem = `-----BEGIN PRIVATE KEY-----\n${'ab'.repeat(32)}\n-----END PRIVATE KEY-----`;
+  t.is(redact(pem), '[redacted:private_key]');
+});
+
+// ---------------------------------------------------------------- render
+
+test('render › every front matter string is one quoted line, whatever the card holds', (t) => {
+  const nasty = 'x"\\\n---\nevil: true\u2028\u202e\u200b\u0000\ud800';
+  const bytes = renderCard(card({ client_id: nasty, slot_name: nasty, author_node: nasty, entities: [nasty], relations: [{ source: nasty, relation: 'r', target: 't' }] }));
+  const text = bytes.toString('utf8');
+  const end = text.indexOf('\n---\n', 4);
+  const front = text.slice(4, end).split('\n');
+  for (const line of front) t.regex(line, /^(?:[a-z_]+:(?: |$)|  - \{)/, line);
+  t.false(front.some((l) => l.startsWith('evil')));
+  t.false(text.includes('\u0000'));
+  t.false(text.includes('\u202e'));
+  t.true(new TextDecoder('utf-8', { fatal: true }).decode(bytes).length > 0);
+  t.is(yamlString('a"b\\c\u0001'), '"a\\"b\\\\c\\u0001"');
+});
+
+test('render › title is the slot name for slots and the first text line for episodic cards', (t) => {
+  t.is(cardTitle(card({ memory_type: 'slot', slot_name: 'gpu_profile', text: '# other' })), 'gpu_profile');
+  t.is(cardTitle(card({ memory_type: 'episodic', text: '\n\n## Met Sam\u202e at noon\nmore' })), 'Met Sam at noon');
+  t.is(cardTitle(card({ memory_type: 'episodic', text: '   ' })), 'Episodic memory');
+  const r = renderCard(card({ memory_type: 'episodic', text: 'one\ntwo', created_at: 0, updated_at: 1.9, expires_at: 86400 })).toString();
+  t.true(r.includes('\n---\n\n# one\n\none\ntwo\n'));
+  t.true(r.includes('created_at: "1970-01-01T00:00:00Z"'));
+  t.true(r.includes('expires_at: "1970-01-02T00:00:00Z"'));
+});
+
+test('render › parseRendered reads back revision, update time and body', (t) => {
+  const c = card({ revision: 4, updated_at: 1_760_000_123.4, text: 'body\nline' });
+  const facts = parseRendered(renderCard(c));
+  t.deepEqual(facts, { revision: 4, updatedAt: 1_760_000_123, body: 'body\nline\n' });
+  t.is(parseRendered(Buffer.from('# not ours\n')), null);
+});
