@@ -261,7 +261,7 @@ function tour(world: DemoWorld, n: Narrator): void {
   n.say('  The operator adds "decisions/**" to the gardener\'s deny list…');
   world.writePolicy('gardener', { deny: [...PROFILES.gardener.deny, 'decisions/**'] });
   const after = n.call('gardener', 'memory_bridge_read', { id: 'decisions/watering.md' });
-  n.expect(code(after) === 'not_found_or_denied', 'the next read is refused: no restart, no cache');
+  n.expect(code(after) === 'not_found_or_denied', 'the very next read is refused, with no restart');
   const afterSearch = n.call('gardener', 'memory_bridge_search', { query: 'rainwater dawn' });
   n.expect(afterSearch.ok && !ids(afterSearch).some((id) => id.startsWith('decisions/')), 'search no longer shows decisions');
   n.say('  …and removes the visitor\'s policy file altogether:');
