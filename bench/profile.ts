@@ -6,18 +6,30 @@
  *   node dist/bench/profile.js --notes 10000 --phase warm --calls 60
  *   node dist/bench/profile.js --summarise FILE.cpuprofile      (summarise an existing profile)
  *
- * Phases: cold (first search only), warm (first search, one warm-up, then `calls` searches: only the calls after
- * the warm-up are of interest, so compare with a cold profile), read (`calls` reads), changed (`calls` × append
- * one note then search).
+ * Phases: cold (spawn and first search, whole-process profile), warm (`calls` searches after the first search and
+ * one warm-up), read (`calls` reads after the same warm-up), changed (`calls` × append to one note, then search).
+ * Warm, read and changed profile only their calls (bench/sampler.ts, started and stopped by SIGUSR2).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { QUERIES, seedFor, serverMain, vocabularySource } from './config.js';
 import { generateCorpus, loadVocabulary } from './corpus.js';
 import { connect, disconnect, timeCall, toolPayload } from './processes.js';
 import { median } from './stats.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Resolve once `file` exists (polling every 20 ms, up to 30 s). */
+async function waitFor(file: string): Promise<void> {
+  for (let waited = 0; !fs.existsSync(file); waited += 20) {
+    if (waited > 30000) throw new Error(`timed out waiting for ${path.basename(file)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50)); // let the writer finish
+}
 
 interface ProfileNode {
   id: number;
@@ -126,8 +138,17 @@ async function run(): Promise<void> {
   fs.chmodSync(tmp, 0o700);
   try {
     const corpus = generateCorpus(fs.realpathSync(tmp), notes, loadVocabulary(vocabularySource), seedFor(notes));
-    const args = ['--cpu-prof', '--cpu-prof-dir', outDir, `--cpu-prof-interval`, values.interval!, serverMain, 'mcp', '--home', corpus.home, '--run-kind', 'interactive'];
-    const s = await connect(process.execPath, args);
+    // Whole-process profile for the cold phase; for the other phases the preloaded sampler profiles only the
+    // calls after the warm-up (SIGUSR2 starts and stops it), so index building does not pollute the picture.
+    const profileFile = path.join(outDir, `${phase}-${notes}-${Date.now()}.cpuprofile`);
+    const args =
+      phase === 'cold'
+        ? ['--cpu-prof', '--cpu-prof-dir', outDir, '--cpu-prof-name', path.basename(profileFile), '--cpu-prof-interval', values.interval!]
+        : ['--import', pathToFileURL(path.join(here, 'sampler.js')).href];
+    const s = await connect(process.execPath, [...args, serverMain, 'mcp', '--home', corpus.home, '--run-kind', 'interactive'], {
+      MB_BENCH_PROFILE: profileFile,
+      MB_BENCH_PROFILE_INTERVAL: values.interval!,
+    });
     const times: number[] = [];
     const call = async (name: string, a: Record<string, unknown>): Promise<number> => {
       const { ms, result } = await timeCall(s, name, a);
@@ -140,6 +161,8 @@ async function run(): Promise<void> {
       process.stdout.write(`first search: ${first.toFixed(1)} ms\n`);
       if (phase !== 'cold') {
         await call('memory_bridge_search', { query: 'notes' });
+        process.kill(s.pid, 'SIGUSR2');
+        await waitFor(`${profileFile}.started`);
         for (let i = 0; i < calls; i++) {
           if (phase === 'warm') times.push(await call('memory_bridge_search', { query: QUERIES[i % QUERIES.length]! }));
           else if (phase === 'read') times.push(await call('memory_bridge_read', { id: corpus.ids[(i * 7919) % corpus.ids.length]! }));
@@ -148,14 +171,15 @@ async function run(): Promise<void> {
             times.push(await call('memory_bridge_search', { query: QUERIES[i % QUERIES.length]! }));
           }
         }
+        process.kill(s.pid, 'SIGUSR2');
+        await waitFor(profileFile);
         process.stdout.write(`${phase}: ${calls} calls, p50 ${median(times).toFixed(2)} ms\n`);
       }
     } finally {
       await disconnect(s);
     }
-    const prof = fs.readdirSync(outDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(outDir, f));
-    const newest = prof.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
-    if (!newest) throw new Error('the server wrote no .cpuprofile (did it exit on end of stdin?)');
+    if (!fs.existsSync(profileFile)) throw new Error('the server wrote no .cpuprofile (did it exit on end of stdin?)');
+    const newest = profileFile;
     process.stdout.write(`profile written to ${newest}\n`);
     printSummary(newest, top);
   } finally {
