@@ -15,6 +15,12 @@ export function stderrLog(event: LogEvent): void {
   process.stderr.write(`memory-bridge: ${event.tool} ${event.reason}${detail}\n`);
 }
 
+/** The class name of a thrown value (never its message, which may hold a path). */
+function className(err: unknown): string {
+  if (err instanceof Error) return err.constructor.name || 'Error';
+  return typeof err;
+}
+
 /**
  * Create the tool handlers.
  *
@@ -37,13 +43,17 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
     try {
       return run();
     } catch (err) {
-      const profile = profileOf(caller);
-      if (err instanceof BridgeError) {
-        emit({ tool, reason: err.reason, ...(profile === undefined ? {} : { profile }) });
-        return errorResult(err.code, err.hint);
+      try {
+        const profile = profileOf(caller);
+        const who = profile === undefined ? {} : { profile };
+        if (err instanceof BridgeError) {
+          emit({ tool, reason: err.reason, ...who });
+          return errorResult(err.code, err.hint);
+        }
+        emit({ tool, reason: 'internal', detail: className(err), ...who });
+      } catch {
+        // Even a hostile caller record or error object only gets the generic answer.
       }
-      const detail = err instanceof Error ? err.constructor.name || 'Error' : typeof err;
-      emit({ tool, reason: 'internal', detail, ...(profile === undefined ? {} : { profile }) });
       return errorResult('unavailable');
     }
   }

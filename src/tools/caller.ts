@@ -39,6 +39,10 @@ export function checkRunKind(caller: Pick<Caller, 'cron' | 'subagent'>, policy: 
 /** The profile name for logs, when the host gave a string (never used for decisions). */
 export function profileOf(caller: unknown): string | undefined {
   if (typeof caller !== 'object' || caller === null) return undefined;
-  const p = (caller as { profile?: unknown }).profile;
-  return typeof p === 'string' ? p : undefined;
+  try {
+    const p = (caller as { profile?: unknown }).profile;
+    return typeof p === 'string' ? p : undefined;
+  } catch {
+    return undefined;
+  }
 }

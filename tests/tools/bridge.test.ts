@@ -76,3 +76,17 @@ test('bridge › the default log line is the tool and the reason code', (t) => {
 test('bridge › maxIndexes must be a positive integer', (t) => {
   t.throws(() => createBridge({ maxIndexes: 0 }), { instanceOf: RangeError });
 });
+
+test('bridge › a hostile caller record gets unavailable, never an exception', (t) => {
+  const logs: LogEvent[] = [];
+  const bridge = createBridge({ log: (e) => logs.push(e) });
+  const hostile = new Proxy({}, {
+    get() {
+      throw new RangeError('boom');
+    },
+  });
+  const unavailable = { ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } };
+  t.deepEqual(bridge.search({ query: 'alpha' }, hostile as never), unavailable);
+  t.deepEqual(bridge.read({ id: 'a.md' }, hostile as never), unavailable);
+  t.deepEqual(logs.map((e) => [e.reason, e.detail]), [['internal', 'RangeError'], ['internal', 'RangeError']]);
+});
