@@ -60,7 +60,7 @@ export interface RankedMatch {
   id: string;
   /** Distinct query terms this note matched. */
   coverage: number;
-  /** BM25+ score rounded to 12 significant digits. */
+  /** MiniSearch's score (BM25+ × field boosts × matched query terms), rounded to 12 significant digits. */
   score: number;
   /** Document terms that matched (normalized), for snippets. */
   terms: string[];
@@ -162,7 +162,7 @@ export class NoteIndex implements KnownNotes {
     });
     const ranked: RankedMatch[] = results.map((r) => ({
       id: String(r.id),
-      coverage: r.terms.length,
+      coverage: r.queryTerms.length,
       score: Number(r.score.toPrecision(12)),
       terms: Object.keys(r.match),
     }));

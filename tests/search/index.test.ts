@@ -73,6 +73,14 @@ test('notes holding all query words rank before notes holding some', (t) => {
   t.deepEqual(ix.search('pumpkin bread', 5, LIMITS).hits.map((h) => h.id), ['both.md', 'one.md']);
 });
 
+test('coverage counts query terms, not the document terms a prefix expanded to', (t) => {
+  const ix = indexOf({
+    'many.md': 'garden gardens gardener gardening '.repeat(10),
+    'both.md': `bloom garden ${'filler words that dilute the score '.repeat(10)}`,
+  });
+  t.deepEqual(ix.rank('bloom gard').map((m) => [m.id, m.coverage]), [['both.md', 2], ['many.md', 1]]);
+});
+
 test('tied scores are ordered by id ascending, whatever the insertion order', (t) => {
   const ids = ['c.md', 'a.md', 'b/x.md', 'b.md', 'A.md'];
   const forward = new NoteIndex();
