@@ -1,0 +1,249 @@
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ACL_TAG, FOREIGN_GID, FOREIGN_UID, aclBytes, isRoot, setXattr, makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const cli = path.join(repo, 'dist', 'src', 'cli', 'main.js');
+const tmp = makeTempDir('mb-doctor-');
+test.after.always(() => removeTree(tmp));
+const rootTest = isRoot ? test : test.skip;
+
+let n = 0;
+/** A fresh profile home and notes root with a garden note and a private note. */
+function setup(policy: Record<string, unknown> = {}): { home: string; root: string; dir: string } {
+  const dir = mkdirs(tmp, `case-${n++}`);
+  const root = mkdirs(dir, 'notes');
+  writeNote(root, 'projects/garden.md', '# Lantern Garden\n\nwatered on Fridays\n');
+  writeNote(root, 'projects/private/salary.md', '# Salary\n');
+  const { home } = makeHome(dir, { version: 1, root, allow: ['projects/**'], deny: ['**/private/**'], ...policy });
+  return { home, root, dir };
+}
+
+function run(...args: string[]): { code: number; stdout: string; stderr: string; json: any } {
+  const env = { ...process.env };
+  delete env.HERMES_HOME;
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env });
+  let json: unknown;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    json = undefined;
+    if (args.includes('--json')) throw new Error(`no JSON from ${args.join(' ')}: status ${r.status} ${String(r.signal)} ${r.stderr} ${r.stdout}`);
+  }
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+function check(report: any, name: string): any {
+  return report.checks.find((c: any) => c.name === name);
+}
+
+function snapshot(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const name of fs.readdirSync(d).sort()) {
+      const p = path.join(d, name);
+      const st = fs.lstatSync(p);
+      out.push(`${path.relative(dir, p)} ${st.mode} ${st.size} ${st.mtimeMs} ${st.ctimeMs}`);
+      if (st.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+test('status › shows the effective configuration with defaults marked', (t) => {
+  const { home, root } = setup({ allow_cron: true, limits: { max_results: 7 } });
+  const r = run('status', '--home', home, '--json');
+  t.is(r.code, 0, r.stderr);
+  t.is(r.json.home, home);
+  t.is(r.json.policyPath, path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'));
+  t.true(r.json.policy.loads);
+  t.is(r.json.policy.root, root);
+  t.is(r.json.policy.names, 'portable');
+  t.deepEqual(r.json.runKinds, { interactive: true, cron: true, subagent: false, cronSubagentOrUnknown: false });
+  const limits = Object.fromEntries(r.json.policy.limits.map((l: any) => [l.key, l]));
+  t.deepEqual([limits.max_results.value, limits.max_results.isDefault], [7, false]);
+  t.deepEqual([limits.snippet_chars.value, limits.snippet_chars.isDefault], [300, true]);
+  t.is(r.json.plugin.state, 'absent');
+  const text = run('status', '--home', home);
+  t.regex(text.stdout, /cron\s+allowed \(allow_cron: true\)/);
+  t.regex(text.stdout, /subagent\s+refused \(allow_subagents: false\)/);
+  t.regex(text.stdout, /max_results\s+7 results\s+\(set; default 10, ceiling 10\)/);
+});
+
+test('status › has no side effects and does not probe the root', (t) => {
+  const { home, root, dir } = setup();
+  fs.chmodSync(root, 0o777); // an untrusted root: doctor fails, status does not look
+  const before = snapshot(dir);
+  const r = run('status', '--home', home);
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(snapshot(dir), before);
+  t.is(run('doctor', '--home', home).code, 1);
+});
+
+test('status › a broken policy exits 1 and says why', (t) => {
+  const { home } = setup();
+  fs.writeFileSync(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), '{"version": 1, "root": "/x", "allow": ["a"], "bogus": 1}');
+  const r = run('status', '--home', home, '--json');
+  t.is(r.code, 1);
+  t.false(r.json.policy.loads);
+  t.is(r.json.policy.reason, 'policy_invalid');
+  t.regex(r.json.policy.detail, /bogus/);
+});
+
+test('doctor › a healthy profile passes and --json has exactly the documented shape', (t) => {
+  const { home } = setup();
+  const r = run('doctor', '--home', home, '--json');
+  t.is(r.code, 0, r.stdout);
+  t.deepEqual(Object.keys(r.json).sort(), ['checks', 'counts', 'ok']);
+  t.true(r.json.ok);
+  for (const c of r.json.checks) {
+    t.true(Object.keys(c).every((k) => ['name', 'ok', 'reason', 'remedy'].includes(k)), JSON.stringify(c));
+    t.is(typeof c.name, 'string');
+    t.is(typeof c.ok, 'boolean');
+  }
+  t.deepEqual(r.json.checks.map((c: any) => c.name), ['platform', 'plugin', 'policy', 'root', 'tree']);
+  t.deepEqual(r.json.counts, { denied: 1 });
+});
+
+test('doctor › counts skipped files by reason with a remedy for each', (t) => {
+  const { home, root } = setup();
+  writeNote(root, 'projects/open.md', '# open\n', 0o666);
+  writeNote(root, 'projects/.hidden.md', '# hidden\n');
+  writeNote(root, 'projects/Bad Name.md', '# bad\n');
+  writeNote(root, 'projects/notes.txt', 'text\n');
+  fs.symlinkSync('garden.md', path.join(root, 'projects', 'link.md'));
+  fs.linkSync(path.join(root, 'projects', 'garden.md'), path.join(root, 'garden-again.md'));
+  // A named user may write it although the mask and the mode bits (0640) say nobody but the owner can.
+  const acl = writeNote(root, 'projects/acl.md', '# acl\n', 0o640);
+  setXattr(acl, 'system.posix_acl_access', aclBytes([
+    { tag: ACL_TAG.USER_OBJ, perm: 6 },
+    { tag: ACL_TAG.USER, perm: 6, id: 4242 },
+    { tag: ACL_TAG.GROUP_OBJ, perm: 4 },
+    { tag: ACL_TAG.MASK, perm: 4 },
+    { tag: ACL_TAG.OTHER, perm: 0 },
+  ]));
+  const r = run('doctor', '--home', home, '--json');
+  t.is(r.code, 0, r.stdout);
+  t.deepEqual(r.json.counts, {
+    acl_write: 1,
+    bad_name: 1,
+    denied: 2,
+    hard_link: 1,
+    hidden: 1,
+    not_markdown: 1,
+    group_writable: 1,
+    symlink: 1,
+  }, JSON.stringify(r.json.counts));
+  const text = run('doctor', '--home', home);
+  for (const reason of Object.keys(r.json.counts)) t.regex(text.stdout, new RegExp(`skipped \\d+ × ${reason}: \\S`));
+});
+
+rootTest('doctor › counts a note owned by someone else (needs root)', (t) => {
+  const { home, root } = setup();
+  const foreign = writeNote(root, 'projects/foreign.md', '# foreign\n');
+  fs.chownSync(foreign, FOREIGN_UID, FOREIGN_GID);
+  const r = run('doctor', '--home', home, '--json');
+  t.is(r.json.counts.untrusted_owner, 1);
+});
+
+test('doctor › a broken policy exits 1 with the parse problem spelled out', (t) => {
+  const { home } = setup();
+  fs.writeFileSync(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), '{"version": 1,\n "allow": []');
+  const r = run('doctor', '--home', home);
+  t.is(r.code, 1);
+  t.regex(r.stdout, /\[FAIL\] policy: policy_invalid/);
+  t.regex(r.stdout, /problem: not strict JSON/);
+  const j = run('doctor', '--home', home, '--json');
+  t.false(j.json.ok);
+  t.is(check(j.json, 'policy').reason, 'policy_invalid');
+  t.truthy(check(j.json, 'policy').remedy);
+});
+
+test('doctor › a missing policy exits 1', (t) => {
+  const { home } = setup();
+  fs.rmSync(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'));
+  const j = run('doctor', '--home', home, '--json');
+  t.is(j.code, 1);
+  t.is(check(j.json, 'policy').reason, 'policy_missing');
+});
+
+test('doctor › a policy below a writable directory is untrusted and the directory is named', (t) => {
+  const { home } = setup();
+  fs.chmodSync(path.join(home, 'plugin-data'), 0o770);
+  const r = run('doctor', '--home', home);
+  t.is(r.code, 1);
+  t.regex(r.stdout, /policy_untrusted/);
+  t.regex(r.stdout, new RegExp(`first failing directory: ${path.join(home, 'plugin-data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(group_writable`));
+});
+
+test('doctor › an untrusted root exits 1', (t) => {
+  const { home, root } = setup();
+  fs.chmodSync(root, 0o757);
+  const j = run('doctor', '--home', home, '--json');
+  t.is(j.code, 1);
+  t.is(check(j.json, 'root').reason, 'world_writable');
+  t.is(check(j.json, 'tree'), undefined);
+});
+
+test('doctor › an installed shim whose recorded node is gone fails the plugin check', (t) => {
+  const { home } = setup();
+  t.is(run('install', '--home', home).code, 0);
+  t.true(run('doctor', '--home', home, '--json').json.ok);
+  const record = path.join(home, 'plugins', 'memory-bridge', 'install.json');
+  const data = JSON.parse(fs.readFileSync(record, 'utf8'));
+  data.node = path.join(tmp, 'no-such-node');
+  fs.writeFileSync(record, JSON.stringify(data));
+  const j = run('doctor', '--home', home, '--json');
+  t.is(j.code, 1);
+  t.like(check(j.json, 'plugin'), { ok: false, reason: 'worker_paths_missing' });
+});
+
+test('doctor › a foreign plugin directory fails the plugin check', (t) => {
+  const { home } = setup();
+  const dir = mkdirs(home, 'plugins/memory-bridge');
+  fs.writeFileSync(path.join(dir, 'plugin.yaml'), 'name: other\n');
+  const j = run('doctor', '--home', home, '--json');
+  t.like(check(j.json, 'plugin'), { ok: false, reason: 'foreign_plugin' });
+});
+
+test('doctor › --explain says a visible note is visible', (t) => {
+  const { home } = setup();
+  const r = run('doctor', '--home', home, '--explain', 'projects/garden.md');
+  t.is(r.code, 0, r.stdout);
+  t.regex(r.stdout, /matched by "projects\/\*\*"/);
+  t.regex(r.stdout, /the note is visible/);
+});
+
+test('doctor › --explain names the deny pattern that hides a note', (t) => {
+  const { home } = setup();
+  const j = run('doctor', '--home', home, '--json', '--explain', 'projects/private/salary.md');
+  t.is(j.code, 1);
+  t.like(check(j.json, 'deny'), { ok: false, reason: 'denied' });
+  t.regex(check(j.json, 'deny').remedy, /\*\*\/private\/\*\*/);
+});
+
+test('doctor › --explain gives the reason for each kind of refusal', (t) => {
+  const { home, root } = setup({ limits: { max_depth: 3 } });
+  writeNote(root, 'projects/a/b/deep.md', '# deep\n');
+  fs.linkSync(path.join(root, 'projects', 'garden.md'), path.join(root, 'projects', 'twin.md'));
+  const cases: Array<[string, string, string]> = [
+    ['projects/a/b/deep.md', 'depth', 'too_deep'],
+    ['projects/Bad Name.md', 'names', 'bad_name'],
+    ['projects/.hidden.md', 'names', 'hidden'],
+    ['projects/notes.txt', 'names', 'not_markdown'],
+    ['decisions/x.md', 'allow', 'denied'],
+    ['projects/twin.md', 'trust', 'hard_link'],
+    ['projects/missing.md', 'trust', 'missing'],
+    ['../etc/passwd', 'id', 'bad_id'],
+  ];
+  for (const [id, name, reason] of cases) {
+    const j = run('doctor', '--home', home, '--json', '--explain', id);
+    t.is(j.code, 1, id);
+    const failed = j.json.checks.filter((c: any) => !c.ok);
+    t.deepEqual(failed.map((c: any) => [c.name, c.reason]), [[name, reason]], id);
+  }
+});
