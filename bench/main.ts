@@ -383,6 +383,13 @@ async function main(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
   fs.chmodSync(tmp, 0o700);
   const parent = fs.realpathSync(tmp);
+  // An interrupted run still removes its corpora (server children die with their stdin).
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      if (!values.keep) fs.rmSync(parent, { recursive: true, force: true });
+      process.exit(130);
+    });
+  }
   const results: SizeResult[] = [];
   try {
     for (const n of sizes) {
