@@ -274,8 +274,9 @@ const INTERACTIVE_HELP = `Type words to search, "read <id>" to read a note, "as 
 An empty line, "quit" or end of input ends the demo.`;
 
 /** Read commands from `input` until an empty line, "quit" or end of input. Calls run as interactive callers. */
-async function prompt(n: Narrator, io: DemoIo): Promise<void> {
+async function prompt(world: DemoWorld, n: Narrator, io: DemoIo): Promise<void> {
   n.say('memory-bridge demo (interactive): synthetic notes, real tool handlers.');
+  n.say(`Temporary tree (removed at the end): ${world.base}`);
   for (const name of Object.keys(PROFILES) as ProfileName[]) n.say(`  profile "${name}" ${PROFILES[name].blurb}`);
   n.say(INTERACTIVE_HELP);
   let profile: ProfileName = 'gardener';
@@ -324,7 +325,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   try {
     const n = new Narrator(world, io.out);
     if (opts.interactive) {
-      await prompt(n, io);
+      await prompt(world, n, io);
       return 0;
     }
     tour(world, n);
