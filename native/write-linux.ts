@@ -28,6 +28,8 @@ export interface WriteNative {
   unlinkAt(dirfd: number, name: string): void;
   /** getgrnam(name).gr_gid, or null when no such group exists. */
   groupId(name: string): number | null;
+  /** syncfs(fd): write back every dirty page of the filesystem holding `fd` (one call instead of N fsyncs). */
+  syncFs(fd: number): void;
 }
 
 interface ArchFlags {
@@ -74,6 +76,7 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
   const renameat = lib.func('int renameat(int, const uint8_t *, int, const uint8_t *)') as (
     a: number, an: Buffer, b: number, bn: Buffer) => number;
   const unlinkat = lib.func('int unlinkat(int, const uint8_t *, int)') as (d: number, n: Buffer, f: number) => number;
+  const syncfs = lib.func('int syncfs(int)') as (fd: number) => number;
   const GroupStruct = koffi.struct('mb_group', {
     gr_name: 'char *',
     gr_passwd: 'char *',
@@ -115,6 +118,9 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
     unlinkAt(dirfd, name) {
       const path = first.encode('unlinkat', name);
       retry('unlinkat', () => unlinkat(dirfd, path, 0));
+    },
+    syncFs(fd) {
+      retry('syncfs', () => syncfs(fd));
     },
     groupId(name) {
       if (name === '' || name.includes('\0')) return null;

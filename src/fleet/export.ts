@@ -446,9 +446,9 @@ async function applyRead(
     }
   }
 
-  // 8. Final manifest, then make the directory changes durable.
+  // 8. Make this run's changes durable, then record the final state.
+  tree.syncAll();
   tree.saveManifest({ version: 1, files: finalFiles, temps: [] });
-  tree.syncDirs();
 
   if (blocked.length > 0) summary.ok = false;
   for (const b of blocked) log(`export-fleet: left alone: ${b}`);

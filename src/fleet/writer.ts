@@ -249,8 +249,12 @@ export class OutTree {
 
   /**
    * Write `bytes` to `name` in `dirFd` atomically: create `temp` exclusively (O_EXCL|O_NOFOLLOW), set group and
-   * mode, write, fsync, close, then renameat over `name`. The temp file is unlinked on any failure before the
-   * rename. The caller has already decided that `name` is absent or a file of ours.
+   * mode, write, close, then renameat over `name`. The temp file is unlinked on any failure before the rename.
+   * The caller has already decided that `name` is absent or a file of ours.
+   *
+   * No fsync per file: atomicity against a killed process needs none (the page cache is shared), and one fsync per
+   * card costs milliseconds each on ext4. Durability against power loss comes from {@link syncAll} (one syncfs)
+   * before the final manifest is saved.
    */
   writeAtomic(dirFd: number, name: string, temp: string, bytes: Buffer): void {
     if (this.dryRun) return;
@@ -261,7 +265,6 @@ export class OutTree {
         this.fixMode(fd, this.modes.file);
         let off = 0;
         while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off);
-        fs.fsyncSync(fd);
       } finally {
         closeQuietly(this.native, fd);
       }
@@ -339,14 +342,16 @@ export class OutTree {
     fs.fsyncSync(this.outFd);
   }
 
-  /** fsync every directory whose entries changed, so renames and unlinks survive a crash of the machine. */
-  syncDirs(): void {
-    for (const fd of this.touched) {
-      try {
-        fs.fsyncSync(fd);
-      } catch {
-        // a failed directory fsync loses durability, not consistency
-      }
+  /**
+   * Make every write, rename and unlink of this run durable with one syncfs on `--out`'s filesystem (when anything
+   * changed). Called before the final manifest is saved, so the manifest never lists a file the disk lost.
+   */
+  syncAll(): void {
+    if (this.dryRun || this.touched.size === 0) return;
+    try {
+      this.wn.syncFs(this.outFd);
+    } catch {
+      // a failed syncfs loses durability against power loss, not consistency against a killed process
     }
     this.touched.clear();
   }

@@ -1,0 +1,106 @@
+/**
+ * Shared pieces of the fleet export tests: card payloads, a tree snapshot (inode, mtime, size, mode per entry),
+ * and a one-call in-process export against the Qdrant stand-in or a JSONL file.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { runExport, type ExportOptions, type ExportReport } from '../../src/fleet/export.js';
+import { resolveQdrantSettings } from '../../src/fleet/source-qdrant.js';
+import type { QdrantStandin, StandinPoint } from '../helpers/qdrant-standin.js';
+
+/** A UUID whose last group is `n`. */
+export function uuid(n: number): string {
+  return `6f1c2b7e-1111-4a5b-9c3d-${n.toString(16).padStart(12, '0')}`;
+}
+
+/** A complete, live card payload; `over` replaces keys (undefined deletes one). */
+export function payload(over: Record<string, unknown> = {}): Record<string, unknown> {
+  const p: Record<string, unknown> = {
+    text: 'The lantern garden is watered at dawn.',
+    domain: 'work',
+    client_id: 'hermes',
+    slot_name: 'episodic',
+    memory_type: 'episodic',
+    status: 'active',
+    pinned: false,
+    revision: 1,
+    entities: ['lantern'],
+    relations: [],
+    author_node: 'node-a',
+    author_profile: 'default',
+    created_at: 1_760_000_000,
+    updated_at: 1_760_000_000.25,
+    expires_at: 0,
+  };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) delete p[k];
+    else p[k] = v;
+  }
+  return p;
+}
+
+/** One card per domain plus one expired, one with a credential and one malformed. */
+export function standardCards(): StandinPoint[] {
+  return [
+    { id: uuid(1), payload: payload({ domain: 'work', slot_name: 'gpu_profile', memory_type: 'slot', text: 'Work lantern: GPU is an RTX 4090.', pinned: true, revision: 2 }) },
+    { id: uuid(2), payload: payload({ domain: 'personal', text: 'Personal lantern: dinner with Sam on Friday.' }) },
+    { id: uuid(3), payload: payload({ domain: 'shared', client_id: 'fleet', text: 'Shared lantern: the hub restarts at 04:00 UTC.' }) },
+    { id: uuid(4), payload: payload({ domain: 'work', text: 'Expired lantern note.', expires_at: 1_000 }) },
+    { id: uuid(5), payload: payload({ domain: 'work', text: 'deploy key AKIAIOSFODNN7EXAMPLE lantern' }) },
+    { id: uuid(6), payload: payload({ domain: 'work', text: 42 }) },
+  ];
+}
+
+/** Every entry below `dir` (hidden ones too): relative path → "type:ino:mtime:size:mode:uid:gid". */
+export function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (rel: string): void => {
+    for (const name of fs.readdirSync(path.join(dir, rel)).sort()) {
+      const r = rel === '' ? name : `${rel}/${name}`;
+      const st = fs.lstatSync(path.join(dir, r));
+      const type = st.isSymbolicLink() ? 'l' : st.isDirectory() ? 'd' : st.isFile() ? 'f' : 'o';
+      out.set(r, `${type}:${st.ino}:${st.mtimeMs}:${st.size}:${(st.mode & 0o7777).toString(8)}:${st.uid}:${st.gid}`);
+      if (type === 'd') walk(r);
+    }
+  };
+  walk('');
+  return out;
+}
+
+/** Visible Markdown files below `dir`, relative, sorted. */
+export function mdFiles(dir: string): string[] {
+  return [...snapshot(dir).keys()].filter((k) => k.endsWith('.md') && !k.split('/').some((s) => s.startsWith('.'))).sort();
+}
+
+/** Every byte of every file below `dir` (hidden ones too), as one string (for "no secret anywhere" checks). */
+export function allText(dir: string): string {
+  let s = '';
+  for (const [rel, info] of snapshot(dir)) if (info.startsWith('f:')) s += fs.readFileSync(path.join(dir, rel), 'utf8') + '\n' + rel + '\n';
+  return s;
+}
+
+/** Options for an in-process export from the stand-in's `hermes_fleet_memory`. */
+export function qdrantOptions(s: QdrantStandin, out: string, over: Partial<ExportOptions> = {}, key?: string): ExportOptions {
+  const env: NodeJS.ProcessEnv = key === undefined ? {} : { FLEET_QDRANT_KEY: key };
+  return {
+    out,
+    source: { kind: 'qdrant', settings: resolveQdrantSettings({ FLEET_QDRANT_URL: s.url, FLEET_QDRANT_TIMEOUT: '5' }, {}) },
+    domains: [],
+    includeExpired: false,
+    redact: false,
+    group: null,
+    keepHistory: null,
+    dryRun: false,
+    noWait: true,
+    env,
+    log: () => {},
+    ...over,
+  };
+}
+
+/** Run an in-process export and collect its log lines. */
+export async function exportWith(opts: ExportOptions): Promise<ExportReport & { log: string[] }> {
+  const log: string[] = [];
+  const report = await runExport({ ...opts, log: (l) => log.push(l) });
+  return { ...report, log };
+}
