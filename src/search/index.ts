@@ -62,7 +62,7 @@ export interface RankedMatch {
   coverage: number;
   /** MiniSearch's score (BM25+ × field boosts × matched query terms), rounded to 12 significant digits. */
   score: number;
-  /** Document terms that matched (normalized), for snippets. */
+  /** Document terms that matched (normalized, sorted), for snippets. */
   terms: string[];
 }
 
@@ -164,7 +164,7 @@ export class NoteIndex implements KnownNotes {
       id: String(r.id),
       coverage: r.queryTerms.length,
       score: Number(r.score.toPrecision(12)),
-      terms: Object.keys(r.match),
+      terms: Object.keys(r.match).sort(),
     }));
     ranked.sort((a, b) => b.coverage - a.coverage || b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return ranked;

@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import type { FileStat } from '../../native/types.js';
 import { NoteIndex } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
@@ -161,4 +162,41 @@ test('after additions, replacements and removals the statistics and scores equal
   for (const q of ['river', 'moss lichen', 'stone bar', 'note extra rive']) {
     t.deepEqual(incremental.rank(q), fresh.rank(q), q);
   }
+});
+
+test('any history of syncs answers exactly like a fresh index of the final notes', (t) => {
+  const word = fc.constantFrom('river', 'stone', 'moss', 'lichen', 'fern', 'bark', 'rivers', 'stones', '庭', '水やり', 'x');
+  const text = fc.array(word, { minLength: 1, maxLength: 12 }).map((ws) => `# ${ws[0]}\n${ws.join(' ')}`);
+  const state = fc.dictionary(fc.constantFrom('a.md', 'b.md', 'c/d.md', 'e.md', 'f.md', 'g.md'), text);
+  fc.assert(
+    fc.property(fc.array(state, { minLength: 1, maxLength: 5 }), (history) => {
+      const incremental = new NoteIndex();
+      for (const step of history) incremental.sync(Object.entries(step).map(([id, body]) => note(id, body, body)));
+      const last = history[history.length - 1]!;
+      const fresh = new NoteIndex();
+      fresh.sync(Object.entries(last).reverse().map(([id, body]) => note(id, body, body)));
+      for (const q of ['river', 'stone moss', 'riv', 'lichen fern bark', '水やり', 'rivers stones']) {
+        if (JSON.stringify(incremental.search(q, 10, LIMITS)) !== JSON.stringify(fresh.search(q, 10, LIMITS))) return false;
+        if (JSON.stringify(incremental.rank(q)) !== JSON.stringify(fresh.rank(q))) return false;
+      }
+      return JSON.stringify(incremental.stats()) === JSON.stringify(fresh.stats());
+    }),
+    { numRuns: 200, seed: 11 },
+  );
+  t.pass();
+});
+
+test('the sum of id, title and snippet code points never exceeds total_chars', (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 600 }), fc.integer({ min: 1, max: 10 }), (snippetChars, extra, limit) => {
+      const totalChars = snippetChars + extra;
+      const notes: Record<string, string> = {};
+      for (let i = 0; i < 12; i++) notes[`n${i}.md`] = `# Title ${'😀'.repeat(i)} ${i}\n${'meadow grass '.repeat(i * 7 + 1)}`;
+      const { hits } = indexOf(notes).search('meadow', limit, { snippet_chars: snippetChars, total_chars: totalChars });
+      const used = hits.reduce((n, h) => n + Array.from(h.id).length + Array.from(h.title ?? '').length + Array.from(h.snippet).length, 0);
+      return used <= totalChars && hits.length <= limit && hits.every((h) => Array.from(h.snippet).length <= snippetChars);
+    }),
+    { numRuns: 100, seed: 3 },
+  );
+  t.pass();
 });

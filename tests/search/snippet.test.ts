@@ -1,6 +1,8 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { countCodePoints, makeSnippet } from '../../src/search/snippet.js';
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 
 test('a short body is returned whole with whitespace collapsed', (t) => {
@@ -35,7 +37,7 @@ test('bounds are code points and never split emoji or CJK', (t) => {
   for (const max of [1, 2, 7, 50, 300]) {
     const s = makeSnippet(body, new Set(['目標']), max);
     t.true(countCodePoints(s) <= max, `max ${max}`);
-    t.false(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s), `no lone surrogate at max ${max}`);
+    t.false(LONE_SURROGATE.test(s), `no lone surrogate at max ${max}`);
   }
   t.true(makeSnippet(body, new Set(['目標']), 50).includes('目標'));
 });
@@ -45,4 +47,18 @@ test('near the end of the body the window is filled backwards', (t) => {
   const s = makeSnippet(body, new Set(['final']), 80);
   t.true(s.endsWith('final'));
   t.true(countCodePoints(s) > 60);
+});
+
+test('for any text and bound the snippet is a passage of the collapsed text within the bound', (t) => {
+  const piece = fc.constantFrom('garden', 'Garden', ' ', '\n', '\t', '😀', '漢字', 'の', 'é', 'word', '  ', 'x'.repeat(30), '🌸🌸', '.');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 200 }), fc.integer({ min: 1, max: 300 }), fc.subarray(['garden', '漢字', 'word', 'の']), (parts, max, terms) => {
+      const body = parts.join('');
+      const s = makeSnippet(body, new Set(terms), max);
+      const collapsed = body.replace(/\s+/gu, ' ').trim();
+      return countCodePoints(s) <= max && collapsed.includes(s) && s === s.trim() && !/\s\s/u.test(s) && !LONE_SURROGATE.test(s);
+    }),
+    { numRuns: 500, seed: 7 },
+  );
+  t.pass();
 });
