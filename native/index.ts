@@ -25,11 +25,16 @@ let cached: Native | null | undefined;
  */
 export function getNative(): Native | null {
   if (cached !== undefined) return cached;
-  cached = loadNative(process.platform, process.arch);
+  cached = nativeFor(process.platform, process.arch);
   return cached;
 }
 
-function loadNative(platform: string, arch: string): Native | null {
+/**
+ * Builds (uncached) the bindings for a platform/arch pair; null for anything without bindings, or when koffi or
+ * the platform's C library cannot be loaded here. `getNative` is the one to use; this exists so the platform
+ * choice itself can be tested.
+ */
+export function nativeFor(platform: string, arch: string): Native | null {
   if (platform !== 'linux' && platform !== 'darwin') return null;
   try {
     const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;

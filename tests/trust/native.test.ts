@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import test from 'ava';
-import { getNative } from '../../native/index.js';
+import { getNative, nativeFor } from '../../native/index.js';
 import { DT, NativeError } from '../../native/types.js';
 import { addAclEntry, makeFifo, makeTempDir, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
 import { realNative } from './support.js';
@@ -247,4 +247,17 @@ test('native › close reports a bad descriptor; opening and closing leaks nothi
   for (let i = 0; i < 200; i++) native.close(native.openRoot());
   t.is(openDescriptorCount(), before);
   t.is(errnoOf(() => native.close(999_999)), 9);
+});
+
+test('native › platforms without bindings get null (callers refuse with unsupported_platform)', (t) => {
+  t.is(nativeFor('win32', 'x64'), null);
+  t.is(nativeFor('freebsd', 'x64'), null);
+  t.is(nativeFor('linux', 'ia32'), null);
+  t.is(nativeFor('linux', 'riscv64'), null);
+  t.is(nativeFor('darwin', 'ppc64'), null);
+});
+
+test('native › the macOS binding is only loaded on macOS: elsewhere its library is absent and the answer is null', (t) => {
+  if (process.platform === 'darwin') return t.pass();
+  t.is(nativeFor('darwin', 'arm64'), null);
 });

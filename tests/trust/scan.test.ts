@@ -106,6 +106,15 @@ test('scan › hidden, non-Markdown and rule-breaking names are skipped without 
   t.deepEqual(ids(unicode), ['ok.md', 'with space.md']);
 });
 
+test('scan › a name starting with a byte order mark is its own name, never an alias of the name without it', (t) => {
+  const root = freshRoot();
+  writeNote(root, 'a.md', 'plain');
+  fs.writeFileSync(path.join(root, '\ufeffa.md'), 'with bom');
+  const r = scan(root, ALLOW_ALL, limits({ names: 'unicode' }));
+  t.deepEqual(r.notes.map((n) => [n.id, n.text]), [['a.md', 'plain']]);
+  t.is(r.skipped.bad_name, 1);
+});
+
 test('scan › symlinks are skipped: leaf, directory in the middle, loop and dangling', (t) => {
   const root = freshRoot();
   writeNote(root, 'real.md', 'x');
