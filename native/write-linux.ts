@@ -28,8 +28,11 @@ export interface WriteNative {
   unlinkAt(dirfd: number, name: string): void;
   /** getgrnam(name).gr_gid, or null when no such group exists. */
   groupId(name: string): number | null;
-  /** syncfs(fd): write back every dirty page of the filesystem holding `fd` (one call instead of N fsyncs). */
-  syncFs(fd: number): void;
+  /**
+   * syncfs(fd) on a koffi worker thread: write back every dirty page of the filesystem holding `fd` (one call
+   * instead of an fsync per file) without blocking the event loop while the disk works. Resolves when done.
+   */
+  syncFs(fd: number): Promise<void>;
 }
 
 interface ArchFlags {
@@ -76,7 +79,9 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
   const renameat = lib.func('int renameat(int, const uint8_t *, int, const uint8_t *)') as (
     a: number, an: Buffer, b: number, bn: Buffer) => number;
   const unlinkat = lib.func('int unlinkat(int, const uint8_t *, int)') as (d: number, n: Buffer, f: number) => number;
-  const syncfs = lib.func('int syncfs(int)') as (fd: number) => number;
+  const syncfs = lib.func('int syncfs(int)') as unknown as {
+    async(fd: number, cb: (err: unknown, rc: number) => void): void;
+  };
   const GroupStruct = koffi.struct('mb_group', {
     gr_name: 'char *',
     gr_passwd: 'char *',
@@ -120,7 +125,13 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
       retry('unlinkat', () => unlinkat(dirfd, path, 0));
     },
     syncFs(fd) {
-      retry('syncfs', () => syncfs(fd));
+      return new Promise((resolve, reject) => {
+        syncfs.async(fd, (err, rc) => {
+          if (err) reject(err instanceof Error ? err : new Error(String(err)));
+          else if (rc !== 0) reject(new NativeError('syncfs', 0));
+          else resolve();
+        });
+      });
     },
     groupId(name) {
       if (name === '' || name.includes('\0')) return null;

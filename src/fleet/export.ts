@@ -447,7 +447,7 @@ async function applyRead(
   }
 
   // 8. Make this run's changes durable, then record the final state.
-  tree.syncAll();
+  await tree.syncAll();
   tree.saveManifest({ version: 1, files: finalFiles, temps: [] });
 
   if (blocked.length > 0) summary.ok = false;

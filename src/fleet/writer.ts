@@ -346,10 +346,10 @@ export class OutTree {
    * Make every write, rename and unlink of this run durable with one syncfs on `--out`'s filesystem (when anything
    * changed). Called before the final manifest is saved, so the manifest never lists a file the disk lost.
    */
-  syncAll(): void {
+  async syncAll(): Promise<void> {
     if (this.dryRun || this.touched.size === 0) return;
     try {
-      this.wn.syncFs(this.outFd);
+      await this.wn.syncFs(this.outFd);
     } catch {
       // a failed syncfs loses durability against power loss, not consistency against a killed process
     }
