@@ -351,15 +351,21 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    @staticmethod
+    def _wait(fd: int, events: int, deadline: float) -> bool:
+        """Wait until ``fd`` is ready (poll, not select: Hermes may hold more than FD_SETSIZE descriptors)."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Refused("worker_timeout")
+        poller = select.poll()
+        poller.register(fd, events)
+        return bool(poller.poll(max(1, int(remaining * 1000))))
+
     def send(self, data: bytes, deadline: float) -> None:
         fd = self.proc.stdin.fileno()
         view = memoryview(data)
         while view:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Refused("worker_timeout")
-            _, writable, _ = select.select([], [fd], [], remaining)
-            if not writable:
+            if not self._wait(fd, select.POLLOUT, deadline):
                 continue
             try:
                 written = os.write(fd, view)
@@ -382,11 +388,7 @@ class _Worker:
                 return line
             if len(self.buffer) > MAX_LINE_BYTES:
                 raise _Refused("worker_protocol")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Refused("worker_timeout")
-            readable, _, _ = select.select([fd], [], [], remaining)
-            if not readable:
+            if not self._wait(fd, select.POLLIN, deadline):
                 continue
             try:
                 chunk = os.read(fd, 65536)

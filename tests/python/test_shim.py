@@ -203,6 +203,20 @@ class InteractiveCallTests(ShimTestCase):
     def test_handler_accepts_extra_keyword_arguments(self):
         self.assertIs(self.search(task_id="t-1", session_id="s")["ok"], True)
 
+    def test_calls_work_when_the_process_holds_more_than_1024_descriptors(self):
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < 1200:
+            self.skipTest(f"descriptor limit {soft} is too low for this test")
+        held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+        try:
+            self.assertIs(self.search()["ok"], True)
+            self.assertGreater(self.client()._worker.proc.stdout.fileno(), 1024)
+        finally:
+            for fd in held:
+                os.close(fd)
+
     def test_identity_in_arguments_is_an_unknown_argument(self):
         result = self.search({"query": "lantern", "home": "/etc"})
         self.assertEqual(result["error"]["code"], "invalid_request")
