@@ -121,8 +121,11 @@ function mkdirOwnerOnly(base: string, rel: string): void {
   }
 }
 
-/** Copy a tree of directories and regular files only, directories 0700 and files 0600; anything else is skipped. */
-function copyOwnerOnly(from: string, to: string): void {
+/**
+ * Copy a tree of directories and regular files only, directories 0700 and files 0600 (explicit chmod, so the umask
+ * cannot matter); symlinks and special files are skipped. `to` must not exist yet.
+ */
+export function copyOwnerOnly(from: string, to: string): void {
   fs.mkdirSync(to);
   fs.chmodSync(to, 0o700);
   for (const entry of fs.readdirSync(from, { withFileTypes: true })) {

@@ -116,7 +116,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
     { name: 'memory-bridge', version: opts.version },
     { capabilities: { tools: { listChanged: false } } },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => structuredClone(t)) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...TOOLS] }));
   // Registered through Protocol's method to skip Server's tools/call wrapper (see RawCallToolRequestSchema); the
   // capability check that Server adds still runs (it is a virtual method) against the tools capability above.
   Protocol.prototype.setRequestHandler.call(server, RawCallToolRequestSchema, (request: z.infer<typeof RawCallToolRequestSchema>) =>

@@ -6,6 +6,7 @@ import test from 'ava';
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeHome, makeTempDir, removeTree } from '../helpers/fixtures.js';
+import { copyOwnerOnly } from '../../src/cli/demo.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { Caller, ReadResult, SearchResult, ToolResult } from '../../src/tools/types.js';
 import { REPO_ROOT } from '../cli/tree.js';
@@ -14,24 +15,6 @@ const CORPUS = path.resolve(REPO_ROOT, '../shared/corpora/obsidian-help');
 const present = fs.existsSync(CORPUS);
 const corpusTest = present ? test : test.skip;
 const NEEDS = present ? '' : ' (skipped: ../shared/corpora/obsidian-help is absent)';
-
-/** Copy directories (0700) and regular .md files (0600) only; the source is read-only and never modified. */
-function copyVault(from: string, to: string): number {
-  let notes = 0;
-  fs.mkdirSync(to);
-  fs.chmodSync(to, 0o700);
-  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
-    const src = path.join(from, entry.name);
-    const dst = path.join(to, entry.name);
-    if (entry.isDirectory()) notes += copyVault(src, dst);
-    else if (entry.isFile() && entry.name.endsWith('.md')) {
-      fs.copyFileSync(src, dst);
-      fs.chmodSync(dst, 0o600);
-      notes++;
-    }
-  }
-  return notes;
-}
 
 let base = '';
 let unicode: Caller;
@@ -42,7 +25,7 @@ test.before(() => {
   if (!present) return;
   base = makeTempDir('mb-corpus-');
   const root = path.join(base, 'vault');
-  copyVault(CORPUS, root);
+  copyOwnerOnly(CORPUS, root);
   const policy = (names: string) => ({ version: 1, root, allow: ['**'], names, limits: { max_results: 10, default_results: 5 } });
   const interactive = { cron: false, subagent: false };
   unicode = { home: makeHome(base, policy('unicode'), 'unicode').home, ...interactive };
