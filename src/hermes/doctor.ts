@@ -13,12 +13,12 @@ import path from 'node:path';
 import { getNative } from '../../native/index.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { PatternSet } from '../policy/glob.js';
-import { policyPath } from '../policy/load.js';
+import { MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
 import { scanLimitsOf } from '../tools/search.js';
 import { isNoteName, segmentReason, validateId } from '../trust/names.js';
 import { readNoteById } from '../trust/note.js';
-import { closeQuietly, openTrustedDir } from '../trust/path.js';
+import { closeQuietly, openTrustedDir, readTrustedFile } from '../trust/path.js';
 import { scanTree } from '../trust/scan.js';
 import type { Native } from '../../native/types.js';
 import { pluginStatus, policyStatus } from './status.js';
@@ -209,6 +209,14 @@ export function runDoctor(home: string, options: { version?: string } = {}): Doc
     if (native !== null && (reason === 'policy_untrusted' || reason === 'policy_missing')) {
       const culprit = firstUntrustedDir(path.posix.dirname(policyFile), native);
       if (culprit !== undefined) lines.push(`first failing directory: ${culprit.dir} (${culprit.reason}: ${remedyOf(culprit.reason)})`);
+      else if (reason === 'policy_untrusted') {
+        try {
+          readTrustedFile(policyFile, MAX_POLICY_BYTES, native);
+        } catch (err) {
+          const fileReason = reasonOf(err);
+          lines.push(`the file itself: ${fileReason}: ${remedyOf(fileReason)}`);
+        }
+      }
     }
     details.set('policy', lines);
     checks.push({ name: 'policy', ok: false, reason, remedy: remedyOf(reason) });

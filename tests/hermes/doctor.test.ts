@@ -180,6 +180,15 @@ test('doctor › a policy below a writable directory is untrusted and the direct
   t.regex(r.stdout, new RegExp(`first failing directory: ${path.join(home, 'plugin-data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(group_writable`));
 });
 
+test('doctor › a policy file others can write is untrusted and the file is named as the problem', (t) => {
+  const { home } = setup();
+  fs.chmodSync(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), 0o602);
+  const r = run('doctor', '--home', home);
+  t.is(r.code, 1);
+  t.regex(r.stdout, /\[FAIL\] policy: policy_untrusted/);
+  t.regex(r.stdout, /the file itself: world_writable/);
+});
+
 test('doctor › an untrusted root exits 1', (t) => {
   const { home, root } = setup();
   fs.chmodSync(root, 0o757);
