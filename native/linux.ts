@@ -221,6 +221,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
           const reclen = direntBuf.readUInt16LE(off + DIRENT_RECLEN);
           if (reclen < DIRENT_NAME + 1 || off + reclen > n) throw new NativeError('getdents64', EIO);
           const start = off + DIRENT_NAME;
+          // The name ends at its NUL terminator; the alignment padding after it is not zeroed by the kernel.
           let end = direntBuf.indexOf(0, start);
           if (end < 0 || end > off + reclen) end = off + reclen;
           const len = end - start;
@@ -228,7 +229,9 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
             (len === 2 && direntBuf[start] === 0x2e && direntBuf[start + 1] === 0x2e);
           if (!isDot) {
             if (entries.length >= maxEntries) return 'too_many';
-            entries.push({ name: Buffer.from(direntBuf.subarray(start, end)), type: direntBuf[off + DIRENT_TYPE] ?? DT.UNKNOWN });
+            const name = Buffer.allocUnsafe(len); // small sizes come from Node's shared pool
+            direntBuf.copy(name, 0, start, end);
+            entries.push({ name, type: direntBuf[off + DIRENT_TYPE] ?? DT.UNKNOWN });
           }
           off += reclen;
         }
