@@ -25,7 +25,7 @@ let cached: Native | null | undefined;
  */
 export function getNative(): Native | null {
   if (cached !== undefined) return cached;
-  cached = nativeFor(process.platform, process.arch);
+  cached = nativeFor(process.platform, process.arch, true);
   return cached;
 }
 
@@ -33,15 +33,17 @@ export function getNative(): Native | null {
  * Builds (uncached) the bindings for a platform/arch pair; null for anything without bindings, or when koffi or
  * the platform's C library cannot be loaded here. `getNative` is the one to use; this exists so the platform
  * choice itself can be tested.
+ *
+ * @param log when true, a load failure is reported on stderr as a short operator line (no paths)
  */
-export function nativeFor(platform: string, arch: string): Native | null {
+export function nativeFor(platform: string, arch: string, log = false): Native | null {
   if (platform !== 'linux' && platform !== 'darwin') return null;
   try {
     const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
     return platform === 'linux' ? createLinuxNative(koffi, arch) : createDarwinNative(koffi, arch);
   } catch (err) {
     // Operator log only: a short reason code, no paths.
-    process.stderr.write(`memory-bridge: native bindings unavailable (${err instanceof Error ? err.name : 'error'})\n`);
+    if (log) process.stderr.write(`memory-bridge: native bindings unavailable (${err instanceof Error ? err.name : 'error'})\n`);
     return null;
   }
 }
