@@ -23,8 +23,6 @@ export const EXIT = Object.freeze({
   USAGE: 2,
 });
 
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
-
 /** One sub-command of `memory-bridge`. */
 export interface Command {
   /** The word after `memory-bridge`, e.g. "search". */
