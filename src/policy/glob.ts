@@ -415,12 +415,24 @@ interface SegmentMatcher {
   pieces: Piece[];
 }
 
-type CompiledSegment = SegmentMatcher | typeof GLOBSTAR;
+/**
+ * A node of the segment trie that holds every alternative of a list: "the segments on the path from the root are
+ * matched". Alternatives sharing leading segments share nodes, so a long list costs per id segment roughly the
+ * number of distinct next segments, not the number of alternatives.
+ */
+interface TrieNode {
+  /** Ordinary segments leaving this node, keyed by the segment's glob text. */
+  readonly edges: Map<string, { seg: SegmentMatcher; to: TrieNode }>;
+  /** The node after a `**` segment leaving this node, if any. */
+  globstar: TrieNode | null;
+  /** Entered through `**`: may consume any further segment and stay here. */
+  readonly loop: boolean;
+  /** Some alternative ends here. */
+  terminal: boolean;
+}
 
-interface Alternative {
-  segs: CompiledSegment[];
-  /** Smallest index from which every remaining segment is `**` (segs.length when the last one is not). */
-  globstarTail: number;
+function newNode(loop: boolean): TrieNode {
+  return { edges: new Map(), globstar: null, loop, terminal: false };
 }
 
 function compilePiece(toks: readonly Tok[], cache: Map<string, RegExp>): Piece {
@@ -507,34 +519,31 @@ function segmentMatches(seg: SegmentMatcher, name: Name): boolean {
   return true;
 }
 
+/** Add `node` and what it reaches without consuming a segment (through `**`, which may match zero segments). */
+function addWithClosure(states: Set<TrieNode>, node: TrieNode): void {
+  let cur: TrieNode | null = node;
+  while (cur !== null && !states.has(cur)) {
+    states.add(cur);
+    cur = cur.globstar;
+  }
+}
+
 /**
- * States of `alt` reachable after consuming `names` (index j = "the next segment to match is segs[j]";
- * index segs.length = "pattern fully matched"), or null when none is.
+ * The trie nodes reachable from `root` after consuming `names`, one segment at a time (an NFA simulation:
+ * O(segments × reachable edges)). Empty when no alternative can get that far.
  */
-function reach(alt: Alternative, names: readonly Name[]): Uint8Array | null {
-  const p = alt.segs.length;
-  const closure = (s: Uint8Array): void => {
-    for (let j = 0; j < p; j++) if (s[j] === 1 && alt.segs[j] === GLOBSTAR) s[j + 1] = 1;
-  };
-  let cur = new Uint8Array(p + 1);
-  cur[0] = 1;
-  closure(cur);
+function reach(root: TrieNode, names: readonly Name[]): Set<TrieNode> {
+  let cur = new Set<TrieNode>();
+  addWithClosure(cur, root);
   for (const name of names) {
-    const next = new Uint8Array(p + 1);
-    let any = false;
-    for (let j = 0; j < p; j++) {
-      if (cur[j] !== 1) continue;
-      const seg = alt.segs[j]!;
-      if (seg === GLOBSTAR) {
-        next[j] = 1;
-        any = true;
-      } else if (segmentMatches(seg, name)) {
-        next[j + 1] = 1;
-        any = true;
+    const next = new Set<TrieNode>();
+    for (const state of cur) {
+      if (state.loop) addWithClosure(next, state);
+      for (const edge of state.edges.values()) {
+        if (segmentMatches(edge.seg, name)) addWithClosure(next, edge.to);
       }
     }
-    if (!any) return null;
-    closure(next);
+    if (next.size === 0) return next;
     cur = next;
   }
   return cur;
@@ -551,7 +560,7 @@ function namesOf(id: string): Name[] {
  */
 export class PatternSet {
   private constructor(
-    private readonly alternatives: readonly Alternative[],
+    private readonly root: TrieNode,
     /** The patterns as given, for status output. */
     readonly patterns: readonly string[],
   ) {
@@ -565,31 +574,45 @@ export class PatternSet {
    */
   static compile(list: readonly string[]): PatternSet {
     if (list.length > MAX_PATTERNS) throw new PatternError('too_many_patterns', -1);
-    const cache = new Map<string, RegExp>();
-    const alternatives: Alternative[] = [];
+    const pieces = new Map<string, RegExp>();
+    const segments = new Map<string, SegmentMatcher>();
+    const root = newNode(false);
     list.forEach((p, index) => {
       try {
         for (const segs of analyse(p)) {
-          const compiled: CompiledSegment[] = segs.map((s) => (s === GLOBSTAR ? GLOBSTAR : compileSegment(s, cache)));
-          let tail = compiled.length;
-          while (tail > 0 && compiled[tail - 1] === GLOBSTAR) tail--;
-          alternatives.push({ segs: compiled, globstarTail: tail });
+          let node = root;
+          for (const seg of segs) {
+            if (seg === GLOBSTAR) {
+              node.globstar ??= newNode(true);
+              node = node.globstar;
+              continue;
+            }
+            const key = seg.map((t) => (t.t === 'star' ? '*' : tokenGlob(t))).join('');
+            let edge = node.edges.get(key);
+            if (edge === undefined) {
+              let matcher = segments.get(key);
+              if (matcher === undefined) {
+                matcher = compileSegment(seg, pieces);
+                segments.set(key, matcher);
+              }
+              edge = { seg: matcher, to: newNode(false) };
+              node.edges.set(key, edge);
+            }
+            node = edge.to;
+          }
+          node.terminal = true;
         }
       } catch (e) {
         if (e instanceof Invalid) throw new PatternError(e.reason, index);
         throw e;
       }
     });
-    return new PatternSet(Object.freeze(alternatives), Object.freeze([...list]));
+    return new PatternSet(root, Object.freeze([...list]));
   }
 
   /** True when some pattern matches the whole id `id` (case-insensitively). */
   matches(id: string): boolean {
-    const names = namesOf(id);
-    for (const alt of this.alternatives) {
-      const r = reach(alt, names);
-      if (r !== null && r[alt.segs.length] === 1) return true;
-    }
+    for (const state of reach(this.root, namesOf(id))) if (state.terminal) return true;
     return false;
   }
 
@@ -598,12 +621,7 @@ export class PatternSet {
    * pattern can match any id that extends `dirId` by one or more segments.
    */
   mayContainBelow(dirId: string): boolean {
-    const names = namesOf(dirId);
-    for (const alt of this.alternatives) {
-      const r = reach(alt, names);
-      if (r === null) continue;
-      for (let j = 0; j < alt.segs.length; j++) if (r[j] === 1) return true;
-    }
+    for (const state of reach(this.root, namesOf(dirId))) if (state.loop || state.edges.size > 0) return true;
     return false;
   }
 
@@ -612,13 +630,7 @@ export class PatternSet {
    * matched `dirId`'s segments, has nothing left but `**` (e.g. `Q/**` with Q matching dirId, or `**` alone).
    */
   coversAllBelow(dirId: string): boolean {
-    const names = namesOf(dirId);
-    for (const alt of this.alternatives) {
-      if (alt.globstarTail === alt.segs.length) continue;
-      const r = reach(alt, names);
-      if (r === null) continue;
-      for (let j = alt.globstarTail; j < alt.segs.length; j++) if (r[j] === 1) return true;
-    }
+    for (const state of reach(this.root, namesOf(dirId))) if (state.loop && state.terminal) return true;
     return false;
   }
 }

@@ -68,16 +68,37 @@ export function loadPolicy(home: string): Policy {
  *   input bytes (`explainPolicyError` says what is wrong)
  */
 export function parsePolicyBytes(bytes: Uint8Array): Policy {
+  // latin1 maps bytes one-to-one onto characters, so equal keys mean equal bytes.
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  const hit = parsed.get(key);
+  if (hit !== undefined) {
+    parsed.delete(key);
+    parsed.set(key, hit);
+    return hit;
+  }
+  let policy: Policy;
   try {
     const value = parseStrictJson(bytes);
-    const parsed = PolicySchema.safeParse(value);
-    if (!parsed.success) throw new BridgeError('unavailable', 'policy_invalid');
-    return buildPolicy(parsed.data);
+    const result = PolicySchema.safeParse(value);
+    if (!result.success) throw new BridgeError('unavailable', 'policy_invalid');
+    policy = buildPolicy(result.data);
   } catch (err) {
     if (err instanceof BridgeError) throw err;
     throw new BridgeError('unavailable', 'policy_invalid');
   }
+  parsed.set(key, policy);
+  if (parsed.size > PARSED_CACHE_ENTRIES) parsed.delete(parsed.keys().next().value!);
+  return policy;
 }
+
+/**
+ * Recently parsed policies by exact byte content (least recently used first). A Policy is a frozen, pure function
+ * of the bytes, so a hit is the same answer without re-validating and recompiling up to 256 × 64 pattern
+ * alternatives on every call. The trusted read that produced the bytes still happens on every call; any edit
+ * changes the bytes and misses. At most 8 × 64 KiB of keys.
+ */
+const PARSED_CACHE_ENTRIES = 8;
+const parsed = new Map<string, Policy>();
 
 function buildPolicy(doc: PolicyDocument): Policy {
   // The schema already validated every pattern; compile cannot disagree, but would throw PatternError if it did.

@@ -285,3 +285,15 @@ test('load › the thrown error names no path, file name or system error text', 
   t.false(err!.message.includes('policy.json'));
   t.is(err!.message, 'unavailable: policy_untrusted');
 });
+
+test('load › identical policy bytes give the identical frozen Policy, and one changed byte gives a new one', (t) => {
+  const a = home();
+  const b = home();
+  const first = loadPolicy(a.home);
+  t.is(loadPolicy(b.home), first);
+  fs.writeFileSync(b.policyPath, JSON.stringify({ ...VALID, allow: ['projects/*'] }));
+  const edited = loadPolicy(b.home);
+  t.not(edited, first);
+  t.false(edited.allowsNote('projects/deep/a.md'));
+  t.true(first.allowsNote('projects/deep/a.md'));
+});
