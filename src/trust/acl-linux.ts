@@ -62,7 +62,7 @@ const TAG_RANK: ReadonlyMap<number, number> = new Map([
  * @returns the entries in stored order
  * @throws AclParseError on any doubt: bad length, version other than 2, fewer than 3 entries, unknown tag,
  *   tags out of order, a missing or repeated USER_OBJ/GROUP_OBJ/OTHER, a repeated MASK, a MASK missing while
- *   USER/GROUP entries exist, permission bits outside rwx, or a qualifier on an unqualified tag.
+ *   USER/GROUP entries exist or present while none exist, permission bits outside rwx, or a qualifier on an unqualified tag.
  *   Unsorted or duplicate USER/GROUP ids are accepted, as the kernel accepts them.
  */
 export function parseLinuxAcl(bytes: Uint8Array): LinuxAclEntry[] {
@@ -102,6 +102,9 @@ export function parseLinuxAcl(bytes: Uint8Array): LinuxAclEntry[] {
   if (groupObjs !== 1) throw new AclParseError('missing GROUP_OBJ');
   if (entries[count - 1]?.tag !== LINUX_ACL_TAG.OTHER) throw new AclParseError('missing OTHER');
   if (named > 0 && masks === 0) throw new AclParseError('missing MASK');
+  // Stricter than the kernel, which stores a MASK without named entries: no tool we know writes one, so it is
+  // treated as a doubt (the object is refused as acl_unreadable, never trusted).
+  if (named === 0 && masks > 0) throw new AclParseError('MASK without named entries');
   return entries;
 }
 

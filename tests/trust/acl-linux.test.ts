@@ -97,6 +97,7 @@ const malformed: Array<[string, Buffer]> = [
   ['version 3', (() => { const b = aclBytes(base); b.writeUInt32LE(3, 0); return b; })()],
   ['fewer than three entries', aclBytes([{ tag: T.USER_OBJ, perm: 6 }, { tag: T.OTHER, perm: 4 }])],
   ['a named user without MASK', aclBytes([base[0]!, named(T.USER, 4, 5), base[1]!, base[2]!])],
+  ['a MASK without any named entry', aclBytes([base[0]!, base[1]!, { tag: T.MASK, perm: 4 }, base[2]!])],
   ['a named group without MASK', aclBytes([base[0]!, base[1]!, named(T.GROUP, 4, 5), base[2]!])],
   ['GROUP_OBJ before USER_OBJ', aclBytes([base[1]!, base[0]!, base[2]!])],
   ['a USER entry after GROUP_OBJ', aclBytes([base[0]!, base[1]!, named(T.USER, 4, 5), { tag: T.MASK, perm: 4 }, base[2]!])],
@@ -120,6 +121,20 @@ for (const [what, bytes] of malformed) {
     t.throws(() => parseLinuxAcl(bytes), { instanceOf: AclParseError });
   });
 }
+
+test('acl-linux › a MASK without named entries is refused even though the kernel stores it (deliberately stricter)', (t) => {
+  const file = path.join(dir, 'mask-only');
+  fs.writeFileSync(file, 'x');
+  setXattr(file, 'system.posix_acl_access', aclBytes([base[0]!, base[1]!, { tag: T.MASK, perm: 4 }, base[2]!]));
+  const fd = fs.openSync(file, 'r');
+  try {
+    const acl = realNative().readAcl(fd);
+    if (acl.kind !== 'linux') return t.fail(`expected the kernel to store it, got ${acl.kind}`);
+    t.throws(() => parseLinuxAcl(acl.bytes), { instanceOf: AclParseError });
+  } finally {
+    fs.closeSync(fd);
+  }
+});
 
 test('acl-linux › the kernel itself rejects a malformed ACL (the parser is not stricter than needed on order)', (t) => {
   const file = path.join(dir, 'kernel-rejects');
