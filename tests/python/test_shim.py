@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -37,6 +38,18 @@ def setUpModule():
         raise unittest.SkipTest("node is not on PATH; the shim tests need the built CLI")
     if not CLI.is_file():
         raise unittest.SkipTest(f"{CLI} is missing; run `npm run build` first")
+
+
+class _Collector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+    def __str__(self) -> str:
+        return "shim log: " + "; ".join(self.messages)
 
 
 def _mkdir(path: Path) -> Path:
@@ -74,11 +87,17 @@ class ShimTestCase(unittest.TestCase):
         stub.install(self.state)
         self.ctx = stub.StubContext(profile_name="default")
         self.shim = self.load_shim(self.home)
+        # A loaded test machine can be slow to start node; only the timeout test wants a short limit.
+        self.shim.CALL_TIMEOUT_SECONDS = 120.0
         self.shim.register(self.ctx)
+        # The shim's reason codes, shown when an assertion about a result fails.
+        self.reasons = _Collector()
+        logging.getLogger("memory_bridge").addHandler(self.reasons)
         self.saved_env = {k: os.environ.get(k) for k in ("HERMES_PLUGIN_HOST_PROCESS",)}
         os.environ.pop("HERMES_PLUGIN_HOST_PROCESS", None)
 
     def tearDown(self):
+        logging.getLogger("memory_bridge").removeHandler(self.reasons)
         try:
             self.shim._close_all()
         finally:
@@ -188,7 +207,7 @@ class RegistrationTests(ShimTestCase):
 class InteractiveCallTests(ShimTestCase):
     def test_search_returns_allowed_notes_through_the_real_worker(self):
         result = self.search()
-        self.assertIs(result["ok"], True)
+        self.assertIs(result["ok"], True, self.reasons)
         ids = [hit["id"] for hit in result["results"]]
         self.assertEqual(ids, ["projects/garden.md"])
         self.assertEqual(set(result), {"ok", "results", "truncated"})
@@ -201,7 +220,7 @@ class InteractiveCallTests(ShimTestCase):
         self.assertEqual(denied["error"]["code"], "not_found_or_denied")
 
     def test_handler_accepts_extra_keyword_arguments(self):
-        self.assertIs(self.search(task_id="t-1", session_id="s")["ok"], True)
+        self.assertIs(self.search(task_id="t-1", session_id="s")["ok"], True, self.reasons)
 
     def test_calls_work_when_the_process_holds_more_than_1024_descriptors(self):
         import resource
@@ -211,7 +230,7 @@ class InteractiveCallTests(ShimTestCase):
             self.skipTest(f"descriptor limit {soft} is too low for this test")
         held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
         try:
-            self.assertIs(self.search()["ok"], True)
+            self.assertIs(self.search()["ok"], True, self.reasons)
             self.assertGreater(self.client()._worker.proc.stdout.fileno(), 1024)
         finally:
             for fd in held:
@@ -249,10 +268,10 @@ class RunKindTests(ShimTestCase):
     def test_cron_by_either_signal_is_served_with_allow_cron(self):
         self.set_policy(self.home, _policy(self.notes, allow_cron=True))
         self.ctx.cron_job = object()
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
         self.ctx.cron_job = None
         self.state.session_env["HERMES_CRON_SESSION"] = "1"
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
 
     def test_cron_signal_is_sent_to_the_worker(self):
         log = self.recording_worker()
@@ -268,7 +287,7 @@ class RunKindTests(ShimTestCase):
         self.state.delegated = True
         self.assertEqual(self.search(), UNAVAILABLE)
         self.set_policy(self.home, _policy(self.notes, allow_subagents=True))
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
 
     def test_a_subagent_of_a_cron_job_needs_both_opt_ins(self):
         self.state.delegated = True
@@ -276,7 +295,7 @@ class RunKindTests(ShimTestCase):
         self.set_policy(self.home, _policy(self.notes, allow_subagents=True))
         self.assertEqual(self.search(), UNAVAILABLE)
         self.set_policy(self.home, _policy(self.notes, allow_subagents=True, allow_cron=True))
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
 
     def test_an_unexpected_cron_flag_value_is_refused(self):
         self.set_policy(self.home, _policy(self.notes, allow_cron=True, allow_subagents=True))
@@ -319,7 +338,7 @@ class HomeTests(ShimTestCase):
         self.assertEqual(self.search(), UNAVAILABLE)
         self.state.scope_home = str(other)
         stub.install(self.state)
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
 
     def test_plugin_host_isolation_process_is_refused(self):
         os.environ["HERMES_PLUGIN_HOST_PROCESS"] = "1"
@@ -333,7 +352,7 @@ class HomeTests(ShimTestCase):
                 self.assertEqual(self.search(), UNAVAILABLE)
         self.state.missing_modules = set()
         stub.install(self.state)
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
 
     def test_a_missing_helper_is_refused(self):
         self.state.missing_helpers = {"is_delegated_child_process_context"}
@@ -351,11 +370,11 @@ class HomeTests(ShimTestCase):
 
 class WorkerFailureTests(ShimTestCase):
     def test_a_worker_killed_between_calls_is_restarted(self):
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
         first = self.client()._worker.proc
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
         self.assertNotEqual(self.client()._worker.proc.pid, first.pid)
 
     def test_a_worker_that_crashes_mid_call_gives_unavailable(self):
@@ -413,7 +432,7 @@ class WorkerFailureTests(ShimTestCase):
         os.chmod(record_path, 0o666)
         self.assertEqual(self.search(), UNAVAILABLE)
         os.chmod(record_path, 0o600)
-        self.assertIs(self.search()["ok"], True)
+        self.assertIs(self.search()["ok"], True, self.reasons)
 
 
 class NeverRaisesTests(ShimTestCase):
