@@ -136,7 +136,7 @@ test('acl-linux › a MASK without named entries is refused even though the kern
   }
 });
 
-test('acl-linux › the kernel itself rejects a malformed ACL (the parser is not stricter than needed on order)', (t) => {
+test('acl-linux › the kernel rejects tags out of order, so such bytes never come from a real file', (t) => {
   const file = path.join(dir, 'kernel-rejects');
   fs.writeFileSync(file, 'x');
   t.throws(() => setXattr(file, 'system.posix_acl_access', aclBytes([base[1]!, base[0]!, base[2]!])));
