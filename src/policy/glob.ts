@@ -21,10 +21,11 @@
  * picomatch compiles the character-level pieces of each segment (literals, `?`, classes) with the one frozen
  * option set `PICOMATCH_OPTIONS`; the structure around them — `*` inside a segment and `**` across segments — is
  * composed here. A regex with several `*` per segment backtracks polynomially (measured: four stars against a
- * 255-character name take seconds in V8), so stars are matched with the greedy leftmost placement of fixed-width
- * pieces (exact for glob stars, O(name length × pattern width)), and `**` with a state set over segments
- * (O(segments × pattern segments)). The same state set answers `matches`, `mayContainBelow` and `coversAllBelow`,
- * so the three agree by construction.
+ * 255-character name take seconds in V8), so stars are matched by the greedy leftmost placement of fixed-width
+ * pieces (exact for glob stars, O(name length × pattern width)). All alternatives of a list share one trie of
+ * segments, and an id is run through it as an NFA, one segment at a time; the same run answers `matches`,
+ * `mayContainBelow` and `coversAllBelow`, so the three agree by construction. `picomatchGlobs` gives the
+ * equivalent whole-id picomatch globs; the tests check that picomatch itself agrees with this matcher.
  */
 import picomatch from 'picomatch/posix.js';
 

@@ -147,7 +147,7 @@ class Parser {
   private literal(word: string): boolean {
     if (!this.text.startsWith(word, this.pos)) {
       // A proper prefix at end of input is a truncation, not a stray character.
-      const rest = this.text.slice(this.pos);
+      const rest = this.text.slice(this.pos, this.pos + word.length);
       if (rest.length > 0 && rest.length < word.length && word.startsWith(rest)) this.fail('unexpected_end');
       return false;
     }

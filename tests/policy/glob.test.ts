@@ -322,3 +322,28 @@ for (const [patterns, dir, may, covers] of dirs) {
     t.is(set.coversAllBelow(dir), covers);
   });
 }
+
+test('glob › every printable ASCII character that is not wildcard syntax is a literal matching only itself', (t) => {
+  const syntax = new Set(['*', '?', '[', '{', '}', '\\', '/']);
+  for (let code = 0x20; code <= 0x7e; code++) {
+    const c = String.fromCharCode(code);
+    if (syntax.has(c)) continue;
+    const pattern = `x${c}y.md`;
+    t.is(validatePattern(pattern), null, pattern);
+    const set = PatternSet.compile([pattern]);
+    t.true(set.matches(`x${c}y.md`), pattern);
+    t.true(set.matches(`X${c.toUpperCase()}Y.MD`), pattern);
+    const other = c === 'q' || c === 'Q' ? 'w' : 'q';
+    t.false(set.matches(`x${other}y.md`), pattern);
+    t.false(set.matches(`xy.md`), pattern);
+    t.false(set.matches(`x${c}${c}y.md`), pattern);
+  }
+});
+
+test('glob › characters outside ASCII are literals too, and a class may hold them', (t) => {
+  const set = PatternSet.compile(['日本語/メモ*.md', '[αβ]-notes.md', 'Ω.md']);
+  t.true(set.matches('日本語/メモ 2024.md'));
+  t.true(set.matches('Β-notes.md'));
+  t.true(set.matches('ω.md'));
+  t.false(set.matches('日本/メモ.md'));
+});
