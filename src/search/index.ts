@@ -42,7 +42,8 @@ interface Entry {
   meta: string;
 }
 
-interface Doc {
+/** The document given to MiniSearch (every field always a string, so field statistics count every note). */
+export interface Doc {
   id: string;
   title: string;
   body: string;
@@ -75,30 +76,89 @@ export interface IndexStats {
   termCount: number;
 }
 
-/** MiniSearch 7.2 private state this class keeps exact (the version is pinned in package.json). */
+/** Postings of one term: field id → (short document id → term frequency). */
+type TermData = Map<number, Map<number, number>>;
+
+/**
+ * MiniSearch 7.2 private state and methods this module uses. The version is pinned in package.json, and
+ * tests/search/index.test.ts checks `addDocument` against MiniSearch's own `add` byte for byte (via `toJSON`), so
+ * an upgrade that changes them fails a test instead of corrupting rankings.
+ */
 interface MiniSearchInternals {
   _documentCount: number;
+  _idToShortId: Map<string, number>;
   _fieldLength: Map<number, number[]>;
   _avgFieldLength: number[];
   _fieldIds: Record<string, number>;
-  _index: { size: number };
+  _index: { size: number; fetch(term: string, initial: () => TermData): TermData };
+  addDocumentId(id: string): number;
+  addFieldLength(shortId: number, fieldId: number, count: number, length: number): void;
 }
+
+const newTermData = (): TermData => new Map();
+
+/**
+ * Add `doc` to `mini` exactly as `MiniSearch.add` would with `miniSearchOptions()` — same postings, term
+ * frequencies, field lengths (distinct terms per field) and insertion order — but faster: term frequencies are
+ * counted per field first, and `terms` caches each term's postings so a known term skips the walk down
+ * MiniSearch's radix tree. This roughly halves cold indexing CPU time. `MiniSearch.remove` undoes it.
+ *
+ * `terms` may hold postings that `remove` has since detached from the tree; those are empty (MiniSearch drops a
+ * term exactly when its postings become empty) and are refetched.
+ *
+ * @throws Error on a duplicate id
+ */
+export function addDocument(mini: MiniSearch<Doc>, doc: Doc, terms: Map<string, TermData>): void {
+  const m = mini as unknown as MiniSearchInternals;
+  if (m._idToShortId.has(doc.id)) throw new Error('NoteIndex: duplicate id');
+  const shortId = m.addDocumentId(doc.id);
+  for (const field of FIELDS) {
+    const fieldId = m._fieldIds[field]!;
+    const freq = new Map<string, number>();
+    for (const term of tokenize(doc[field])) freq.set(term, (freq.get(term) ?? 0) + 1);
+    m.addFieldLength(shortId, fieldId, m._documentCount - 1, freq.size);
+    for (const [term, n] of freq) {
+      let data = terms.get(term);
+      if (data === undefined || data.size === 0) {
+        data = m._index.fetch(term, newTermData);
+        terms.set(term, data);
+      }
+      let postings = data.get(fieldId);
+      if (postings === undefined) {
+        postings = new Map();
+        data.set(fieldId, postings);
+      }
+      postings.set(shortId, n);
+    }
+  }
+}
+
+/** The MiniSearch options of every NoteIndex (also used by the test that checks `addDocument`). */
+export function miniSearchOptions(): ConstructorParameters<typeof MiniSearch<Doc>>[0] {
+  return {
+    fields: [...FIELDS],
+    idField: 'id',
+    tokenize: (text) => tokenize(text),
+    processTerm: (term) => term,
+    // Removal always passes the exact original fields; a warning would mean a bug, and MiniSearch's default
+    // logger would print a note id, which is not ours to print.
+    logger: () => undefined,
+    autoVacuum: false,
+  };
+}
+
+/** Removals after which detached entries are swept from the term cache. */
+const PRUNE_AFTER_REMOVALS = 512;
 
 export class NoteIndex implements KnownNotes {
   private readonly entries = new Map<string, Entry>();
   private readonly mini: MiniSearch<Doc>;
+  /** Term → its postings inside `mini` (see `addDocument`). */
+  private readonly terms = new Map<string, TermData>();
+  private removals = 0;
 
   constructor() {
-    this.mini = new MiniSearch<Doc>({
-      fields: [...FIELDS],
-      idField: 'id',
-      tokenize: (text) => tokenize(text),
-      processTerm: (term) => term,
-      // Removal always passes the exact original fields; a warning would mean a bug, and MiniSearch's default
-      // logger would print a note id, which is not ours to print.
-      logger: () => undefined,
-      autoVacuum: false,
-    });
+    this.mini = new MiniSearch<Doc>(miniSearchOptions());
   }
 
   /** Number of notes held. */
@@ -135,7 +195,7 @@ export class NoteIndex implements KnownNotes {
       if (held !== undefined) this.removeEntry(note.id, held);
       const parsed = parseNote(note.text);
       const entry: Entry = { key: note.key, title: parsed.title, body: parsed.body, meta: parsed.meta.join('\n') };
-      this.mini.add(docOf(note.id, entry));
+      addDocument(this.mini, docOf(note.id, entry), this.terms);
       this.entries.set(note.id, entry);
       changed = true;
     }
@@ -143,6 +203,10 @@ export class NoteIndex implements KnownNotes {
     for (const [id, entry] of this.entries) if (!seen.has(id)) gone.push([id, entry]);
     for (const [id, entry] of gone) this.removeEntry(id, entry);
     if (changed || gone.length > 0) this.exactAverages();
+    if (this.removals >= PRUNE_AFTER_REMOVALS) {
+      for (const [term, data] of this.terms) if (data.size === 0) this.terms.delete(term);
+      this.removals = 0;
+    }
   }
 
   /**
@@ -207,6 +271,7 @@ export class NoteIndex implements KnownNotes {
   private removeEntry(id: string, entry: Entry): void {
     this.mini.remove(docOf(id, entry));
     this.entries.delete(id);
+    this.removals++;
   }
 
   /**

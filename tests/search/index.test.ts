@@ -1,7 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { FileStat } from '../../native/types.js';
-import { NoteIndex } from '../../src/search/index.js';
+import MiniSearch from 'minisearch';
+import { addDocument, miniSearchOptions, NoteIndex, type Doc } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 
 const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
@@ -199,4 +200,31 @@ test('the sum of id, title and snippet code points never exceeds total_chars', (
     { numRuns: 100, seed: 3 },
   );
   t.pass();
+});
+
+test('addDocument builds exactly the index MiniSearch.add builds, also after removals', (t) => {
+  const docs: Doc[] = [
+    { id: 'a.md', title: 'River stones', body: 'river river stone moss, river; the 庭の水やり moss', meta: 'tag1\nalias one' },
+    { id: 'b.md', title: '', body: '', meta: '' },
+    { id: 'c.md', title: 'Don’t panic', body: 'don\'t panic ＡＢＣ ﬁle 😀 stone stone', meta: 'river' },
+    { id: 'd.md', title: 'Moss', body: 'only moss here, and a tag1', meta: '' },
+  ];
+  const own = new MiniSearch<Doc>(miniSearchOptions());
+  const fast = new MiniSearch<Doc>(miniSearchOptions());
+  const terms = new Map();
+  const both = (fn: (m: MiniSearch<Doc>, own: boolean) => void) => {
+    fn(own, true);
+    fn(fast, false);
+  };
+  for (const d of docs) both((m, isOwn) => (isOwn ? m.add(d) : addDocument(m, d, terms)));
+  t.is(JSON.stringify(fast), JSON.stringify(own));
+  // Remove documents so some terms leave the tree, then add them back through the (now stale) cache.
+  both((m) => m.remove(docs[0]!));
+  both((m) => m.remove(docs[3]!));
+  t.is(JSON.stringify(fast), JSON.stringify(own));
+  both((m, isOwn) => (isOwn ? m.add(docs[3]!) : addDocument(m, docs[3]!, terms)));
+  both((m, isOwn) => (isOwn ? m.add(docs[0]!) : addDocument(m, docs[0]!, terms)));
+  t.is(JSON.stringify(fast), JSON.stringify(own));
+  t.deepEqual(fast.search('moss tag1'), own.search('moss tag1'));
+  t.throws(() => addDocument(fast, docs[1]!, terms), { message: /duplicate/ });
 });
