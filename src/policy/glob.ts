@@ -533,8 +533,9 @@ function addWithClosure(states: Set<TrieNode>, node: TrieNode): void {
  * The trie nodes reachable from `root` after consuming `names`, one segment at a time (an NFA simulation:
  * O(segments × reachable edges)). Empty when no alternative can get that far.
  */
-function reach(root: TrieNode, names: readonly Name[]): Set<TrieNode> {
+function reach(root: TrieNode, names: readonly Name[] | null): Set<TrieNode> {
   let cur = new Set<TrieNode>();
+  if (names === null) return cur;
   addWithClosure(cur, root);
   for (const name of names) {
     const next = new Set<TrieNode>();
@@ -550,14 +551,25 @@ function reach(root: TrieNode, names: readonly Name[]): Set<TrieNode> {
   return cur;
 }
 
-function namesOf(id: string): Name[] {
+/**
+ * The segments of a root-relative id, or null when the id is malformed (an empty, `.` or `..` segment, which also
+ * covers a leading or trailing `/`). The trust layer never produces such ids; refusing them here keeps every
+ * predicate false for them (nothing allowed, nothing entered) rather than letting `*` match an empty segment.
+ */
+function namesOf(id: string): Name[] | null {
   if (id === '') return [];
-  return id.split('/').map((text) => ({ text, offs: codePointOffsets(text) }));
+  const names: Name[] = [];
+  for (const text of id.split('/')) {
+    if (text === '' || text === '.' || text === '..') return null;
+    names.push({ text, offs: codePointOffsets(text) });
+  }
+  return names;
 }
 
 /**
  * A compiled, validated pattern list (`allow` or `deny`). Immutable.
  * Ids and directory ids are root-relative POSIX paths without a leading `/`; the root directory itself is ''.
+ * A malformed id (empty, `.` or `..` segment) matches nothing and is below nothing.
  */
 export class PatternSet {
   private constructor(

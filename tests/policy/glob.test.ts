@@ -347,3 +347,13 @@ test('glob › characters outside ASCII are literals too, and a class may hold t
   t.true(set.matches('ω.md'));
   t.false(set.matches('日本/メモ.md'));
 });
+
+test('glob › malformed ids (empty, "." or ".." segments, leading or trailing "/") match nothing and enter nothing', (t) => {
+  const set = PatternSet.compile(['**', 'a/*/b.md', '*']);
+  for (const bad of ['a//b.md', '/a', 'a/', 'a/./b.md', 'a/../b.md', '.', '..']) {
+    t.false(set.matches(bad), bad);
+    t.false(set.mayContainBelow(bad), bad);
+    t.false(set.coversAllBelow(bad), bad);
+  }
+  t.true(set.matches('a/x/b.md'));
+});
