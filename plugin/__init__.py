@@ -437,8 +437,11 @@ class _WorkerClient:
             raise _BadArguments() from exc
         if len(line) > MAX_LINE_BYTES:
             raise _Refused("request_too_large")
-        with self._lock:
-            deadline = time.monotonic() + CALL_TIMEOUT_SECONDS
+        # The wait for the lock counts against the same deadline: concurrent calls must not queue without bound.
+        deadline = time.monotonic() + CALL_TIMEOUT_SECONDS
+        if not self._lock.acquire(timeout=CALL_TIMEOUT_SECONDS):
+            raise _Refused("worker_busy")
+        try:
             worker = self._worker
             if worker is not None and not worker.alive():
                 worker.stop()
@@ -452,34 +455,41 @@ class _WorkerClient:
             clean = False
             try:
                 worker.send(line + b"\n", deadline)
-                reply_line = worker.receive_line(deadline)
+                result = _parse_reply(worker.receive_line(deadline), request_id, tool)
                 clean = True
             finally:
                 if not clean:
-                    # Timeout, crash or interruption: the pipe state is unknown, so this worker is done.
+                    # Timeout, crash, a bad reply or an interruption: the pipe state is unknown, so this worker
+                    # is done; the next call starts a fresh one.
                     worker.stop()
                     self._worker = None
-        try:
-            reply = json.loads(reply_line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            self.close()
-            raise _Refused("worker_protocol") from exc
-        if (
-            not isinstance(reply, dict)
-            or set(reply) != {"v", "id", "result"}
-            or reply["v"] != 1
-            or reply["id"] != request_id
-            or not _valid_result(tool, reply["result"])
-        ):
-            self.close()
-            raise _Refused("worker_protocol")
-        return reply["result"]
+        finally:
+            self._lock.release()
+        return result
 
     def close(self) -> None:
         with self._lock:
             if self._worker is not None:
                 self._worker.stop()
                 self._worker = None
+
+
+def _parse_reply(line: bytes, request_id: str, tool: str) -> dict:
+    """The result of a reply line, or refuse unless it is exactly ``{"v": 1, "id": <ours>, "result": <section 2>}``."""
+    try:
+        reply = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _Refused("worker_protocol") from exc
+    if (
+        not isinstance(reply, dict)
+        or set(reply) != {"v", "id", "result"}
+        or type(reply["v"]) is not int
+        or reply["v"] != 1
+        or reply["id"] != request_id
+        or not _valid_result(tool, reply["result"])
+    ):
+        raise _Refused("worker_protocol")
+    return reply["result"]
 
 
 def _is_str(value) -> bool:

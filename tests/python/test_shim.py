@@ -236,6 +236,30 @@ class InteractiveCallTests(ShimTestCase):
             for fd in held:
                 os.close(fd)
 
+    def test_concurrent_calls_from_several_threads_each_get_their_own_answer(self):
+        import threading
+
+        results: dict[int, dict] = {}
+
+        def call(i: int) -> None:
+            if i % 2:
+                results[i] = json.loads(self.ctx.handler("memory_bridge_read")({"id": "projects/garden.md"}))
+            else:
+                results[i] = self.search()
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        for i, result in results.items():
+            self.assertIs(result["ok"], True, self.reasons)
+            if i % 2:
+                self.assertEqual(result["id"], "projects/garden.md")
+            else:
+                self.assertEqual([h["id"] for h in result["results"]], ["projects/garden.md"])
+        self.assertEqual(len(results), 8)
+
     def test_identity_in_arguments_is_an_unknown_argument(self):
         result = self.search({"query": "lantern", "home": "/etc"})
         self.assertEqual(result["error"]["code"], "invalid_request")
@@ -393,6 +417,7 @@ class WorkerFailureTests(ShimTestCase):
             "not json": "sys.stdout.write('not json\\n')",
             "wrong id": "sys.stdout.write(json.dumps({'v': 1, 'id': 'other', 'result': ok}) + '\\n')",
             "wrong v": "sys.stdout.write(json.dumps({'v': 2, 'id': req['id'], 'result': ok}) + '\\n')",
+            "v as true": "sys.stdout.write(json.dumps({'v': True, 'id': req['id'], 'result': ok}) + '\\n')",
             "extra key": "sys.stdout.write(json.dumps({'v': 1, 'id': req['id'], 'result': dict(ok, extra=1)}) + '\\n')",
             "read shape for search": (
                 "sys.stdout.write(json.dumps({'v': 1, 'id': req['id'], 'result': "
