@@ -16,7 +16,6 @@
  * edit distance 1.
  */
 import MiniSearch from 'minisearch';
-import type { SearchHit } from '../tools/types.js';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { parseNote } from './markdown.js';
 import { countCodePoints, makeSnippet } from './snippet.js';
@@ -48,6 +47,13 @@ export interface Doc {
   title: string;
   body: string;
   meta: string;
+}
+
+/** One search hit (the shape of PRODUCT.md §2 results; `title` only when the note has a heading). */
+export interface SearchHit {
+  id: string;
+  title?: string;
+  snippet: string;
 }
 
 /** The response limits search needs (PRODUCT.md §4 `limits`), in code points. */
