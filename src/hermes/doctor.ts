@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { getNative } from '../../native/index.js';
-import { BridgeError, type Reason } from '../errors.js';
+import { BridgeError } from '../errors.js';
 import { PatternSet } from '../policy/glob.js';
 import { MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
@@ -370,6 +370,3 @@ export function formatDoctor(
   lines.push(result.report.ok ? footer.ok : footer.fail);
   return lines.join('\n');
 }
-
-/** Reason codes doctor can report (for tests and documentation). */
-export type DoctorReason = Reason | keyof typeof REMEDIES;

@@ -92,7 +92,9 @@ class ShimTestCase(unittest.TestCase):
         self.shim.register(self.ctx)
         # The shim's reason codes, shown when an assertion about a result fails.
         self.reasons = _Collector()
-        logging.getLogger("memory_bridge").addHandler(self.reasons)
+        logger = logging.getLogger("memory_bridge")
+        logger.addHandler(self.reasons)
+        logger.setLevel(logging.INFO)  # also the worker's stderr lines
         self.saved_env = {k: os.environ.get(k) for k in ("HERMES_PLUGIN_HOST_PROCESS",)}
         os.environ.pop("HERMES_PLUGIN_HOST_PROCESS", None)
 
