@@ -168,10 +168,23 @@ export function firstHeading(body: string): string | undefined {
     }
     const h = /^ {0,3}#{1,6}(?:[ \t]+(.*))?$/.exec(line);
     if (h === null) continue;
-    const text = (h[1] ?? '').replace(/(?:^|[ \t]+)#+[ \t]*$/, '').replace(/\s+/g, ' ').trim();
+    const text = withoutClosingHashes(h[1] ?? '').replace(/\s+/g, ' ').trim();
     if (text === '') continue;
     const cps = Array.from(text);
     return cps.length > MAX_TITLE_CHARS ? cps.slice(0, MAX_TITLE_CHARS).join('').trimEnd() : text;
   }
   return undefined;
+}
+
+/**
+ * Remove an ATX heading's closing sequence: trailing `#`s preceded by a space or tab (or making up the whole
+ * text). Written without a backtracking regex, which would be quadratic on long runs of spaces.
+ */
+function withoutClosingHashes(raw: string): string {
+  const text = raw.trimEnd();
+  let i = text.length;
+  while (i > 0 && text[i - 1] === '#') i--;
+  if (i === text.length) return text;
+  if (i === 0) return '';
+  return text[i - 1] === ' ' || text[i - 1] === '\t' ? text.slice(0, i) : text;
 }
