@@ -111,6 +111,43 @@ function printSummary(file: string, top: number): void {
   }
 }
 
+/**
+ * Memory of a server holding the index of `home`: snapshots (see bench/sampler.ts) before any search, after the
+ * first search, after
+ * one warm-up call, and after 24 more searches, each before and after a full GC. Printed and kept as JSON lines.
+ */
+async function memoryReport(home: string, file: string): Promise<void> {
+  const s = await connect(process.execPath, ['--expose-gc', '--import', pathToFileURL(path.join(here, 'sampler.js')).href, serverMain, 'mcp', '--home', home, '--run-kind', 'interactive'], {
+    MB_BENCH_MEMORY: file,
+  });
+  const lines = (): number => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);
+  const snap = async (label: string): Promise<void> => {
+    const n = lines();
+    process.kill(s.pid, 'SIGUSR2');
+    for (let waited = 0; lines() === n; waited += 20) {
+      if (waited > 30000) throw new Error('no memory snapshot');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const last = JSON.parse(fs.readFileSync(file, 'utf8').trim().split('\n').pop()!) as { before: unknown; afterFullGc: unknown };
+    process.stdout.write(`${label}:\n  before GC ${JSON.stringify(last.before)}\n  after GC  ${JSON.stringify(last.afterFullGc)}\n`);
+  };
+  try {
+    const search = async (q: string): Promise<void> => {
+      const p = toolPayload((await timeCall(s, 'memory_bridge_search', { query: q })).result);
+      if (p.ok !== true) throw new Error(`search refused: ${JSON.stringify(p)}`);
+    };
+    await snap('before any search (process baseline)');
+    await search(QUERIES[0]!);
+    await snap('after the first search');
+    await search('notes');
+    await snap('after one warm-up call');
+    for (let i = 0; i < 24; i++) await search(QUERIES[i % QUERIES.length]!);
+    await snap('after 24 more searches');
+  } finally {
+    await disconnect(s);
+  }
+}
+
 async function run(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -131,7 +168,7 @@ async function run(): Promise<void> {
   const notes = Number(values.notes);
   const calls = Number(values.calls);
   const phase = values.phase!;
-  if (!['cold', 'warm', 'read', 'changed'].includes(phase)) throw new Error('--phase: cold | warm | read | changed');
+  if (!['cold', 'warm', 'read', 'changed', 'memory'].includes(phase)) throw new Error('--phase: cold | warm | read | changed | memory');
   const outDir = path.resolve(values.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mb-prof-')));
   fs.mkdirSync(outDir, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
@@ -141,6 +178,10 @@ async function run(): Promise<void> {
     // Whole-process profile for the cold phase; for the other phases the preloaded sampler profiles only the
     // calls after the warm-up (SIGUSR2 starts and stops it), so index building does not pollute the picture.
     const profileFile = path.join(outDir, `${phase}-${notes}-${Date.now()}.cpuprofile`);
+    if (phase === 'memory') {
+      await memoryReport(corpus.home, path.join(outDir, `memory-${notes}-${Date.now()}.jsonl`));
+      return;
+    }
     const args =
       phase === 'cold'
         ? ['--cpu-prof', '--cpu-prof-dir', outDir, '--cpu-prof-name', path.basename(profileFile), '--cpu-prof-interval', values.interval!]

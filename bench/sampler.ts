@@ -4,9 +4,40 @@
  * and writes the `.cpuprofile` to `$MB_BENCH_PROFILE`. `$MB_BENCH_PROFILE.started` appears once sampling runs,
  * so the driver knows when to begin its calls. Writes nothing to stdout (the MCP channel).
  * `$MB_BENCH_PROFILE_INTERVAL`: sampling interval in microseconds (default 200).
+ *
+ * With `$MB_BENCH_MEMORY` set instead, each SIGUSR2 appends one JSON line to that file: process.memoryUsage() and
+ * the V8 heap spaces, then (when the server runs with --expose-gc) the same after a full garbage collection, to
+ * tell live index memory from collectable garbage and heap slack.
  */
 import fs from 'node:fs';
 import { Session } from 'node:inspector';
+import v8 from 'node:v8';
+
+const memoryOut = process.env.MB_BENCH_MEMORY;
+if (memoryOut) {
+  const snapshot = (): Record<string, unknown> => {
+    const mib = (x: number): number => Math.round((x / 1048576) * 10) / 10;
+    const m = process.memoryUsage();
+    return {
+      rss: mib(m.rss),
+      heapTotal: mib(m.heapTotal),
+      heapUsed: mib(m.heapUsed),
+      external: mib(m.external),
+      arrayBuffers: mib(m.arrayBuffers),
+      spaces: Object.fromEntries(v8.getHeapSpaceStatistics().map((sp) => [sp.space_name, { size: mib(sp.space_size), used: mib(sp.space_used_size) }])),
+    };
+  };
+  process.on('SIGUSR2', () => {
+    const before = snapshot();
+    const gc = (globalThis as { gc?: () => void }).gc;
+    let after: Record<string, unknown> | null = null;
+    if (gc) {
+      gc();
+      after = snapshot();
+    }
+    fs.appendFileSync(memoryOut, JSON.stringify({ before, afterFullGc: after }) + '\n');
+  });
+}
 
 const out = process.env.MB_BENCH_PROFILE;
 if (out) {
