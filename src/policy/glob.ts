@@ -15,7 +15,8 @@
  * - Matching is case-insensitive (Unicode simple case folding) over the whole id; dot-names match like any name.
  * - A pattern without wildcards matches exactly one id.
  * Invalid: empty, over 256 characters, a backslash, a control character, a leading `/` or `!`, extglob openers
- * (`@(`, `!(`, `+(`, `*(`, `?(`), a `.` or `..` segment, an empty segment, malformed classes or braces.
+ * (`@(`, `!(`, `+(`, `*(`, `?(`), a `.` or `..` segment, an empty segment, malformed classes or braces, text not
+ * in Unicode NFC form (ids are NFC, so a decomposed pattern could never match what it names).
  *
  * How matching works, and why
  * picomatch compiles the character-level pieces of each segment (literals, `?`, classes) with the one frozen
@@ -78,6 +79,7 @@ export type PatternReason =
   | 'backslash'
   | 'control_char'
   | 'lone_surrogate'
+  | 'not_nfc'
   | 'absolute'
   | 'leading_bang'
   | 'extglob'
@@ -102,6 +104,7 @@ export const PATTERN_REASON_TEXT: Readonly<Record<PatternReason, string>> = Obje
   backslash: 'a pattern contains a backslash',
   control_char: 'a pattern contains a control character',
   lone_surrogate: 'a pattern contains an unpaired surrogate',
+  not_nfc: 'a pattern is not in Unicode NFC form (names are matched as NFC; retype it, e.g. from a decomposed macOS name)',
   absolute: 'a pattern starts with "/" (patterns are relative to the root)',
   leading_bang: 'a pattern starts with "!" (use deny for exclusions)',
   extglob: 'a pattern contains an extglob opener such as "@(", "!(", "+(", "*(" or "?("',
@@ -175,6 +178,9 @@ function rawChecks(p: unknown): string[] {
   }
   const cps = Array.from(p);
   if (cps.length > MAX_PATTERN_CHARS) throw new Invalid('too_long');
+  // Ids are NFC (the unicode name rule) or ASCII (portable), so a decomposed pattern could never match the name it
+  // was written for: a deny typed in NFD would silently deny nothing. Refuse it rather than guess.
+  if (p.normalize('NFC') !== p) throw new Invalid('not_nfc');
   if (p.startsWith('/')) throw new Invalid('absolute');
   if (p.startsWith('!')) throw new Invalid('leading_bang');
   if (/[@!+*?]\(/.test(p)) throw new Invalid('extglob');
@@ -298,6 +304,23 @@ function expandSeq(seq: readonly Node[]): Tok[][] {
 const GLOBSTAR = 'globstar' as const;
 type Segment = Tok[] | typeof GLOBSTAR;
 
+/**
+ * Braces can assemble a decomposed sequence the raw-text check could not see (`{e,a}\u0301`): every run of
+ * literals inside one expanded segment must be NFC too.
+ */
+function requireNfcLiterals(seg: readonly Tok[]): void {
+  let run = '';
+  for (let k = 0; k <= seg.length; k++) {
+    const t = seg[k];
+    if (t !== undefined && t.t === 'lit') {
+      run += t.c;
+      continue;
+    }
+    if (run !== '' && run.normalize('NFC') !== run) throw new Invalid('not_nfc');
+    run = '';
+  }
+}
+
 /** Validate one expanded alternative and cut it into segments (consecutive `**` collapsed into one). */
 function segmentsOf(alt: readonly Tok[]): Segment[] {
   if (alt.length === 0) throw new Invalid('empty');
@@ -308,6 +331,7 @@ function segmentsOf(alt: readonly Tok[]): Segment[] {
   let cur: Tok[] = [];
   const close = (): void => {
     if (cur.length === 0) throw new Invalid('empty_segment');
+    requireNfcLiterals(cur);
     if (cur.every((t) => t.t === 'lit' && t.c === '.') && cur.length <= 2) throw new Invalid('dot_segment');
     if (cur.length === 2 && cur[0]!.t === 'star' && cur[1]!.t === 'star') {
       if (out[out.length - 1] !== GLOBSTAR) out.push(GLOBSTAR);
