@@ -27,7 +27,7 @@ import importlib
 import json
 import logging
 import os
-import select
+import selectors
 import stat
 import subprocess
 import threading
@@ -353,19 +353,20 @@ class _Worker:
 
     @staticmethod
     def _wait(fd: int, events: int, deadline: float) -> bool:
-        """Wait until ``fd`` is ready (poll, not select: Hermes may hold more than FD_SETSIZE descriptors)."""
+        """Wait until ``fd`` is ready. The default selector (epoll, kqueue or poll) has no FD_SETSIZE limit,
+        which matters in a busy Hermes process holding more than 1024 descriptors."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _Refused("worker_timeout")
-        poller = select.poll()
-        poller.register(fd, events)
-        return bool(poller.poll(max(1, int(remaining * 1000))))
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, events)
+            return bool(selector.select(remaining))
 
     def send(self, data: bytes, deadline: float) -> None:
         fd = self.proc.stdin.fileno()
         view = memoryview(data)
         while view:
-            if not self._wait(fd, select.POLLOUT, deadline):
+            if not self._wait(fd, selectors.EVENT_WRITE, deadline):
                 continue
             try:
                 written = os.write(fd, view)
@@ -388,7 +389,7 @@ class _Worker:
                 return line
             if len(self.buffer) > MAX_LINE_BYTES:
                 raise _Refused("worker_protocol")
-            if not self._wait(fd, select.POLLIN, deadline):
+            if not self._wait(fd, selectors.EVENT_READ, deadline):
                 continue
             try:
                 chunk = os.read(fd, 65536)
