@@ -313,8 +313,12 @@ function fmt(x: number | null | undefined): string {
 }
 
 /** Markdown tables (figures and targets); the same text is printed and saved beside the JSON. */
-function renderTables(results: SizeResult[], targets: Target[]): string {
+function renderTables(results: SizeResult[], targets: Target[], env: Record<string, unknown>): string {
   const lines: string[] = [];
+  lines.push(
+    `Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGB} GB RAM, ${env.os}, Node ${env.node}, ${env.ripgrep ?? 'no ripgrep'}, ${env.grep}, temp on ${env.tmpFilesystem}.`,
+    '',
+  );
   lines.push(
     '| notes | corpus MB | ours warm p50 / p95 | rg p50 | grep p50 | ours cold first search p50 | fs spawn→tools/list p50 | ours read p50 | fs read_text_file p50 | ours after 1 change p50 | RSS after warm-up MB |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -325,7 +329,15 @@ function renderTables(results: SizeResult[], targets: Target[]): string {
       `| ${r.notes.toLocaleString('en-US')} | ${(r.corpusBytes / 1e6).toFixed(1)} | ${o ? `${fmt(o.warmSearch.p50)} / ${fmt(o.warmSearch.p95)}` : '—'} | ${fmt(r.rg?.search.p50)} | ${fmt(r.grep.search.p50)} | ${fmt(o?.coldFirstSearch.p50)} | ${fmt(r.fsServer.spawnToToolsList.p50)} | ${fmt(o?.read.p50)} | ${fmt(r.fsServer.readTextFile.p50)} | ${fmt(o?.changedSearch.p50)} | ${fmt(o?.rssAfterWarmupMB)} |`,
     );
   }
-  lines.push('', 'All times in milliseconds (medians unless marked p95).', '', '| target | ratio | limit | verdict |', '|---|---:|---:|---|');
+  lines.push('', 'All times in milliseconds (medians unless marked p95). Samples per side and size:');
+  for (const r of results) {
+    const q = QUERIES.length;
+    lines.push(
+      `- ${r.notes.toLocaleString('en-US')} notes: warm search ${r.reps.warm * q} (${r.reps.warm} rounds × ${q} queries, each also run through rg and grep), ` +
+        `cold start ${r.reps.cold}, read ${r.reps.read * 20} (${r.reps.read} rounds × 20 notes), changed note ${r.reps.changed}.`,
+    );
+  }
+  lines.push('', '| target | ratio | limit | verdict |', '|---|---:|---:|---|');
   for (const t of targets) lines.push(`| ${t.name} | ${t.ratio === null ? '—' : t.ratio.toFixed(3)} | ≤ ${t.limit} | ${t.verdict} |`);
   return lines.join('\n');
 }
@@ -334,7 +346,7 @@ function machine(): Record<string, unknown> {
   const cpus = os.cpus();
   let fsType = 'unknown';
   try {
-    fsType = execFileSync('stat', ['-f', '-c', '%T', os.tmpdir()], { encoding: 'utf8' }).trim();
+    fsType = execFileSync('findmnt', ['-n', '-o', 'FSTYPE', '-T', os.tmpdir()], { encoding: 'utf8' }).trim();
   } catch {
     /* not Linux coreutils */
   }
@@ -413,7 +425,7 @@ async function main(): Promise<void> {
   }
 
   const targets = evaluate(results);
-  const tables = renderTables(results, targets);
+  const tables = renderTables(results, targets, env);
   process.stdout.write(`\n${tables}\n`);
   const report = {
     started: started.toISOString(),
