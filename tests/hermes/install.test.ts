@@ -70,6 +70,16 @@ test('install › writes the plugin with owner-only modes and an install record 
   t.is(inspectPluginDir(dir).kind, 'ours');
 });
 
+test('install › does not suggest copying the example over an existing policy', (t) => {
+  const home = freshHome();
+  const dataDir = mkdirs(home, 'plugin-data/memory-bridge');
+  fs.writeFileSync(path.join(dataDir, 'policy.json'), '{}');
+  const r = run('install', '--home', home, '--dry-run');
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /already exists/);
+  t.notRegex(r.stdout, /policy\.example\.json/);
+});
+
 test('install › reinstalling the same version changes nothing', (t) => {
   const home = freshHome();
   t.is(run('install', '--home', home).code, 0);

@@ -2,6 +2,7 @@
  * `memory-bridge install [--home DIR] [--dry-run] [--force]`: put the Hermes plugin shim into a profile's
  * `plugins/memory-bridge/` (PRODUCT.md §7, §9). The rules live in src/hermes/install.ts.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { pluginDataDirOf, resolveHermesHome } from '../../hermes/home.js';
 import { applyInstall, InstallError, planInstall, type InstallPlan } from '../../hermes/install.js';
@@ -36,11 +37,16 @@ export function nextSteps(home: string, fromDefault: boolean): string[] {
   const policy = path.join(dataDir, 'policy.json');
   const example = path.join(packageRoot(), 'policy.example.json');
   const envPrefix = fromDefault ? '' : `HERMES_HOME=${home} `;
+  const policyStep = fs.existsSync(policy)
+    ? [`  1. The policy ${policy} already exists; review it with: memory-bridge status --home ${home}`]
+    : [
+        '  1. Create the policy (owner-only: directories 0700, file 0600), then set "root" and "allow" in it:',
+        `       mkdir -p ${dataDir} && chmod 700 ${path.dirname(dataDir)} ${dataDir}`,
+        `       cp ${example} ${policy} && chmod 600 ${policy}`,
+      ];
   return [
     'Next steps:',
-    '  1. Create the policy (owner-only: directories 0700, file 0600), then set "root" and "allow" in it:',
-    `       mkdir -p ${dataDir} && chmod 700 ${path.dirname(dataDir)} ${dataDir}`,
-    `       cp ${example} ${policy} && chmod 600 ${policy}`,
+    ...policyStep,
     '     Cron jobs and delegated subagents are refused unless the policy sets "allow_cron" / "allow_subagents".',
     `  2. Enable the plugin for this profile:  ${envPrefix}hermes plugins enable memory-bridge`,
     '  3. Restart the Hermes session (or the gateway) so it loads the plugin.',
