@@ -82,6 +82,7 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   foreign_plugin: 'another plugin occupies plugins/memory-bridge: move it away, then run memory-bridge install',
   modified_plugin: 'the installed shim has local changes: memory-bridge install --force restores it',
   worker_paths_missing: 'the node binary or CLI recorded at install time is gone (node upgraded or package moved): run memory-bridge install again',
+  worker_paths_writable: 'someone else could change the program Hermes starts: chmod go-w the node binary and the CLI file',
   install_record_untrusted: 'install.json must be owned by you (or root) and not group/world-writable: chmod 600, or reinstall',
   version_mismatch: 'the installed shim comes from another memory-bridge version: run memory-bridge install again',
   unverified_platform: 'this platform\'s bindings were written from documentation and never run here; test with doctor --explain before relying on it',
@@ -152,6 +153,17 @@ function pluginChecks(home: string, expectedVersion: string | undefined, details
     }
   } catch {
     return { name: 'plugin', ok: false, reason: 'install_record_untrusted', remedy: remedyOf('install_record_untrusted') };
+  }
+  const writable = [p.node, p.cli].filter((file) => {
+    try {
+      return (fs.statSync(file).mode & 0o022) !== 0;
+    } catch {
+      return false;
+    }
+  });
+  if (writable.length > 0) {
+    lines.push(`writable by group or others: ${writable.join(', ')}`);
+    return { name: 'plugin', ok: true, reason: 'worker_paths_writable', remedy: remedyOf('worker_paths_writable') };
   }
   if (p.modified.length > 0) {
     lines.push(`local changes: ${p.modified.join(', ')}`);
