@@ -1,0 +1,90 @@
+/**
+ * In-process timing of one warm search, phase by phase, on a benchmark corpus: policy load, trusted walk to the
+ * root, tree scan (list + stat + policy match + identity check), index sync, and ranking with snippets. Same
+ * modules and order as `runSearch` (src/tools/search.ts), called directly so no MCP or JSON cost is included.
+ *
+ *   node dist/bench/phases.js --notes 10000 --calls 60
+ *
+ * Also times the cold first pass (scan that reads every note + sync that indexes it) and one changed note.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { getNative } from '../native/index.js';
+import { loadPolicy } from '../src/policy/load.js';
+import { NoteIndex } from '../src/search/index.js';
+import { scanLimitsOf } from '../src/tools/search.js';
+import { openTrustedDir } from '../src/trust/path.js';
+import { scanTree } from '../src/trust/scan.js';
+import { QUERIES, seedFor, vocabularySource } from './config.js';
+import { generateCorpus, loadVocabulary } from './corpus.js';
+import { median } from './stats.js';
+
+interface Phases {
+  policy: number;
+  root: number;
+  scan: number;
+  sync: number;
+  search: number;
+  total: number;
+}
+
+function once(home: string, index: NoteIndex, query: string): Phases {
+  const native = getNative();
+  if (native === null) throw new Error('no native bindings on this platform');
+  const t0 = performance.now();
+  const policy = loadPolicy(home);
+  const t1 = performance.now();
+  const rootFd = openTrustedDir(policy.root, 'root', native);
+  const t2 = performance.now();
+  try {
+    const scan = scanTree(rootFd, policy, scanLimitsOf(policy), index, native);
+    const t3 = performance.now();
+    index.sync(scan.notes);
+    const t4 = performance.now();
+    index.search(query, policy.limits.default_results, policy.limits);
+    const t5 = performance.now();
+    return { policy: t1 - t0, root: t2 - t1, scan: t3 - t2, sync: t4 - t3, search: t5 - t4, total: t5 - t0 };
+  } finally {
+    native.close(rootFd);
+  }
+}
+
+function show(label: string, runs: Phases[]): void {
+  const keys: (keyof Phases)[] = ['policy', 'root', 'scan', 'sync', 'search', 'total'];
+  const cells = keys.map((k) => `${k} ${median(runs.map((r) => r[k])).toFixed(2)}`);
+  process.stdout.write(`${label.padEnd(22)} (median of ${runs.length}, ms): ${cells.join('  ')}\n`);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { notes: { type: 'string', default: '10000' }, calls: { type: 'string', default: '60' } } });
+  const notes = Number(values.notes);
+  const calls = Number(values.calls);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
+  fs.chmodSync(tmp, 0o700);
+  try {
+    const corpus = generateCorpus(fs.realpathSync(tmp), notes, loadVocabulary(vocabularySource), seedFor(notes));
+    const index = new NoteIndex();
+    show('cold first search', [once(corpus.home, index, QUERIES[0]!)]);
+    once(corpus.home, index, 'notes');
+    const warm: Phases[] = [];
+    for (let i = 0; i < calls; i++) warm.push(once(corpus.home, index, QUERIES[i % QUERIES.length]!));
+    show('warm search', warm);
+    const perQuery = QUERIES.map((q) => `${q} ${median(warm.filter((_, i) => QUERIES[i % QUERIES.length] === q).map((r) => r.search)).toFixed(1)}`);
+    process.stdout.write(`  search phase by query (ms): ${perQuery.join(', ')}\n`);
+    const changed: Phases[] = [];
+    for (let i = 0; i < Math.min(calls, 30); i++) {
+      fs.appendFileSync(path.join(corpus.root, corpus.ids[(i * 7919) % corpus.ids.length]!), `\nEdited ${i}.\n`);
+      changed.push(once(corpus.home, index, QUERIES[i % QUERIES.length]!));
+    }
+    show('after one changed note', changed);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[phases] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
