@@ -369,6 +369,8 @@ async function applyRead(
   for (const s of steps) {
     done += 1;
     if (done % 50 === 0 || done === total) opts.progress?.('write', done, total);
+    // Let timers and I/O run now and then (progress redraws; an embedding process stays responsive).
+    if (done % 200 === 0) await new Promise((r) => setImmediate(r));
     if (tree.dryRun) {
       if (s.op === 'history') summary.history += 1;
       if (s.op === 'write') summary.written += 1;

@@ -79,12 +79,15 @@ export function allText(dir: string): string {
   return s;
 }
 
-/** Options for an in-process export from the stand-in's `hermes_fleet_memory`. */
+/**
+ * Options for an in-process export from the stand-in's `hermes_fleet_memory`. The request timeout is long: tests in
+ * one file share an event loop, and a neighbour's synchronous file work must not look like a slow server.
+ */
 export function qdrantOptions(s: QdrantStandin, out: string, over: Partial<ExportOptions> = {}, key?: string): ExportOptions {
   const env: NodeJS.ProcessEnv = key === undefined ? {} : { FLEET_QDRANT_KEY: key };
   return {
     out,
-    source: { kind: 'qdrant', settings: resolveQdrantSettings({ FLEET_QDRANT_URL: s.url, FLEET_QDRANT_TIMEOUT: '5' }, {}) },
+    source: { kind: 'qdrant', settings: resolveQdrantSettings({ FLEET_QDRANT_URL: s.url, FLEET_QDRANT_TIMEOUT: '120' }, {}) },
     domains: [],
     includeExpired: false,
     redact: false,

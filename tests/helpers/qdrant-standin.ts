@@ -160,6 +160,8 @@ export class QdrantStandin {
     this.collections = new Map(Object.entries(opts.collections ?? {}));
     this.apiKeys = opts.apiKeys ?? [];
     this.server = http.createServer((req, res) => void this.handle(req, res));
+    // Longer than the client's own keep-alive (10 s), so an idle pooled connection is never closed under a reuse.
+    this.server.keepAliveTimeout = 30_000;
     this.server.on('connection', (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
