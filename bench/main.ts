@@ -5,6 +5,8 @@
  *
  * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
  *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
+ *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
+ *          Markdown file, e.g. docs/BENCHMARKS.md)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -371,6 +373,7 @@ async function main(): Promise<void> {
       keep: { type: 'boolean', default: false },
       out: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
+      doc: { type: 'string' },
     },
   });
   const sizes = values.sizes!.split(',').map((s) => Number(s.trim()));
@@ -450,6 +453,18 @@ async function main(): Promise<void> {
     fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n');
     fs.writeFileSync(out.replace(/\.json$/, '.md'), `${tables}\n`);
     log(`wrote ${path.relative(process.cwd(), out)}`);
+  }
+  if (values.doc) {
+    const doc = path.resolve(values.doc);
+    const text = fs.readFileSync(doc, 'utf8');
+    const begin = '<!-- bench:begin -->';
+    const end = '<!-- bench:end -->';
+    const a = text.indexOf(begin);
+    const b = text.indexOf(end);
+    if (a < 0 || b < a) throw new Error(`${values.doc}: markers ${begin} … ${end} not found`);
+    const stamp = `Run of ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${report.durationS} s in all.`;
+    fs.writeFileSync(doc, `${text.slice(0, a + begin.length)}\n${stamp}\n\n${tables}\n${text.slice(b)}`);
+    log(`updated the tables in ${values.doc}`);
   }
 }
 
