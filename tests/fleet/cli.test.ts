@@ -116,6 +116,7 @@ test('cli › a second export waits for the lock, or exits 1 at once with --no-w
   const lockFd = getWriteNative()!.openOrCreate(outFd, LOCK_NAME, 0o600);
   fs.closeSync(outFd);
   native.flock(lockFd, 2);
+  let held = true;
   try {
     const nw = await run(['--out', out, '--no-wait'], env).done;
     t.is(nw.code, 1);
@@ -124,15 +125,13 @@ test('cli › a second export waits for the lock, or exits 1 at once with --no-w
     await until(() => /waiting for it to finish/.test(waiting.stderrSoFar()), 'the waiting message');
     t.is(s.scrollCount, 0, 'nothing is read while waiting');
     native.close(lockFd);
+    held = false;
     const r = await waiting.done;
     t.is(r.code, 0, r.stderr);
     t.is(mdFiles(out).length, 3);
   } finally {
-    try {
-      native.close(lockFd);
-    } catch {
-      // already closed above
-    }
+    // Close once only: a descriptor number closed twice may already belong to someone else (libuv's pipes).
+    if (held) native.close(lockFd);
   }
 });
 
