@@ -43,6 +43,8 @@ const EIO = 5;
 
 /** statx mask: TYPE|MODE|NLINK|UID|GID|ATIME|MTIME|CTIME|INO|SIZE|BLOCKS (STATX_BASIC_STATS). */
 const STATX_BASIC_STATS = 0x7ff;
+/** statx mask bit for stx_mnt_id (Linux 5.8). Requested on every call; absent from the answer on older kernels. */
+const STATX_MNT_ID = 0x1000;
 /** The fields FileStat needs: TYPE|MODE|NLINK|UID|GID|MTIME|CTIME|INO|SIZE. */
 const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 | 0x200;
 
@@ -50,7 +52,7 @@ const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 | 0x200;
 const STATX_SIZE = 256;
 const STX = Object.freeze({
   mask: 0, nlink: 16, uid: 20, gid: 24, mode: 28, ino: 32, size: 40, ctime: 96, mtime: 112,
-  devMajor: 136, devMinor: 140,
+  devMajor: 136, devMinor: 140, mntId: 144,
 });
 
 /** struct linux_dirent64: d_ino u64 @0, d_off s64 @8, d_reclen u16 @16, d_type u8 @18, d_name @19. */
@@ -126,14 +128,15 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
 
   function statxInto(dirfd: number, path: Buffer, flags: number): FileStat {
     for (;;) {
-      const rc = statx(dirfd, path, flags, STATX_BASIC_STATS, statBuf);
+      const rc = statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_MNT_ID, statBuf);
       if (rc === 0) break;
       const errno = koffi.errno();
       if (errno !== EINTR) throw new NativeError('statx', errno);
     }
     // A filesystem that cannot report a field we judge by must not pass as if it had.
-    if ((statBuf.readUInt32LE(STX.mask) & STATX_NEEDED) !== STATX_NEEDED) throw new NativeError('statx', EIO);
-    return {
+    const mask = statBuf.readUInt32LE(STX.mask);
+    if ((mask & STATX_NEEDED) !== STATX_NEEDED) throw new NativeError('statx', EIO);
+    const st: FileStat = {
       dev: makedev(statBuf.readUInt32LE(STX.devMajor), statBuf.readUInt32LE(STX.devMinor)),
       ino: statBuf.readBigUInt64LE(STX.ino),
       mode: statBuf.readUInt16LE(STX.mode),
@@ -144,6 +147,8 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       mtimeNs: timestampNs(statBuf, STX.mtime),
       ctimeNs: timestampNs(statBuf, STX.ctime),
     };
+    if ((mask & STATX_MNT_ID) !== 0) st.mntId = statBuf.readBigUInt64LE(STX.mntId);
+    return st;
   }
 
   function fgetxattrInto(fd: number, buf: Buffer): number {

@@ -17,6 +17,11 @@ export interface FileStat {
   size: number;
   mtimeNs: bigint;
   ctimeNs: bigint;
+  /**
+   * Mount id (Linux statx STATX_MNT_ID, kernel 5.8 and later): tells a bind mount from the filesystem it shows, which
+   * `dev` cannot. Undefined where the platform or kernel does not report it (macOS, older Linux).
+   */
+  mntId?: bigint;
 }
 
 /** d_type values as reported by the directory listing (Linux/macOS share them). */

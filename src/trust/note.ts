@@ -12,6 +12,7 @@ import {
   decodeNoteText,
   descriptorAclReason,
   noteStatReason,
+  placeOf,
   readExactly,
   requireNative,
   runningUid,
@@ -30,7 +31,7 @@ function deny(reason: Reason): never {
  * parent directory the filter may not enter → `denied`. Then, per component: the parent is listed (raw entries
  * count toward RAW_ENTRY_CEILING) and must hold an entry whose raw bytes equal the segment's UTF-8 bytes
  * (`missing` otherwise — a case-folding or normalising filesystem cannot alias another name); directories are
- * opened no-follow and must be trusted on the root's device; the note is opened no-follow and must pass the
+ * opened no-follow and must be trusted on the root's device and mount; the note is opened no-follow and must pass the
  * metadata checks (`max_file_bytes`), the ACL check and content validation on its descriptor.
  *
  * @param rootFd open descriptor of the trusted root (not closed here)
@@ -74,7 +75,7 @@ export function readNoteById(
 
   let dirFd = rootFd;
   try {
-    const rootDev = native.fstat(rootFd).dev;
+    const rootPlace = placeOf(native.fstat(rootFd));
     for (let i = 0; i < segments.length - 1; i++) {
       const segment = segments[i]!;
       requireEntry(dirFd, segment);
@@ -86,7 +87,7 @@ export function readNoteById(
       }
       if (dirFd !== rootFd) closeQuietly(native, dirFd);
       dirFd = child;
-      const { reason } = checkDirDescriptor(native, dirFd, uid, rootDev);
+      const { reason } = checkDirDescriptor(native, dirFd, uid, rootPlace);
       if (reason !== null) deny(reason);
     }
     requireEntry(dirFd, last);
@@ -98,7 +99,7 @@ export function readNoteById(
     }
     try {
       const st = native.fstat(fd);
-      const reason = noteStatReason(st, uid, rootDev, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
+      const reason = noteStatReason(st, uid, rootPlace, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
       if (reason !== null) deny(reason);
       const bytes = readExactly(native, fd, st.size);
       if (bytes === null) deny('io_error');

@@ -70,16 +70,41 @@ export function dirStatReason(st: FileStat, uid: number, stickyTemp?: { path: st
 }
 
 /**
+ * Where the memory root lives: its device and, where the platform reports one, its mount id. Everything below the
+ * root must live there too: another filesystem has another device, and a bind mount (of a directory or a single
+ * file from elsewhere, even on the same filesystem) has another mount id.
+ */
+export interface RootPlace {
+  dev: bigint;
+  mntId?: bigint;
+}
+
+/** The place of an fstat result of the root descriptor. */
+export function placeOf(st: FileStat): RootPlace {
+  return st.mntId === undefined ? { dev: st.dev } : { dev: st.dev, mntId: st.mntId };
+}
+
+/**
+ * True when `st` is on the root's device and, when the root's mount id is known, on the root's mount. A bare
+ * device number (callers that judge no mount) compares the device only.
+ */
+export function onRootPlace(st: FileStat, root: bigint | RootPlace): boolean {
+  if (typeof root === 'bigint') return st.dev === root;
+  return st.dev === root.dev && (root.mntId === undefined || st.mntId === root.mntId);
+}
+
+/**
  * Note metadata on a stat result (PRODUCT.md §5), in this order: not a regular file → `not_regular`; owner →
  * `untrusted_owner`; group/world write → `group_writable`/`world_writable`; link count other than 1 →
- * `hard_link`; another device than the root's → `other_device`; larger than `maxFileBytes` → `too_large`.
+ * `hard_link`; another device or mount than the root's (`onRootPlace`) → `other_device`; larger than
+ * `maxFileBytes` → `too_large`.
  */
-export function noteStatReason(st: FileStat, uid: number, rootDev: bigint, maxFileBytes: number): Reason | null {
+export function noteStatReason(st: FileStat, uid: number, rootDev: bigint | RootPlace, maxFileBytes: number): Reason | null {
   if (!isRegularFile(st)) return 'not_regular';
   const reason = ownerModeReason(st, uid);
   if (reason !== null) return reason;
   if (st.nlink !== 1) return 'hard_link';
-  if (st.dev !== rootDev) return 'other_device';
+  if (!onRootPlace(st, rootDev)) return 'other_device';
   if (st.size > maxFileBytes) return 'too_large';
   return null;
 }
@@ -142,8 +167,8 @@ export function identityKey(st: FileStat): string {
 }
 
 /**
- * Full directory check on an open descriptor: fstat → `dirStatReason` → same device as `rootDev` (when given,
- * else `other_device`) → ACL (`aclReason`). Runs on the descriptor, so it judges the object actually opened.
+ * Full directory check on an open descriptor: fstat → `dirStatReason` → same device (and mount, when known) as
+ * `rootDev` (when given, else `other_device`) → ACL (`aclReason`). Runs on the descriptor, so it judges the object actually opened.
  *
  * @returns the fstat result and the first failing reason (null when trusted)
  * @throws NativeError when fstat fails
@@ -152,12 +177,12 @@ export function checkDirDescriptor(
   native: Native,
   fd: number,
   uid: number,
-  rootDev?: bigint,
+  rootDev?: bigint | RootPlace,
   stickyTemp?: { path: string; intermediate: boolean },
 ): { stat: FileStat; reason: Reason | null } {
   const stat = native.fstat(fd);
   let reason = dirStatReason(stat, uid, stickyTemp);
-  if (reason === null && rootDev !== undefined && stat.dev !== rootDev) reason = 'other_device';
+  if (reason === null && rootDev !== undefined && !onRootPlace(stat, rootDev)) reason = 'other_device';
   if (reason === null) reason = descriptorAclReason(native, fd, uid);
   return { stat, reason };
 }

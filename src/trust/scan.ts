@@ -15,9 +15,11 @@ import {
   isDirectory,
   isSymlink,
   noteStatReason,
+  placeOf,
   readExactly,
   requireNative,
   runningUid,
+  type RootPlace,
 } from './rule.js';
 import {
   MAX_ID_SEGMENTS,
@@ -95,9 +97,9 @@ export function scanTree(
   native: Native = requireNative(),
 ): ScanResult {
   const uid = runningUid();
-  let rootDev: bigint;
+  let rootPlace: RootPlace;
   try {
-    rootDev = native.fstat(rootFd).dev;
+    rootPlace = placeOf(native.fstat(rootFd));
   } catch (err) {
     if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
     throw err;
@@ -134,7 +136,7 @@ export function scanTree(
     }
     let reason: Reason | null;
     try {
-      reason = checkDirDescriptor(native, fd, uid, rootDev).reason;
+      reason = checkDirDescriptor(native, fd, uid, rootPlace).reason;
     } catch (err) {
       if (!(err instanceof NativeError)) {
         closeQuietly(native, fd);
@@ -217,7 +219,7 @@ export function scanTree(
       skip(err.errno === 2 ? 'missing' : 'io_error');
       return;
     }
-    const metaReason = noteStatReason(st, uid, rootDev, limits.maxFileBytes);
+    const metaReason = noteStatReason(st, uid, rootPlace, limits.maxFileBytes);
     if (metaReason !== null) {
       skip(metaReason);
       return;
@@ -243,7 +245,7 @@ export function scanTree(
     try {
       // The descriptor is authoritative: judge what was opened, not what was statted a moment ago.
       const fst = native.fstat(fd);
-      const reason = noteStatReason(fst, uid, rootDev, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
+      const reason = noteStatReason(fst, uid, rootPlace, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
       if (reason !== null) {
         skip(reason);
         return;
