@@ -19,6 +19,9 @@ import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource }
 import { median, summarise, type Summary } from './stats.js';
 
 
+/** Positions in each warm round (query indexes) where one note is changed just before memory-bridge's search. */
+const CHANGES_PER_ROUND = [2, 8] as const;
+
 interface Reps {
   cold: number;
   warm: number;
@@ -27,8 +30,9 @@ interface Reps {
 }
 
 function repsFor(notes: number, quick: boolean): Reps {
-  if (quick) return { cold: 3, warm: 3, read: 3, changed: 5 };
-  return notes >= 10000 ? { cold: 5, warm: 8, read: 5, changed: 15 } : { cold: 7, warm: 10, read: 5, changed: 15 };
+  const warm = quick ? 3 : notes >= 10000 ? 8 : 10;
+  const cold = quick ? 3 : notes >= 10000 ? 5 : 7;
+  return { cold, warm, read: quick ? 3 : 5, changed: warm * CHANGES_PER_ROUND.length };
 }
 
 /** Everything measured on one corpus. */
@@ -166,7 +170,10 @@ async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg
     rssAfterWarmup = mb(rssOf(ours.pid).rssMiB);
   }
   try {
-    log(`${tag}: warm search ×${reps.warm} over ${QUERIES.length} queries, alternated with${opts.rg ? ' rg and' : ''} grep`);
+    log(
+      `${tag}: warm search ×${reps.warm} over ${QUERIES.length} queries, alternated with${opts.rg ? ' rg and' : ''} grep; ` +
+        `${reps.changed} one-changed-note searches interleaved`,
+    );
     const warm: number[] = [];
     const warmPer: Record<string, number[]> = {};
     const hits: Record<string, number> = {};
@@ -189,15 +196,29 @@ async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg
       (grPer[q] ??= []).push(g.ms);
       grFiles[q] = g.files;
     };
+    // One changed note, then the very next search: interleaved with the warm rounds (same time window, so load
+    // from elsewhere on the machine hits both alike). The normal warm search of the same query follows it and is
+    // also kept as its paired sample.
+    const changed: number[] = [];
+    const paired: number[] = [];
+    const changeIds = sampleIds(c, reps.changed);
+    let changes = 0;
     for (let rep = 0; rep < reps.warm; rep++) {
       for (let qi = 0; qi < QUERIES.length; qi++) {
         const q = QUERIES[qi]!;
+        const withChange = ours !== null && (CHANGES_PER_ROUND as readonly number[]).includes(qi);
+        if (ours && withChange) {
+          fs.appendFileSync(path.join(c.root, changeIds[changes % changeIds.length]!), `\nEdited during the benchmark, pass ${changes}.\n`);
+          changes++;
+          changed.push((await search(ours, q)).ms);
+        }
         const oursFirst = (rep + qi) % 2 === 0;
         if (!oursFirst) runBaselines(q);
         if (ours) {
           const r = await search(ours, q);
           warm.push(r.ms);
           (warmPer[q] ??= []).push(r.ms);
+          if (withChange) paired.push(r.ms);
           hits[q] = r.hits;
           if (r.truncated) truncated.add(q);
         }
@@ -221,21 +242,6 @@ async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg
           readFs.push(await fsRead(fsSession, file));
           if (ours) readOurs.push(await readNote(ours, id));
         }
-      }
-    }
-
-    // 4. One changed note, then the very next search; followed by a paired unchanged search for context.
-    const changed: number[] = [];
-    const paired: number[] = [];
-    if (ours) {
-      log(`${tag}: one-changed-note searches ×${reps.changed}`);
-      const ids = sampleIds(c, reps.changed);
-      for (let k = 0; k < ids.length; k++) {
-        const file = path.join(c.root, ids[k]!);
-        fs.appendFileSync(file, `\nEdited during the benchmark, pass ${k}.\n`);
-        const q = QUERIES[k % QUERIES.length]!;
-        changed.push((await search(ours, q)).ms);
-        paired.push((await search(ours, q)).ms);
       }
     }
 
@@ -304,7 +310,7 @@ function evaluate(results: SizeResult[]): Target[] {
     target('warm search p50 @10k ÷ warm p50 @2k', big?.ours?.warmSearch.p50, mid?.ours?.warmSearch.p50, 5, 'no worse than linear'),
     target('cold first search p50 @2k ÷ fs server spawn→tools/list p50 @2k', mid?.ours?.coldFirstSearch.p50, mid?.fsServer.spawnToToolsList.p50, 2, 'spawn to first result'),
     target('read p50 @10k ÷ fs server read_text_file p50 @10k', big?.ours?.read.p50, big?.fsServer.readTextFile.p50, 1, 'same 20 notes'),
-    target('search after one changed note p50 @10k ÷ warm p50 @10k', big?.ours?.changedSearch.p50, big?.ours?.warmSearch.p50, 1.5, 'append to one note, then search'),
+    target('search after one changed note p50 @10k ÷ warm p50 @10k', big?.ours?.changedSearch.p50, big?.ours?.warmSearch.p50, 1.5, 'append to one note, then search (interleaved with the warm rounds)'),
     target('RSS after warm-up @10k ÷ 250 MB', big?.ours?.rssAfterWarmupMB, 250, 1, 'VmRSS of the server process, MB = 10^6 bytes'),
   ];
 }
@@ -336,7 +342,10 @@ function renderTables(results: SizeResult[], targets: Target[], env: Record<stri
     const q = QUERIES.length;
     lines.push(
       `- ${r.notes.toLocaleString('en-US')} notes: warm search ${r.reps.warm * q} (${r.reps.warm} rounds × ${q} queries, each also run through rg and grep), ` +
-        `cold start ${r.reps.cold}, read ${r.reps.read * 20} (${r.reps.read} rounds × 20 notes), changed note ${r.reps.changed}.`,
+        `cold start ${r.reps.cold}, read ${r.reps.read * 20} (${r.reps.read} rounds × 20 notes), changed note ${r.reps.changed}` +
+        (r.ours
+          ? `; server RSS at the end of the run ${fmt(r.ours.rssAfterRunMB)} MB, peak ${fmt(r.ours.peakRssMB)} MB (the cold index build).`
+          : '.'),
     );
   }
   lines.push('', '| target | ratio | limit | verdict |', '|---|---:|---:|---|');
@@ -440,7 +449,7 @@ async function main(): Promise<void> {
       alternation: 'each repetition alternates which side runs first (per query / per note / per cold start)',
       warm: 'after the index-building first call and one warm-up call; no limit argument (policy default)',
       cold: 'spawn of `node dist/src/cli/main.js mcp` to the first search result; filesystem server: spawn to tools/list',
-      changed: 'append one line to one note, then the next search; a paired unchanged search follows',
+      changed: 'append one line to one note, then the next search; two per warm round, interleaved with the warm searches',
       baselines: 'rg -l -i -F <term> <root> and grep -rliF <term> <root>, spawn to exit, page cache warm',
       statistic: 'nearest-rank percentiles over all samples',
     },
