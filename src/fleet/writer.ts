@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { NativeError, type FileStat, type Native } from '../../native/types.js';
 import type { WriteNative } from '../../native/write-linux.js';
-import { checkDirDescriptor, isRegularFile, readExactly } from '../trust/rule.js';
+import { checkDirDescriptor, isRegularFile, onRootPlace, placeOf, readExactly, type RootPlace } from '../trust/rule.js';
 import { closeQuietly } from '../trust/path.js';
 import { isPortableName } from './layout.js';
 
@@ -131,7 +131,8 @@ export class OutTree {
   private readonly dirs = new Map<string, number>();
   private readonly touched = new Set<number>();
   readonly uid: number;
-  private readonly rootDev: bigint;
+  /** Device and mount of `--out`: the reader refuses notes on another filesystem or bind mount, so we never write there. */
+  private readonly place: RootPlace;
 
   constructor(
     private readonly native: Native,
@@ -141,7 +142,7 @@ export class OutTree {
     readonly dryRun: boolean,
   ) {
     this.uid = process.geteuid?.() ?? 0;
-    this.rootDev = native.fstat(outFd).dev;
+    this.place = placeOf(native.fstat(outFd));
     this.dirs.set('', outFd);
   }
 
@@ -155,9 +156,12 @@ export class OutTree {
     }
   }
 
-  /** True when `st` is something the exporter may replace or remove: a regular file of ours with one link. */
+  /**
+   * True when `st` is something the exporter may replace or remove: a regular file of ours with one link, on
+   * `--out`'s own device and mount (a file bind-mounted into the tree is someone else's object).
+   */
   isOwnFile(st: FileStat): boolean {
-    return isRegularFile(st) && st.uid === this.uid && st.nlink === 1;
+    return isRegularFile(st) && st.uid === this.uid && st.nlink === 1 && onRootPlace(st, this.place);
   }
 
   /**
@@ -196,7 +200,7 @@ export class OutTree {
       }
       try {
         this.fixMode(child, this.modes.dir);
-        const { reason } = checkDirDescriptor(this.native, child, this.uid, this.rootDev);
+        const { reason } = checkDirDescriptor(this.native, child, this.uid, this.place);
         if (reason !== null) throw new BlockedError(next, `untrusted directory (${reason})`);
       } catch (e) {
         closeQuietly(this.native, child);

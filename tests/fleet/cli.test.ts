@@ -139,7 +139,8 @@ test('cli › two concurrent exports into one directory never interleave', async
   const out = tempOut();
   const many = Array.from({ length: 700 }, (_, i) => ({ id: uuid(i + 1), payload: payload({ text: `card ${i}` }) }));
   const s = await standin(many, ['k1', 'k2']);
-  s.faults = { slowScroll: { at: 1, ms: 150 } };
+  // Slow pages keep the first export inside its lock long enough for the second to start and find it held.
+  s.faults = { slowScroll: { at: 1, ms: 500 } };
   const a = run(['--out', out, '--url', s.url], { FLEET_QDRANT_KEY: 'k1' });
   const b = run(['--out', out, '--url', s.url], { FLEET_QDRANT_KEY: 'k2' });
   const [ra, rb] = await Promise.all([a.done, b.done]);
