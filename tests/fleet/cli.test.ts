@@ -241,6 +241,9 @@ test('end to end › export, then search through memory-bridge with allow work/*
   t.true(ids.some((id) => id.startsWith('shared/')), ids.join(' '));
   t.false(ids.some((id) => !id.startsWith('work/') && !id.startsWith('shared/')), ids.join(' '));
   t.false(JSON.stringify(res).includes('Personal lantern'));
+  // The heading, not the front matter, is what the reader sees as the title.
+  t.is(res.results.find((h) => h.id === `work/hermes/gpu_profile--${uuid(1)}.md`)?.title, 'gpu_profile');
+  t.false(res.results.some((h) => h.snippet.includes('client_id')));
   t.false(JSON.stringify(res).includes('Look-alike'));
   const personal = `personal/hermes/episodic--${uuid(2)}.md`;
   t.like(bridge.read({ id: personal }, caller), { ok: false, error: { code: 'not_found_or_denied' } });

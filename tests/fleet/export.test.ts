@@ -308,3 +308,32 @@ test('export › a card moved to another client by an overwrite keeps its old te
     `work/bob/episodic--${uuid(1)}.md`,
   ]);
 });
+
+test('export › --keep-history 0 keeps no earlier revisions and clears those of earlier runs', async (t) => {
+  const out = tempOut();
+  const s = await standin();
+  await exportWith(qdrantOptions(s, out));
+  setPayload(s, uuid(1), { text: 'second', revision: 3 });
+  t.like((await exportWith(qdrantOptions(s, out))).summary, { history: 1 });
+  t.is(fs.readdirSync(path.join(out, 'work/hermes/history')).length, 1);
+  setPayload(s, uuid(1), { text: 'third', revision: 4 });
+  t.like((await exportWith(qdrantOptions(s, out, { keepHistory: 0 }))).summary, { history: 0, written: 1 });
+  t.deepEqual(fs.readdirSync(path.join(out, 'work/hermes/history')), []);
+  const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as { files: Record<string, unknown> };
+  t.false(Object.keys(manifest.files).some((k) => k.includes('/history/')));
+});
+
+test('export › a JSONL run with --domain only writes and removes inside that domain', async (t) => {
+  const out = tempOut();
+  const file = path.join(path.dirname(out), 'cards.jsonl');
+  const write = (cards: Array<[number, string]>): void =>
+    fs.writeFileSync(file, cards.map(([n, d]) => JSON.stringify({ id: uuid(n), payload: payload({ domain: d, text: `card ${n}` }) })).join('\n'));
+  write([[1, 'work'], [2, 'personal']]);
+  const opts = { ...qdrantOptions(await standin([]), out), source: { kind: 'jsonl' as const, file } };
+  await exportWith(opts);
+  t.is(mdFiles(out).length, 2);
+  write([[3, 'work']]);
+  const r = await exportWith({ ...opts, domains: ['personal'] });
+  t.like(r.summary, { written: 0, removed: 1 });
+  t.deepEqual(mdFiles(out), [`work/hermes/episodic--${uuid(1)}.md`]);
+});
