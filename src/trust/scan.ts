@@ -71,13 +71,15 @@ function typeOf(st: FileStat): number {
  *
  * Per directory entry, in byte order: undecodable name → skip `bad_name`; name rule (hidden, portable/unicode)
  * → skip; symlink → skip `symlink`. A directory the filter may not enter is skipped without being opened; one
- * whose notes would be deeper than `maxDepth` gets the name-only depth look-ahead instead; any other is opened
- * and must be a trusted directory on the root's device (else skipped with its reason). A file must be a note
- * name the filter allows (else skipped, never opened or statted) and becomes a candidate: the `maxEntries`th+1
- * candidate stops the scan (truncated). A candidate gets one statAt and the metadata checks (failing costs no
- * bytes), is charged its size against `maxTotalBytes` (overflow stops the scan, truncated, not included), and
- * is either known to the index by identity (returned without text, never opened) or opened and re-checked on
- * its descriptor (fstat, ACL), read exactly and validated.
+ * whose notes would be deeper than `maxDepth` gets the depth look-ahead instead (names first; a file whose name
+ * would be a candidate must also pass the trust rule); any other is opened and must be a trusted directory on the
+ * root's device and mount (else skipped with its reason). A file must be a note name the filter allows (else
+ * skipped, never opened or statted) and becomes a candidate: one statAt and the metadata checks; unless the index
+ * knows it by identity (then it is never opened), it is opened and re-checked on its descriptor (fstat, ACL).
+ * Only a candidate that passed those trust checks is charged: the `maxEntries`th+1 such note, or one whose size
+ * would overflow `maxTotalBytes`, stops the scan (truncated, not included). So an untrusted note never moves a
+ * budget or a flag (PRODUCT.md §6). A charged note is read exactly and validated (binary or invalid UTF-8 →
+ * skipped, still charged, the same cold and warm).
  *
  * @param rootFd  open descriptor of the trusted root (not closed here)
  * @param filter  the policy's allow/enter decisions
@@ -166,9 +168,30 @@ export function scanTree(
     isNoteName(name) && filter.allowsNote(id) && idWithinLimits(id, depth);
 
   /**
+   * True when the file `name` in `dirFd` passes the trust rule (owner, mode, link count, device and mount, ACL) on
+   * its own descriptor. Size and content are not judged: the look-ahead asks whether a trusted note exists below
+   * the depth limit, and an untrusted one must not set `truncated` (PRODUCT.md §6).
+   */
+  const trustedFileAt = (dirFd: number, name: string): boolean => {
+    try {
+      if (noteStatReason(native.statAt(dirFd, name), uid, rootPlace, Number.MAX_SAFE_INTEGER) !== null) return false;
+      const fd = native.openFileAt(dirFd, name);
+      try {
+        const fst = native.fstat(fd);
+        return (noteStatReason(fst, uid, rootPlace, Number.MAX_SAFE_INTEGER) ?? descriptorAclReason(native, fd, uid)) === null;
+      } finally {
+        closeQuietly(native, fd);
+      }
+    } catch (err) {
+      if (err instanceof NativeError) return false;
+      throw err;
+    }
+  };
+
+  /**
    * Depth look-ahead below an open trusted directory at depth `dirDepth`: true as soon as a name that would be a
-   * candidate exists below it through trusted same-device directories the filter may enter. Lists names only;
-   * files are neither opened nor statted (DT_UNKNOWN entries excepted).
+   * candidate exists below it through trusted same-device directories the filter may enter. Names decide first;
+   * only a file whose name would be a candidate is statted and opened, to check that it passes the trust rule.
    */
   const lookBelow = (fd: number, prefix: string, dirDepth: number): boolean => {
     let entries: DirEntry[];
@@ -196,21 +219,20 @@ export function scanTree(
           closeQuietly(native, child);
         }
         if (found) return true;
-      } else if (type !== null && type !== DT.LNK && wouldBeCandidate(name, id, depth)) {
+      } else if (type !== null && type !== DT.LNK && wouldBeCandidate(name, id, depth) && trustedFileAt(fd, name)) {
         return true;
       }
     }
     return false;
   };
 
-  /** A candidate note: one statAt, metadata checks, byte budget, then the index or an open-and-verify. */
+  /**
+   * A candidate note: one statAt and the metadata checks; a note the index does not know by identity is also opened
+   * and re-checked on its descriptor (fstat, ACL). Only then is it charged against `maxEntries` and
+   * `maxTotalBytes` (PRODUCT.md §6: an untrusted note never moves a budget or a flag), and the text read and
+   * validated. A known note is returned without text and never opened.
+   */
   const candidate = (dirFd: number, name: string, id: string): void => {
-    if (candidates >= limits.maxEntries) {
-      truncated = true;
-      stopped = true;
-      return;
-    }
-    candidates++;
     let st: FileStat;
     try {
       st = native.statAt(dirFd, name);
@@ -224,15 +246,20 @@ export function scanTree(
       skip(metaReason);
       return;
     }
-    if (bytes + st.size > limits.maxTotalBytes) {
-      truncated = true;
-      stopped = true;
-      return;
-    }
-    bytes += st.size;
     const key = identityKey(st);
+    /** Charge one trusted note; false (and the scan stops, truncated) when a budget is exhausted. */
+    const charge = (size: number): boolean => {
+      if (candidates >= limits.maxEntries || bytes + size > limits.maxTotalBytes) {
+        truncated = true;
+        stopped = true;
+        return false;
+      }
+      candidates++;
+      bytes += size;
+      return true;
+    };
     if (known.has(id, key)) {
-      notes.push({ id, key, stat: st, text: undefined });
+      if (charge(st.size)) notes.push({ id, key, stat: st, text: undefined });
       return;
     }
     let fd: number;
@@ -250,14 +277,7 @@ export function scanTree(
         skip(reason);
         return;
       }
-      if (fst.size !== st.size) {
-        bytes += fst.size - st.size;
-        if (bytes > limits.maxTotalBytes) {
-          truncated = true;
-          stopped = true;
-          return;
-        }
-      }
+      if (!charge(fst.size)) return;
       const raw = readExactly(native, fd, fst.size);
       if (raw === null) {
         skip('io_error');

@@ -233,7 +233,10 @@ test('scan › notes deeper than max_depth are not returned, and the look-ahead 
   const r = scan(root, ALLOW_ALL, limits({ maxDepth: 2 }), NONE_KNOWN, counting.native);
   t.deepEqual(ids(r), ['a.md', 'd1/b.md']);
   t.true(r.truncated);
-  t.false(counting.touched.some((x) => x.endsWith(':c.md')), 'the look-ahead neither opens nor stats files');
+  // The look-ahead checks the one file it found against the trust rule (an untrusted one must not set truncated)
+  // and stops there: it never reads it.
+  t.deepEqual(counting.touched.filter((x) => x.endsWith(':c.md')), ['statAt:c.md', 'openFileAt:c.md']);
+  t.is(counting.calls.pread ?? 0, 4, 'only a.md and d1/b.md are read (one read and one end-of-file probe each)');
 });
 
 test('scan › the depth look-ahead finds allowed names several levels down', (t) => {
@@ -311,7 +314,7 @@ test('scan › max_entries stops at the first candidate past the limit and sets 
   t.false(five.truncated);
 });
 
-test('scan › denied and non-note names do not count toward max_entries; failing candidates do', (t) => {
+test('scan › denied, non-note and untrusted names do not count toward max_entries', (t) => {
   const root = freshRoot();
   for (const n of ['1', '2', '3']) writeNote(root, `${n}.md`, 'x');
   writeNote(root, '0-denied.md', 'x');
@@ -324,8 +327,8 @@ test('scan › denied and non-note names do not count toward max_entries; failin
   fs.linkSync(a, path.join(linked, 'b.md'));
   writeNote(linked, 'c.md', 'x');
   const r2 = scan(linked, ALLOW_ALL, limits({ maxEntries: 2 }));
-  t.deepEqual(ids(r2), []);
-  t.true(r2.truncated, 'the hard-linked candidates used the budget before c.md');
+  t.deepEqual(ids(r2), ['c.md']);
+  t.false(r2.truncated, 'untrusted (hard-linked) notes never use the budget (PRODUCT.md §6)');
 });
 
 test('scan › max_total_bytes stops before the note that would exceed it, cold and warm alike', (t) => {
