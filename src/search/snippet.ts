@@ -7,6 +7,8 @@ import { scanTerms } from './tokenize.js';
 
 /** Most matched-term occurrences examined when choosing the best window (bounds work on huge notes). */
 const MAX_OCCURRENCES = 10_000;
+/** Only this many leading UTF-16 code units of a body are searched for an anchor (bounds work on huge notes). */
+const MAX_ANCHOR_SCAN = 262_144;
 
 /**
  * Build the snippet of `body` for a result whose matching document terms are `matched` (normalized terms as the
@@ -15,8 +17,8 @@ const MAX_OCCURRENCES = 10_000;
  * Choice of passage: the window of `maxChars` code points that holds the most distinct matched terms, anchored at
  * a term occurrence (earliest wins ties). It starts at a word boundary shortly before that occurrence (at most
  * about a fifth of the window, capped at 40 code points, of lead-in). When no matched term occurs in the body
- * (e.g. the match was in front matter), the passage is the start of the body. A body that fits whole is returned
- * whole.
+ * (e.g. the match was in front matter) within the first MAX_ANCHOR_SCAN code units, the passage is the start of
+ * the body. A body that fits whole is returned whole.
  *
  * @param maxChars snippet_chars of the policy (≥ 1), in code points
  */
@@ -51,6 +53,7 @@ export function makeSnippet(body: string, matched: ReadonlySet<string>, maxChars
 function bestAnchor(text: string, matched: ReadonlySet<string>, maxChars: number): number | undefined {
   const occ: { start: number; term: string }[] = [];
   for (const span of scanTerms(text)) {
+    if (span.start > MAX_ANCHOR_SCAN) break;
     if (!matched.has(span.term)) continue;
     occ.push({ start: span.start, term: span.term });
     if (occ.length >= MAX_OCCURRENCES) break;

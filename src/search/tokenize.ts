@@ -8,16 +8,24 @@
  *    An apostrophe (U+0027 or U+2019) between two word characters joins them and is dropped, so "don't" and
  *    "dont" are the same term.
  * 3. A word that holds characters of a script written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao,
- *    Khmer, Myanmar) is split into words by one shared `Intl.Segmenter` (granularity "word"). The segmenter is
- *    slow, so it only ever sees such words, never whole texts.
+ *    Khmer, Myanmar) is split into words by one shared `Intl.Segmenter` (granularity "word"); only its word-like
+ *    segments are kept.
  * 4. Terms longer than MAX_TERM_CHARS code points are cut to that length (long base64 or hash runs otherwise bloat
  *    the index and make typo matching slow).
+ *
+ * Cost: one segmenter call over a very long string is superlinear in V8/ICU (64 K characters take half a second,
+ * a megabyte minutes), so a spaceless word longer than SEGMENT_PIECE code units is segmented piece by piece. Real
+ * text is broken by punctuation long before that; a word cut at a piece boundary splits in two, the same way in
+ * notes and queries.
  *
  * Deterministic: the same input gives the same terms in the same order within one Node/ICU version.
  */
 
 /** Longest term kept, in code points. */
 export const MAX_TERM_CHARS = 64;
+
+/** Longest string handed to the segmenter at once, in UTF-16 code units (about linear cost up to here). */
+const SEGMENT_PIECE = 4096;
 
 /** A word: letters/marks/numbers, optionally joined by inner apostrophes. */
 const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
@@ -35,6 +43,35 @@ function wordSegmenter(): Intl.Segmenter {
   return segmenter;
 }
 
+/** A word (or word segment) of a text and its UTF-16 offset in that text. */
+type Span = [word: string, at: number];
+
+/**
+ * The words of `text` in text order (rules 2 and 3), each with its offset in `text`. Spaceless words come back as
+ * their word-like segments.
+ */
+function* wordSpans(text: string): Generator<Span> {
+  const spaceless = NON_ASCII.test(text);
+  for (const m of text.matchAll(WORD)) {
+    if (spaceless && SPACELESS.test(m[0])) yield* segments(m[0], m.index);
+    else yield [m[0], m.index];
+  }
+}
+
+/** Word-like segments of one spaceless word found at `at`, piece by piece (never cutting a surrogate pair). */
+function* segments(word: string, at: number): Generator<Span> {
+  for (let start = 0; start < word.length; ) {
+    let end = Math.min(start + SEGMENT_PIECE, word.length);
+    const last = word.charCodeAt(end - 1);
+    if (end < word.length && last >= 0xd800 && last <= 0xdbff) end++;
+    const piece = start === 0 && end === word.length ? word : word.slice(start, end);
+    for (const seg of wordSegmenter().segment(piece)) {
+      if (seg.isWordLike) yield [seg.segment, at + start + seg.index];
+    }
+    start = end;
+  }
+}
+
 /** A term with its UTF-16 offsets in the string that was scanned (see `scanTerms`). */
 export interface TermSpan {
   term: string;
@@ -49,48 +86,26 @@ export interface TermSpan {
 export function tokenize(text: string): string[] {
   const normalized = NON_ASCII.test(text) ? text.normalize('NFKC').toLowerCase() : text.toLowerCase();
   const out: string[] = [];
-  const spaceless = NON_ASCII.test(normalized);
-  for (const m of normalized.matchAll(WORD)) {
-    const word = m[0];
-    if (spaceless && SPACELESS.test(word)) {
-      for (const seg of wordSegmenter().segment(word)) {
-        if (seg.isWordLike) pushTerm(out, seg.segment);
-      }
-    } else {
-      pushTerm(out, word);
-    }
+  for (const [word] of wordSpans(normalized)) {
+    const term = clip(word.includes("'") || word.includes('\u2019') ? word.replace(APOSTROPHES, '') : word);
+    if (term !== '') out.push(term);
   }
   return out;
 }
 
 /**
  * Like `tokenize`, but scans `text` as written and yields where each term sits in it (UTF-16 offsets into `text`,
- * end exclusive), lazily. Used for snippets, which must quote the original text. Each word is normalized on its
- * own, which agrees with `tokenize` except for rare compatibility characters that only become letters after NFKC
- * (those simply do not anchor a snippet).
+ * end exclusive), lazily. Used for snippets, which must quote the original text. Words are found and segmented
+ * in the original text and each is normalized on its own (NFKC, lowercase, apostrophes dropped, clipped), which
+ * agrees with `tokenize` except for rare compatibility characters that only become letters after NFKC (those
+ * simply do not anchor a snippet).
  */
 export function* scanTerms(text: string): Generator<TermSpan> {
-  for (const m of text.matchAll(WORD)) {
-    const word = m[0];
-    const at = m.index ?? 0;
-    if (!NON_ASCII.test(word)) {
-      yield { term: clip(word.toLowerCase().replace(APOSTROPHES, '')), start: at, end: at + word.length };
-    } else if (SPACELESS.test(word)) {
-      for (const seg of wordSegmenter().segment(word)) {
-        if (!seg.isWordLike) continue;
-        for (const term of tokenize(seg.segment)) {
-          yield { term, start: at + seg.index, end: at + seg.index + seg.segment.length };
-        }
-      }
-    } else {
-      for (const term of tokenize(word)) yield { term, start: at, end: at + word.length };
-    }
+  for (const [word, at] of wordSpans(text)) {
+    const lower = NON_ASCII.test(word) ? word.normalize('NFKC').toLowerCase() : word.toLowerCase();
+    const term = clip(lower.replace(APOSTROPHES, ''));
+    if (term !== '') yield { term, start: at, end: at + word.length };
   }
-}
-
-function pushTerm(out: string[], word: string): void {
-  const term = clip(word.includes("'") || word.includes('\u2019') ? word.replace(APOSTROPHES, '') : word);
-  if (term !== '') out.push(term);
 }
 
 /** Cut a term to MAX_TERM_CHARS code points (cheap check first: most terms are short). */

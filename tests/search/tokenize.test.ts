@@ -40,3 +40,23 @@ test('scanTerms › reports original offsets of each term', (t) => {
   const niwa = spans.find((s) => s.term === '庭')!;
   t.is(text.slice(niwa.start, niwa.end), '庭');
 });
+
+test('a very long spaceless run is segmented piece by piece with correct offsets', (t) => {
+  // One run of 11,000 UTF-16 units (more than one piece); below, a run where a piece boundary would fall inside a
+  // surrogate pair unless the cut moves.
+  const text = `start ${'東京都に住んでいる𠀋'.repeat(1000)} end`;
+  const spans = [...scanTerms(text)];
+  t.is(spans[0]!.term, 'start');
+  t.is(spans[spans.length - 1]!.term, 'end');
+  let last = -1;
+  for (const s of spans) {
+    t.true(s.start > last);
+    last = s.start;
+    if (s.term !== 'start' && s.term !== 'end') t.is(text.slice(s.start, s.end), s.term);
+  }
+  const astral = tokenize(`字${'𠀋'.repeat(3000)}`);
+  t.is(Array.from(astral.join('')).length, 3001, 'no character is lost at a piece boundary');
+  const terms = [...tokenize(text), ...astral];
+  t.true(terms.includes('東京'));
+  t.false(terms.some((term) => /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(term)));
+});
