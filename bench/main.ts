@@ -18,7 +18,6 @@ import { connect, disconnect, rssOf, timeCall, timeListCommand, toolPayload, too
 import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
 import { median, summarise, type Summary } from './stats.js';
 
-
 /** Positions in each warm round (query indexes) where one note is changed just before memory-bridge's search. */
 const CHANGES_PER_ROUND = [2, 8] as const;
 
@@ -324,7 +323,8 @@ function fmt(x: number | null | undefined): string {
 function renderTables(results: SizeResult[], targets: Target[], env: Record<string, unknown>): string {
   const lines: string[] = [];
   lines.push(
-    `Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGB} GB RAM, ${env.os}, Node ${env.node}, ${env.ripgrep ?? 'no ripgrep'}, ${env.grep}, temp on ${env.tmpFilesystem}.`,
+    `Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGB} GB RAM, ${env.os}, Node ${env.node}, ${env.ripgrep ?? 'no ripgrep'}, ${env.grep}, temp on ${env.tmpFilesystem}. ` +
+      `Load average (1 min) ${env.loadAtStart} at the start of the run, ${env.loadAtEnd} at the end.`,
     '',
   );
   lines.push(
@@ -370,6 +370,8 @@ function machine(): Record<string, unknown> {
     ripgrep: toolVersion('rg'),
     grep: toolVersion('grep'),
     tmpFilesystem: fsType,
+    /** Other work on the machine skews every figure: the 1-minute load average, at the start (and end) of the run. */
+    loadAtStart: Math.round((os.loadavg()[0] ?? 0) * 100) / 100,
   };
 }
 
@@ -436,6 +438,7 @@ async function main(): Promise<void> {
     else fs.rmSync(parent, { recursive: true, force: true });
   }
 
+  env.loadAtEnd = Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
   const targets = evaluate(results);
   const tables = renderTables(results, targets, env);
   process.stdout.write(`\n${tables}\n`);
