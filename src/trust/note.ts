@@ -13,7 +13,7 @@ import {
   descriptorAclReason,
   noteStatReason,
   placeOf,
-  readExactly,
+  readSettled,
   requireNative,
   runningUid,
 } from './rule.js';
@@ -32,7 +32,8 @@ function deny(reason: Reason): never {
  * count toward RAW_ENTRY_CEILING) and must hold an entry whose raw bytes equal the segment's UTF-8 bytes
  * (`missing` otherwise — a case-folding or normalising filesystem cannot alias another name); directories are
  * opened no-follow and must be trusted on the root's device and mount; the note is opened no-follow and must pass the
- * metadata checks (`max_file_bytes`), the ACL check and content validation on its descriptor.
+ * metadata checks (`max_file_bytes`), the ACL check and content validation on its descriptor, and is read with
+ * `readSettled` (nothing about the file or its name changed between the checks and the read).
  *
  * @param rootFd open descriptor of the trusted root (not closed here)
  * @param id     an id that already passed `validateId`
@@ -101,7 +102,7 @@ export function readNoteById(
       const st = native.fstat(fd);
       const reason = noteStatReason(st, uid, rootPlace, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
       if (reason !== null) deny(reason);
-      const bytes = readExactly(native, fd, st.size);
+      const bytes = readSettled(native, dirFd, last, fd, st);
       if (bytes === null) deny('io_error');
       const decoded = decodeNoteText(bytes);
       if ('reason' in decoded) deny(decoded.reason);

@@ -13,7 +13,7 @@ import {
   isRegularFile,
   isSymlink,
   noteStatReason,
-  readExactly,
+  readSettled,
   requireNative,
   runningUid,
 } from './rule.js';
@@ -128,8 +128,8 @@ export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Na
  * Reads a small trusted file (the policy) by absolute path: its parent directory is opened with
  * `openTrustedDir` (so the parent can never be a sticky temp directory), the file with openat(O_NOFOLLOW|
  * O_NONBLOCK), and on that descriptor, before any byte is read: regular file, owner root or running user, no
- * group/world write, no ACL write grant, link count 1, size ≤ `maxBytes`. Then exactly `size` bytes are read and
- * the end of file is confirmed.
+ * group/world write, no ACL write grant, link count 1, size ≤ `maxBytes`. Then exactly `size` bytes are read, the
+ * end of file is confirmed, and the descriptor and the name are confirmed unchanged (`readSettled`).
  *
  * @returns the file's bytes
  * @throws BridgeError('unavailable', reason): the reasons of `openTrustedDir`, and `not_regular`, `hard_link`,
@@ -154,7 +154,7 @@ export function readTrustedFile(absPath: string, maxBytes: number, native: Nativ
     const reason = noteStatReason(st, uid, st.dev, Number.MAX_SAFE_INTEGER) ?? descriptorAclReason(native, fd, uid);
     if (reason !== null) refuse(reason);
     if (st.size > maxBytes) refuse('too_large');
-    const bytes = readExactly(native, fd, st.size);
+    const bytes = readSettled(native, dirFd, name, fd, st);
     if (bytes === null) refuse('io_error');
     return bytes;
   } catch (err) {

@@ -4,7 +4,7 @@
  * the object (below the root) or refuses the call (root and policy chain).
  */
 import { getNative } from '../../native/index.js';
-import type { AclRead, FileStat, Native } from '../../native/types.js';
+import { NativeError, type AclRead, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { darwinAclGrantsForeignWrite } from './acl-darwin.js';
 import { AclParseError, linuxAclGrantsForeignWrite, parseLinuxAcl } from './acl-linux.js';
@@ -164,6 +164,39 @@ export function decodeNoteText(bytes: Uint8Array): { text: string } | { reason: 
 /** The identity key of DESIGN.md: device, inode, size, mtime and ctime (ns). */
 export function identityKey(st: FileStat): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/**
+ * True when two stat results describe the same object in the same state: device, inode, size, mtime, ctime, link
+ * count, mode and owner. A link, unlink, rename, chmod, chown, ACL change or write moves ctime; a replacement
+ * moves the inode.
+ */
+export function sameState(a: FileStat, b: FileStat): boolean {
+  return identityKey(a) === identityKey(b) && a.nlink === b.nlink && a.mode === b.mode && a.uid === b.uid;
+}
+
+/**
+ * Reads a file opened as `name` in `dirFd` whose descriptor passed every check with the fstat result `checked`, then
+ * confirms that nothing moved while it was judged and read: fstat of the descriptor after the read equals
+ * `checked`, and the name still refers to that object in that state (statx no-follow on the name). Without this,
+ * a hard link to an outside file swapped in and back out passes (its link count drops to 1 while the descriptor is
+ * open), and so does a note made writable and written between the check and the read.
+ *
+ * @returns the bytes (exactly `checked.size`), or null when the file changed or the name moved (callers refuse it
+ *   as `io_error`)
+ * @throws NativeError when pread or fstat fails
+ */
+export function readSettled(native: Native, dirFd: number, name: string, fd: number, checked: FileStat): Buffer | null {
+  const bytes = readExactly(native, fd, checked.size);
+  if (bytes === null || !sameState(native.fstat(fd), checked)) return null;
+  let byName: FileStat;
+  try {
+    byName = native.statAt(dirFd, name);
+  } catch (err) {
+    if (err instanceof NativeError) return null;
+    throw err;
+  }
+  return sameState(byName, checked) ? bytes : null;
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   isSymlink,
   noteStatReason,
   placeOf,
-  readExactly,
+  readSettled,
   requireNative,
   runningUid,
   type RootPlace,
@@ -278,7 +278,7 @@ export function scanTree(
         return;
       }
       if (!charge(fst.size)) return;
-      const raw = readExactly(native, fd, fst.size);
+      const raw = readSettled(native, dirFd, name, fd, fst);
       if (raw === null) {
         skip('io_error');
         return;

@@ -98,7 +98,7 @@ test('scan › hidden, non-Markdown and rule-breaking names are skipped without 
   const counting = countingNative(native);
   const portable = scan(root, ALLOW_ALL, limits(), NONE_KNOWN, counting.native);
   t.deepEqual(ids(portable), ['ok.md']);
-  t.deepEqual(counting.touched, ['statAt:ok.md', 'openFileAt:ok.md']);
+  t.deepEqual(counting.touched, ['statAt:ok.md', 'openFileAt:ok.md', 'statAt:ok.md']);
   t.is(portable.skipped.hidden, 2);
   t.is(portable.skipped.bad_name, 3);
   t.is(portable.skipped.not_markdown, 2);
@@ -389,7 +389,7 @@ test('scan › a directory the filter may not enter is never opened or listed, a
   const counting = countingNative(native);
   const r = scan(root, filterDenying('private/', 'denied.md'), limits(), NONE_KNOWN, counting.native);
   t.deepEqual(ids(r), ['ok.md']);
-  t.deepEqual(counting.touched, ['statAt:ok.md', 'openFileAt:ok.md']);
+  t.deepEqual(counting.touched, ['statAt:ok.md', 'openFileAt:ok.md', 'statAt:ok.md']);
   t.is(counting.calls.listDir, 1);
   t.is(r.rawEntries, 3);
 });
