@@ -212,14 +212,15 @@ test('properties › ACL bytes the kernel accepts and stores are read back and j
   let stored = 0;
   fc.assert(
     fc.property(aclArb, (bytes) => {
-      try {
-        setXattr(file, 'system.posix_acl_access', bytes);
-      } catch {
-        return true; // the kernel refused the structure: such bytes never come from a real file
-      }
-      stored++;
+      // Opened first: an ACL without owner read would otherwise lock a non-root owner out of its own file.
       const fd = fs.openSync(file, fs.constants.O_RDONLY);
       try {
+        try {
+          setXattr(file, 'system.posix_acl_access', bytes);
+        } catch {
+          return true; // the kernel refused the structure: such bytes never come from a real file
+        }
+        stored++;
         const acl = native.readAcl(fd);
         // The kernel may turn a minimal ACL back into plain mode bits ("no ACL"); otherwise the bytes come back.
         if (acl.kind === 'none') return true;
