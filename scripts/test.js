@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const UNPRIVILEGED = 65534;
 /** Test directories re-run as the unprivileged user (compiled paths). */
-const UNPRIVILEGED_DIRS = ['dist/tests/trust', 'dist/tests/policy'];
+const UNPRIVILEGED_DIRS = ['dist/tests/trust', 'dist/tests/policy', 'dist/tests/adversarial'];
 
 /** @typedef {{name: string, passed: number, failed: number, skipped: number, note?: string}} Tally */
 /** @type {Tally[]} */
