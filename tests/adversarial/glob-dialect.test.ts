@@ -8,6 +8,7 @@ import { writeNote } from '../helpers/fixtures.js';
 import { UNAVAILABLE, idsOf, makeArena, type Arena } from './support.js';
 
 const IDS = ['A.md', 'a.b.md', 'a.md', 'b.md', 'x.md', 'dir/a.md', 'dir/sub/a.md', 'dir/sub/deep/a.md', 'other/a.md'] as const;
+const HIDDEN = ['.hidden.md', '.obsidian/x.md', 'dir/.h.md', 'dir/.sub/a.md'] as const;
 const TOP = ['A.md', 'a.b.md', 'a.md', 'b.md', 'x.md'];
 const ALL_A = ['A.md', 'a.md', 'dir/a.md', 'dir/sub/a.md', 'dir/sub/deep/a.md', 'other/a.md'];
 
@@ -15,6 +16,8 @@ let arena: Arena;
 test.before(() => {
   arena = makeArena();
   for (const id of IDS) writeNote(arena.root, id, `# ${id}\n\nlantern ${id.replace(/[^a-z]/gi, ' ')}\n`);
+  // Dot-names match like any name in the glob, but the name rule skips them: no pattern ever serves them.
+  for (const id of HIDDEN) writeNote(arena.root, id, `# hidden\n\nlantern hidden\n`);
 });
 test.after.always(() => arena?.cleanup());
 
@@ -50,6 +53,10 @@ const TABLE: [string, readonly string[] | 'invalid'][] = [
   ['*i*/s*/*', ['dir/sub/a.md']],
   ['.*', []],
   ['**/.*', []],
+  ['.obsidian/**', []],
+  ['**/.*/**', []],
+  ['dir/.h.md', []],
+  ['**/.h*', []],
   ['a.md|b.md', []],
   ['(a).md', []],
   ['@(a).md', 'invalid'],
@@ -74,7 +81,7 @@ const TABLE: [string, readonly string[] | 'invalid'][] = [
 
 function served(a: Arena): string[] | 'unavailable' {
   const out: string[] = [];
-  for (const id of IDS) {
+  for (const id of [...IDS, ...HIDDEN]) {
     const r = a.read(id);
     if (JSON.stringify(r) === UNAVAILABLE) return 'unavailable';
     if (r.ok) out.push(id);
