@@ -39,6 +39,8 @@ interface Entry {
   body: string;
   /** Front matter title/tags/aliases joined by newlines. */
   meta: string;
+  /** The last `sync` generation that listed this note. */
+  seen: number;
 }
 
 /** The document given to MiniSearch (every field always a string, so field statistics count every note). */
@@ -162,6 +164,7 @@ export class NoteIndex implements KnownNotes {
   /** Term → its postings inside `mini` (see `addDocument`). */
   private readonly terms = new Map<string, TermData>();
   private removals = 0;
+  private generation = 0;
 
   constructor() {
     this.mini = new MiniSearch<Doc>(miniSearchOptions());
@@ -188,25 +191,30 @@ export class NoteIndex implements KnownNotes {
    *   whole index).
    */
   sync(notes: readonly ScannedNote[]): void {
-    const seen = new Set<string>();
+    // Entries seen in this sync carry this generation (cheaper than a Set of ids on the warm path).
+    const generation = ++this.generation;
+    let marked = 0;
     let changed = false;
     for (const note of notes) {
-      if (seen.has(note.id)) throw new Error('NoteIndex.sync: duplicate id');
-      seen.add(note.id);
       const held = this.entries.get(note.id);
+      if (held !== undefined && held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
+      marked++;
       if (note.text === undefined) {
         if (held === undefined || held.key !== note.key) throw new Error('NoteIndex.sync: unknown note without text');
+        held.seen = generation;
         continue;
       }
       if (held !== undefined) this.removeEntry(note.id, held);
       const parsed = parseNote(note.text);
-      const entry: Entry = { key: note.key, title: parsed.title, body: parsed.body, meta: parsed.meta.join('\n') };
+      const entry: Entry = { key: note.key, title: parsed.title, body: parsed.body, meta: parsed.meta.join('\n'), seen: generation };
       addDocument(this.mini, docOf(note.id, entry), this.terms);
       this.entries.set(note.id, entry);
       changed = true;
     }
     const gone: [string, Entry][] = [];
-    for (const [id, entry] of this.entries) if (!seen.has(id)) gone.push([id, entry]);
+    if (marked < this.entries.size) {
+      for (const [id, entry] of this.entries) if (entry.seen !== generation) gone.push([id, entry]);
+    }
     for (const [id, entry] of gone) this.removeEntry(id, entry);
     if (changed || gone.length > 0) this.exactAverages();
     if (this.removals >= PRUNE_AFTER_REMOVALS) {

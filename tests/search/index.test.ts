@@ -147,6 +147,14 @@ test('a note without text that the index does not hold is refused', (t) => {
   t.throws(() => ix.sync([note('a.md', undefined, 'k')]));
 });
 
+test('a repeated id in one sync is refused, whether new or held', (t) => {
+  const ix = new NoteIndex();
+  t.throws(() => ix.sync([note('a.md', 'one', 'k1'), note('a.md', 'two', 'k2')]), { message: /duplicate/ });
+  const held = new NoteIndex();
+  held.sync([note('b.md', 'x', 'k')]);
+  t.throws(() => held.sync([note('b.md', undefined, 'k'), note('b.md', undefined, 'k')]), { message: /duplicate/ });
+});
+
 test('after additions, replacements and removals the statistics and scores equal a fresh index', (t) => {
   const corpus: Record<string, string> = {};
   for (let i = 0; i < 40; i++) corpus[`n${String(i).padStart(2, '0')}.md`] = `# Note ${i}\n${'river stone '.repeat(i % 7)} moss ${i % 3 === 0 ? 'lichen fern' : 'bark'} ${'x'.repeat(i % 5)}`;
