@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { FOREIGN_GID, FOREIGN_UID, addAclEntry, isRoot, writeNote } from '../helpers/fixtures.js';
+import { createBridge } from '../../src/tools/bridge.js';
 import { connectMcp } from './mcp-client.js';
 import { CLI, MARK, NOT_FOUND, assertClean, makeArena, planted, type Arena } from './support.js';
 
@@ -153,4 +154,17 @@ test('leakage › no output of the CLI or the MCP server names the root, the hom
   } finally {
     await s.close();
   }
+});
+
+test('leakage › after a policy edit denies indexed notes, a warm index answers byte for byte like a fresh process', (t) => {
+  const a = arena();
+  for (let i = 0; i < 12; i++) writeNote(a.root, `${i % 2 === 0 ? 'priv' : 'pub'}/n${i}.md`, `# N${i}\n\nlantern ${'garden '.repeat(i)}${i % 3 === 0 ? '' : 'gate'}\n`);
+  const queries = ['lantern', 'garden', 'gate lantern', 'gard', 'lanterm'];
+  for (const q of queries) a.search(q, 10); // warm the index with every note visible
+  a.setPolicy({ deny: [...DENY, 'priv/**'] });
+  const warm = queries.map((q) => JSON.stringify(a.search(q, 10)));
+  const fresh = createBridge({ log: () => {} });
+  const cold = queries.map((q) => JSON.stringify(fresh.search({ query: q, limit: 10 }, a.caller)));
+  t.deepEqual(warm, cold);
+  t.false(warm.some((r) => r.includes('priv/')));
 });
