@@ -4,6 +4,7 @@
  * must make every call exactly `unavailable` — never a default, never a partial policy — and never hang (ava's
  * per-test timeout only catches a hang; no timing is asserted).
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
@@ -86,6 +87,10 @@ function badContents(): [string, string | Buffer][] {
     ['two documents', `${good}${good}`],
     ['trailing comma', good.replace(/]\}$/, '],}')],
     ['comment', `// policy\n${good}`],
+    ['__proto__ key smuggling an opt-in', raw('{"version":1,"root":ROOT,"allow":["**"],"__proto__":{"allow_cron":true}}')],
+    ['__proto__ key holding the whole policy', raw('{"__proto__":{"version":1,"root":ROOT,"allow":["**"]}}')],
+    ['__proto__ inside limits', raw('{"version":1,"root":ROOT,"allow":["**"],"limits":{"__proto__":{"max_results":3}}}')],
+    ['constructor key', raw('{"version":1,"root":ROOT,"allow":["**"],"constructor":{}}')],
     ['single quotes', good.replace(/"/g, "'")],
     ['NaN literal', withBase({}).replace('}', ',"limits":{"max_results":NaN}}')],
     ...[1, 10, good.length / 2, good.length - 1].map((n): [string, string] => [`truncated at ${Math.floor(n)} bytes`, good.slice(0, Math.floor(n))]),
@@ -167,6 +172,12 @@ function untrustings(): [string, () => void][] {
     out.push(['foreign-owned policy file (needs root)', () => fs.chownSync(a.policyPath, FOREIGN_UID, FOREIGN_GID)]);
     out.push(['foreign-owned policy directory (needs root)', () => fs.chownSync(dir, FOREIGN_UID, FOREIGN_GID)]);
     out.push(['foreign-owned home (needs root)', () => fs.chownSync(a.home, FOREIGN_UID, FOREIGN_GID)]);
+    for (const [what, type, major, minor] of [['/dev/null', 'c', 1, 3], ['/dev/zero', 'c', 1, 5], ['a block device', 'b', 7, 0]] as const) {
+      out.push([`a device node (${what}) as the policy file (needs root)`, () => {
+        fs.rmSync(a.policyPath);
+        execFileSync('mknod', ['-m', '600', a.policyPath, type, String(major), String(minor)]);
+      }]);
+    }
   }
   return out;
 }
