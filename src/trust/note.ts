@@ -14,6 +14,7 @@ import {
   noteStatReason,
   placeOf,
   readSettled,
+  regularFileAtReason,
   requireNative,
   runningUid,
 } from './rule.js';
@@ -31,7 +32,8 @@ function deny(reason: Reason): never {
  * parent directory the filter may not enter → `denied`. Then, per component: the parent is listed (raw entries
  * count toward RAW_ENTRY_CEILING) and must hold an entry whose raw bytes equal the segment's UTF-8 bytes
  * (`missing` otherwise — a case-folding or normalising filesystem cannot alias another name); directories are
- * opened no-follow and must be trusted on the root's device and mount; the note is opened no-follow and must pass the
+ * opened no-follow and must be trusted on the root's device and mount; the note must be a regular file by a
+ * no-follow stat (a device node, FIFO or socket is never opened), is then opened no-follow and must pass the
  * metadata checks (`max_file_bytes`), the ACL check and content validation on its descriptor, and is read with
  * `readSettled` (nothing about the file or its name changed between the checks and the read).
  *
@@ -92,6 +94,8 @@ export function readNoteById(
       if (reason !== null) deny(reason);
     }
     requireEntry(dirFd, last);
+    const kind = regularFileAtReason(native, dirFd, last);
+    if (kind !== null) deny(kind);
     let fd: number;
     try {
       fd = native.openFileAt(dirFd, last);

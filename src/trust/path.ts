@@ -14,6 +14,7 @@ import {
   isSymlink,
   noteStatReason,
   readSettled,
+  regularFileAtReason,
   requireNative,
   runningUid,
 } from './rule.js';
@@ -126,10 +127,11 @@ export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Na
 
 /**
  * Reads a small trusted file (the policy) by absolute path: its parent directory is opened with
- * `openTrustedDir` (so the parent can never be a sticky temp directory), the file with openat(O_NOFOLLOW|
- * O_NONBLOCK), and on that descriptor, before any byte is read: regular file, owner root or running user, no
- * group/world write, no ACL write grant, link count 1, size ≤ `maxBytes`. Then exactly `size` bytes are read, the
- * end of file is confirmed, and the descriptor and the name are confirmed unchanged (`readSettled`).
+ * `openTrustedDir` (so the parent can never be a sticky temp directory); a no-follow stat must show a regular file
+ * (a device node, FIFO or socket is never opened); the file is opened with openat(O_NOFOLLOW|O_NONBLOCK), and on
+ * that descriptor, before any byte is read: regular file, owner root or running user, no group/world write, no ACL
+ * write grant, link count 1, size ≤ `maxBytes`. Then exactly `size` bytes are read, the end of file is confirmed,
+ * and the descriptor and the name are confirmed unchanged (`readSettled`).
  *
  * @returns the file's bytes
  * @throws BridgeError('unavailable', reason): the reasons of `openTrustedDir`, and `not_regular`, `hard_link`,
@@ -143,6 +145,8 @@ export function readTrustedFile(absPath: string, maxBytes: number, native: Nativ
   const dirFd = openTrustedDir(path.posix.dirname(absPath), 'policy_dir', native);
   let fd = -1;
   try {
+    const kind = regularFileAtReason(native, dirFd, name);
+    if (kind !== null) refuse(kind);
     try {
       fd = native.openFileAt(dirFd, name);
     } catch (err) {

@@ -167,6 +167,26 @@ export function identityKey(st: FileStat): string {
 }
 
 /**
+ * Judges the entry `name` in `dirFd` by a no-follow stat before anything opens it: a device node, FIFO or socket is
+ * never opened (opening some devices has side effects, such as starting a watchdog or rewinding a tape, even with
+ * O_NONBLOCK), and a symlink never reaches openat. The descriptor is still judged after the open; this only keeps
+ * non-regular objects from being opened at all.
+ *
+ * @returns null for a regular file; `missing`, `symlink`, `not_regular` or `io_error` otherwise
+ */
+export function regularFileAtReason(native: Native, dirFd: number, name: string): Reason | null {
+  let st: FileStat;
+  try {
+    st = native.statAt(dirFd, name);
+  } catch (err) {
+    if (!(err instanceof NativeError)) throw err;
+    return err.errno === 2 ? 'missing' : 'io_error';
+  }
+  if (isRegularFile(st)) return null;
+  return isSymlink(st) ? 'symlink' : 'not_regular';
+}
+
+/**
  * True when two stat results describe the same object in the same state: device, inode, size, mtime, ctime, link
  * count, mode and owner. A link, unlink, rename, chmod, chown, ACL change or write moves ctime; a replacement
  * moves the inode.
