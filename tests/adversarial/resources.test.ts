@@ -12,6 +12,8 @@ import test from 'ava';
 import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { parsePolicyBytes } from '../../src/policy/load.js';
+import { readNoteById } from '../../src/trust/note.js';
+import { readTrustedFile } from '../../src/trust/path.js';
 import { scanTree } from '../../src/trust/scan.js';
 import { RAW_ENTRY_CEILING } from '../../src/trust/types.js';
 import { scanLimitsOf } from '../../src/tools/search.js';
@@ -101,16 +103,17 @@ test.serial('resources › a FIFO, a socket and device nodes named *.md never bl
     t.log('device nodes skipped: mknod needs root');
   }
   try {
+    // The CLI (with a wall-clock guard) first: had an open blocked, the in-process call after it would hang.
     for (const id of ['fifo.md', 'd/fifo.md', 'fifodir/x.md', 'sock.md', ...devices]) {
-      t.is(JSON.stringify(a.read(id)), NOT_FOUND, id);
       const r = cli(['read', '--home', a.home, '--run-kind', 'interactive', '--', id]);
       t.is(r.signal, null, `${id} blocked the CLI`);
       t.is(r.stdout.trim(), NOT_FOUND, id);
+      t.is(JSON.stringify(a.read(id)), NOT_FOUND, id);
     }
-    t.deepEqual(idsOf(a.search('lantern', 10)), ['plain.md']);
     const s = cli(['search', '--home', a.home, '--run-kind', 'interactive', '--', 'lantern']);
     t.is(s.signal, null);
     t.deepEqual(idsOf(JSON.parse(s.stdout)), ['plain.md']);
+    t.deepEqual(idsOf(a.search('lantern', 10)), ['plain.md']);
   } finally {
     server.close();
   }
@@ -189,4 +192,41 @@ test.serial('resources › a 1,000-level directory chain stops at max_depth (and
   const deep = a.search('lantern', 10);
   t.true(deep.ok && 'truncated' in deep && deep.truncated);
   t.true((idsOf(deep) ?? []).every((id) => id.split('/').length <= 16));
+});
+
+test.serial('resources › read and the policy loader judge a FIFO, socket or device node by a no-follow stat and never open it', async (t) => {
+  const a = arena();
+  makeFifo(path.join(a.root, 'fifo.md'));
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(path.join(a.root, 'sock.md'), resolve));
+  const names = ['fifo.md', 'sock.md'];
+  if (isRoot) {
+    // /dev/watchdog-like side effects are why opening is avoided; null and zero are harmless stand-ins.
+    execFileSync('mknod', ['-m', '600', path.join(a.root, 'null.md'), 'c', '1', '3']);
+    execFileSync('mknod', ['-m', '600', path.join(a.root, 'loop.md'), 'b', '7', '0']);
+    names.push('null.md', 'loop.md');
+  } else {
+    t.log('device nodes skipped: mknod needs root');
+  }
+  const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
+  const counting = countingNative(native);
+  const fd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    for (const name of names) {
+      t.throws(() => readNoteById(fd, name, policy, scanLimitsOf(policy), counting.native), { message: /not_found_or_denied: not_regular/ }, name);
+    }
+    scanTree(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    for (const name of names) {
+      fs.rmSync(a.policyPath);
+      fs.renameSync(path.join(a.root, name), a.policyPath);
+      t.throws(() => readTrustedFile(a.policyPath, 65_536, counting.native), { message: /unavailable: not_regular/ }, name);
+    }
+  } finally {
+    server.close();
+  }
+  t.deepEqual(counting.touched.filter((x) => x.startsWith('openFileAt:')), []);
 });
