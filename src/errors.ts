@@ -22,7 +22,7 @@ export const PUBLIC_MESSAGES: Readonly<Record<PublicCode, string>> = Object.free
  */
 export type Reason =
   // caller and run kind (PRODUCT.md §3)
-  | 'no_home' | 'bad_home' | 'cron_refused' | 'subagent_refused' | 'bad_caller'
+  | 'no_home' | 'bad_home' | 'cron_refused' | 'subagent_refused' | 'run_kind_refused' | 'bad_caller'
   // policy (PRODUCT.md §4)
   | 'policy_missing' | 'policy_invalid' | 'policy_too_large' | 'policy_untrusted'
   // trust (PRODUCT.md §5)

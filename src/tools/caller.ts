@@ -29,9 +29,13 @@ export function callerHome(caller: unknown): string {
  * The run-kind rule of PRODUCT.md §3: `cron` needs `allow_cron`, `subagent` needs `allow_subagents`, and a call
  * that is both (which is also how `unknown` — MCP mode — arrives) needs both. Interactive calls always pass.
  *
- * @throws BridgeError('unavailable', 'cron_refused' | 'subagent_refused')
+ * @throws BridgeError('unavailable', 'run_kind_refused' | 'cron_refused' | 'subagent_refused') — the first for a call
+ *   that carries both signals (MCP mode's `unknown`), so the operator log says which rule refused it
  */
 export function checkRunKind(caller: Pick<Caller, 'cron' | 'subagent'>, policy: Pick<Policy, 'allowCron' | 'allowSubagents'>): void {
+  if (caller.cron && caller.subagent && !(policy.allowCron && policy.allowSubagents)) {
+    throw new BridgeError('unavailable', 'run_kind_refused');
+  }
   if (caller.cron && !policy.allowCron) throw new BridgeError('unavailable', 'cron_refused');
   if (caller.subagent && !policy.allowSubagents) throw new BridgeError('unavailable', 'subagent_refused');
 }

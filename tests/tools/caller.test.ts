@@ -30,9 +30,9 @@ test('run kind › subagent needs allow_subagents', (t) => {
 
 test('run kind › a call that is both (or unknown) needs both opt-ins', (t) => {
   const both = { cron: true, subagent: true };
-  t.is(reasonOf(() => checkRunKind(both, policy(false, false))), 'cron_refused');
-  t.is(reasonOf(() => checkRunKind(both, policy(true, false))), 'subagent_refused');
-  t.is(reasonOf(() => checkRunKind(both, policy(false, true))), 'cron_refused');
+  t.is(reasonOf(() => checkRunKind(both, policy(false, false))), 'run_kind_refused');
+  t.is(reasonOf(() => checkRunKind(both, policy(true, false))), 'run_kind_refused');
+  t.is(reasonOf(() => checkRunKind(both, policy(false, true))), 'run_kind_refused');
   t.is(reasonOf(() => checkRunKind(both, policy(true, true))), undefined);
 });
 

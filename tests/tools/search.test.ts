@@ -202,7 +202,7 @@ test('search › cron, subagent and unknown run kinds are refused without their 
   t.deepEqual(as(true, false), unavailable);
   t.deepEqual(as(false, true), unavailable);
   t.deepEqual(as(true, true), unavailable);
-  t.deepEqual(logs, ['cron_refused', 'subagent_refused', 'cron_refused']);
+  t.deepEqual(logs, ['cron_refused', 'subagent_refused', 'run_kind_refused']);
   w.setPolicy({ allow: ['projects/**'], allow_cron: true });
   t.true(as(true, false).ok);
   t.deepEqual(as(true, true), unavailable);
