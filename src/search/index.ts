@@ -27,6 +27,23 @@ export const MAX_QUERY_TERMS = 32;
 export const FIELD_BOOST = Object.freeze({ title: 2.5, body: 1, meta: 1.5 });
 /** Shortest term, in code points, that also matches at edit distance 1. */
 export const FUZZY_MIN_CHARS = 5;
+/** A last query term of at least this many code points expands to every indexed term it prefixes. */
+export const PREFIX_FULL_CHARS = 3;
+/** Most prefix expansions of a shorter last term (those with the most postings; see `NoteIndex.rank`). */
+export const PREFIX_SHORT_MAX_TERMS = 64;
+/** MiniSearch 7.2 defaults: weights of prefix and typo expansions, and the BM25+ parameters. */
+const PREFIX_WEIGHT = 0.375;
+const FUZZY_WEIGHT = 0.45;
+const BM25_K = 1.2;
+const BM25_B = 0.7;
+const BM25_D = 0.5;
+
+/** BM25+ of one term in one field of one document, the same expression MiniSearch 7.2 evaluates. */
+function bm25(termFreq: number, matching: number, total: number, fieldLength: number, avgFieldLength: number): number {
+  const invDocFreq = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
+  return invDocFreq * (BM25_D + (termFreq * (BM25_K + 1)) / (termFreq + BM25_K * (1 - BM25_B + (BM25_B * fieldLength) / avgFieldLength)));
+}
+
 
 const FIELDS = ['title', 'body', 'meta'] as const;
 
@@ -94,11 +111,19 @@ type TermData = Map<number, Map<number, number>>;
  */
 interface MiniSearchInternals {
   _documentCount: number;
+  _nextId: number;
+  _documentIds: Map<number, string>;
   _idToShortId: Map<string, number>;
   _fieldLength: Map<number, number[]>;
   _avgFieldLength: number[];
   _fieldIds: Record<string, number>;
-  _index: { size: number; fetch(term: string, initial: () => TermData): TermData };
+  _index: {
+    size: number;
+    fetch(term: string, initial: () => TermData): TermData;
+    get(term: string): TermData | undefined;
+    atPrefix(prefix: string): Iterable<[string, TermData]>;
+    fuzzyGet(term: string, maxDistance: number): Map<string, [TermData, number]>;
+  };
   addDocumentId(id: string): number;
   addFieldLength(shortId: number, fieldId: number, count: number, length: number): void;
 }
@@ -165,6 +190,11 @@ export class NoteIndex implements KnownNotes {
   private readonly terms = new Map<string, TermData>();
   private removals = 0;
   private generation = 0;
+  /** Ranking scratch, indexed by MiniSearch short document id; all zero between calls. */
+  private total = new Float64Array(0);
+  private termScore = new Float64Array(0);
+  private cover = new Uint8Array(0);
+  private termMark = new Uint8Array(0);
 
   constructor() {
     this.mini = new MiniSearch<Doc>(miniSearchOptions());
@@ -224,10 +254,172 @@ export class NoteIndex implements KnownNotes {
   }
 
   /**
-   * All matches of `query`, best first (order in the class comment). An empty query after tokenizing matches
-   * nothing.
+   * The best `max` matches of `query`, best first (order in the class comment; all matches when `max` is omitted).
+   * An empty query after tokenizing matches nothing.
+   *
+   * Scores equal MiniSearch's `search` with this module's options to the last bit (see `rankByMiniSearch`, which
+   * tests compare against): the same postings are visited, each contribution is computed with the same
+   * floating-point expression, and contributions are added per document in the same order (query term by query
+   * term; within one, the exact term, then prefix expansions in tree order, then typo expansions, each field in
+   * title, body, meta order). The difference is memory: scores accumulate in typed arrays indexed by MiniSearch's
+   * short document id instead of one result object with a `match` map per matching note, and only the best
+   * `max` are turned into `RankedMatch` objects.
+   *
+   * Bounded prefix expansion (the only departure from plain MiniSearch, deterministic): when the last query term
+   * is shorter than PREFIX_FULL_CHARS code points, only the PREFIX_SHORT_MAX_TERMS longest-listed expansions are
+   * used — those with the most postings (summed over fields), ties by term in ascending UTF-16 order — so a
+   * one-letter query does not score every note through thousands of terms. The exact term always counts.
    */
-  rank(query: string): RankedMatch[] {
+  rank(query: string, max = Infinity): RankedMatch[] {
+    const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
+    if (terms.length === 0 || this.entries.size === 0 || max <= 0) return [];
+    const m = this.mini as unknown as MiniSearchInternals;
+    const size = m._nextId;
+    if (this.total.length < size) {
+      const cap = Math.max(size, this.total.length * 2, 64);
+      this.total = new Float64Array(cap);
+      this.termScore = new Float64Array(cap);
+      this.cover = new Uint8Array(cap);
+      this.termMark = new Uint8Array(cap);
+    }
+    const { total, termScore, cover, termMark } = this;
+    const touched: number[] = [];
+    /** Every derived term visited (for the snippet terms of the chosen matches). */
+    const derived: [string, TermData][] = [];
+    const fieldIds = FIELDS.map((f) => m._fieldIds[f]!);
+    const boosts = FIELDS.map((f) => FIELD_BOOST[f]);
+    try {
+      for (let q = 0; q < terms.length; q++) {
+        const term = terms[q]!;
+        const termTouched: number[] = [];
+        const visit = (weight: number, data: TermData | undefined): void => {
+          if (data === undefined) return;
+          for (let f = 0; f < FIELDS.length; f++) {
+            const fieldId = fieldIds[f]!;
+            const freqs = data.get(fieldId);
+            if (freqs === undefined) continue;
+            const matching = freqs.size;
+            const avg = m._avgFieldLength[fieldId]!;
+            const scale = weight * boosts[f]!;
+            for (const [docId, tf] of freqs) {
+              const fieldLength = m._fieldLength.get(docId)![fieldId]!;
+              const raw = bm25(tf, matching, m._documentCount, fieldLength, avg);
+              if (termMark[docId] === 0) {
+                termMark[docId] = 1;
+                termTouched.push(docId);
+              }
+              termScore[docId] = termScore[docId]! + scale * raw;
+            }
+          }
+        };
+        const exact = m._index.get(term);
+        if (exact !== undefined) {
+          derived.push([term, exact]);
+          visit(1, exact);
+        }
+        const isLast = q === terms.length - 1;
+        let prefixTerms: Set<string> | undefined;
+        if (isLast) {
+          prefixTerms = new Set();
+          for (const [t, data] of this.prefixExpansions(term)) {
+            prefixTerms.add(t);
+            const distance = t.length - term.length;
+            derived.push([t, data]);
+            visit((PREFIX_WEIGHT * t.length) / (t.length + 0.3 * distance), data);
+          }
+        }
+        if (countCodePoints(term) >= FUZZY_MIN_CHARS) {
+          for (const [t, [data, distance]] of m._index.fuzzyGet(term, 1)) {
+            if (distance === 0 || prefixTerms?.has(t)) continue;
+            derived.push([t, data]);
+            visit((FUZZY_WEIGHT * t.length) / (t.length + distance), data);
+          }
+        }
+        for (const docId of termTouched) {
+          if (cover[docId] === 0) touched.push(docId);
+          total[docId] = total[docId]! + termScore[docId]!;
+          cover[docId] = cover[docId]! + 1;
+          termScore[docId] = 0;
+          termMark[docId] = 0;
+        }
+      }
+      // Best `max` by (coverage desc, rounded score desc, id asc). Rounding to 12 significant digits moves a
+      // score by less than 1e-11 of itself, so a note whose raw score is clearly below the current last kept
+      // one cannot enter and is skipped without rounding or allocating.
+      type Scored = { docId: number; id: string; coverage: number; score: number };
+      const order = (a: Scored, b: Scored): number =>
+        b.coverage - a.coverage || b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      const scoredOf = (docId: number): Scored => ({
+        docId,
+        id: m._documentIds.get(docId)!,
+        coverage: cover[docId]!,
+        score: Number((total[docId]! * cover[docId]!).toPrecision(12)),
+      });
+      let best: Scored[];
+      if (max >= touched.length || max > 64) {
+        best = touched.map(scoredOf).sort(order).slice(0, max);
+      } else {
+        best = [];
+        for (const docId of touched) {
+          if (best.length === max) {
+            const last = best[max - 1]!;
+            const coverage = cover[docId]!;
+            if (coverage < last.coverage) continue;
+            if (coverage === last.coverage && total[docId]! * coverage * (1 + 1e-11) < last.score) continue;
+          }
+          const item = scoredOf(docId);
+          if (best.length === max && order(item, best[max - 1]!) >= 0) continue;
+          let i = best.length;
+          while (i > 0 && order(item, best[i - 1]!) < 0) i--;
+          best.splice(i, 0, item);
+          if (best.length > max) best.pop();
+        }
+      }
+      return best.map((s) => ({
+        id: s.id,
+        coverage: s.coverage,
+        score: s.score,
+        terms: derived
+          .filter(([, data]) => fieldIds.some((f) => data.get(f)?.has(s.docId) === true))
+          .map(([t]) => t)
+          .filter((t, i, all) => all.indexOf(t) === i)
+          .sort(),
+      }));
+    } finally {
+      for (const docId of touched) {
+        total[docId] = 0;
+        cover[docId] = 0;
+      }
+      termScore.fill(0);
+      termMark.fill(0);
+    }
+  }
+
+  /**
+   * Prefix expansions of the last query term (excluding the term itself), in MiniSearch's tree order, bounded
+   * for short terms (see `rank`).
+   */
+  private prefixExpansions(term: string): [string, TermData][] {
+    const m = this.mini as unknown as MiniSearchInternals;
+    const all: [string, TermData][] = [];
+    for (const [t, data] of m._index.atPrefix(term)) if (t.length !== term.length) all.push([t, data]);
+    if (countCodePoints(term) >= PREFIX_FULL_CHARS || all.length <= PREFIX_SHORT_MAX_TERMS) return all;
+    const postings = (data: TermData): number => {
+      let n = 0;
+      for (const freqs of data.values()) n += freqs.size;
+      return n;
+    };
+    const ranked = all.map(([t, data], at) => ({ t, at, n: postings(data) }));
+    ranked.sort((a, b) => b.n - a.n || (a.t < b.t ? -1 : a.t > b.t ? 1 : 0));
+    const keep = new Set(ranked.slice(0, PREFIX_SHORT_MAX_TERMS).map((r) => r.at));
+    return all.filter((_, at) => keep.has(at));
+  }
+
+  /**
+   * Reference ranking through MiniSearch's own `search` (all matches, every prefix expansion). Slow (one result
+   * object per match); kept so tests can prove `rank` equals it.
+   */
+  rankByMiniSearch(query: string): RankedMatch[] {
     const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
     if (terms.length === 0 || this.entries.size === 0) return [];
     const results = this.mini.search(terms.join(' '), {
@@ -260,7 +452,7 @@ export class NoteIndex implements KnownNotes {
   search(query: string, limit: number, limits: ResponseLimits): { hits: SearchHit[]; truncated: boolean } {
     const hits: SearchHit[] = [];
     let used = 0;
-    for (const match of this.rank(query)) {
+    for (const match of this.rank(query, limit + 1)) {
       if (hits.length >= limit) return { hits, truncated: true };
       const entry = this.entries.get(match.id)!;
       const snippet = makeSnippet(entry.body, new Set(match.terms), limits.snippet_chars);

@@ -1,0 +1,98 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { FileStat } from '../../native/types.js';
+import { NoteIndex, PREFIX_FULL_CHARS, PREFIX_SHORT_MAX_TERMS } from '../../src/search/index.js';
+import { tokenize } from '../../src/search/tokenize.js';
+import type { ScannedNote } from '../../src/trust/types.js';
+
+const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
+const note = (id: string, text: string): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
+
+/** A real corpus when the workspace has one (the obsidian help vault), else a generated one. */
+const VAULT = new URL('../../../../shared/corpora/obsidian-help', import.meta.url).pathname;
+
+function readVault(dir: string, root = dir, out: Record<string, string> = {}): Record<string, string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) readVault(path, root, out);
+    else if (name.endsWith('.md')) out[relative(root, path)] = readFileSync(path, 'utf8');
+  }
+  return out;
+}
+
+function corpus(): Record<string, string> {
+  try {
+    const notes = readVault(VAULT);
+    if (Object.keys(notes).length > 50) return notes;
+  } catch {
+    // Fall through to the generated corpus.
+  }
+  const words = ['river', 'rivers', 'stone', 'moss', 'lichen', 'fern', 'bark', 'template', 'temple', 'vault', 'valley', 'note', 'notes', 'link', 'links', 'graph', 'garden', '庭', '水やり', 'café', 'don’t'];
+  const notes: Record<string, string> = {};
+  for (let i = 0; i < 300; i++) {
+    const body: string[] = [];
+    for (let j = 0; j < 20 + (i % 37); j++) body.push(words[(i * 7 + j * j * 3) % words.length]!);
+    notes[`d${i % 9}/n${i}.md`] = `# ${words[i % words.length]} ${i}\n${body.join(' ')}`;
+  }
+  return notes;
+}
+
+const notes = corpus();
+const index = new NoteIndex();
+index.sync(Object.entries(notes).map(([id, text]) => note(id, text)));
+const vocabulary = [...new Set(Object.values(notes).flatMap((text) => tokenize(text)))].sort();
+
+/** A query of 1–3 vocabulary words; the last is sometimes cut to a prefix or given a typo. */
+const query = fc
+  .tuple(fc.array(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 3 }), fc.nat(4), fc.nat(20))
+  .map(([words, mode, cut]) => {
+    const last = words[words.length - 1]!;
+    if (mode === 1 && last.length > PREFIX_FULL_CHARS) words[words.length - 1] = last.slice(0, Math.max(PREFIX_FULL_CHARS, last.length - 1 - (cut % last.length)));
+    if (mode === 2 && last.length >= 5) words[words.length - 1] = `${last.slice(0, 2)}${last.slice(3)}`;
+    return words.join(' ');
+  })
+  .filter((q) => {
+    const terms = tokenize(q);
+    return terms.length > 0 && Array.from(terms[terms.length - 1]!).length >= PREFIX_FULL_CHARS;
+  });
+
+test('rank equals MiniSearch search exactly (ids, coverage, scores, matched terms) on random queries over a real corpus', (t) => {
+  fc.assert(
+    fc.property(query, (q) => JSON.stringify(index.rank(q)) === JSON.stringify(index.rankByMiniSearch(q))),
+    { numRuns: 400, seed: 5 },
+  );
+  t.true(index.rank('note').length > 0);
+});
+
+test('rank with a bound returns the head of the full ranking', (t) => {
+  fc.assert(
+    fc.property(query, fc.integer({ min: 1, max: 12 }), (q, max) => JSON.stringify(index.rank(q, max)) === JSON.stringify(index.rank(q).slice(0, max))),
+    { numRuns: 200, seed: 9 },
+  );
+  t.pass();
+});
+
+test('a short last term expands to a bounded, deterministic set of terms and still matches exactly', (t) => {
+  const letters = [...new Set(vocabulary.map((w) => w[0]!))].filter((c) => /[a-z]/.test(c));
+  t.true(letters.length > 0);
+  for (const letter of letters) {
+    const ranked = index.rank(letter);
+    t.deepEqual(index.rank(letter), ranked, letter);
+    const expansions = new Set(ranked.flatMap((m) => m.terms).filter((term) => term !== letter));
+    t.true(expansions.size <= PREFIX_SHORT_MAX_TERMS, letter);
+    // Every note holding the letter as a whole term is still found.
+    const reference = index.rankByMiniSearch(letter).filter((m) => m.terms.includes(letter)).map((m) => m.id);
+    const found = new Set(ranked.map((m) => m.id));
+    t.true(reference.every((id) => found.has(id)), letter);
+  }
+});
+
+test('a short last term with few expansions ranks exactly like MiniSearch', (t) => {
+  const ix = new NoteIndex();
+  ix.sync([note('a.md', '# Ox\nox oxen oxbow'), note('b.md', 'oxen graze'), note('c.md', 'nothing here')]);
+  t.deepEqual(ix.rank('ox'), ix.rankByMiniSearch('ox'));
+  t.deepEqual(ix.rank('o'), ix.rankByMiniSearch('o'));
+  t.is(ix.rank('ox').length, 2);
+});
