@@ -14,8 +14,12 @@ Contract (memory-bridge PRODUCT.md sections 2, 3 and 7):
   module or helper is missing, a signal has an unexpected value, two signals disagree, a multiplexed gateway
   has no bound home, the plugin runs in Hermes's separate plugin-host process), the answer is ``unavailable``.
 * Request line: ``{"v": 1, "id", "tool", "args", "caller"}``; reply line: ``{"v": 1, "id", "result"}``. A
-  timeout, a crash, end of file, a malformed or mismatched reply all give ``unavailable`` and the worker is
-  stopped; the next call starts a fresh one.
+  crash, end of file, a malformed or mismatched reply give ``unavailable`` and the worker is stopped; the next
+  call starts a fresh one. A timeout gives ``unavailable`` for that call only: the worker is kept (it may be
+  building a large index) and its late reply, recognised by the request id, is discarded when it arrives. A
+  worker that has sent nothing at all for ``STUCK_SECONDS`` while requests were outstanding is replaced.
+* The per-call timeout is ``MEMORY_BRIDGE_TIMEOUT`` (seconds) from the environment, else ``timeout_seconds`` in
+  install.json, else ``CALL_TIMEOUT_SECONDS``; always clamped to [MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS].
 
 Only the Python standard library is used (Python 3.11 or newer).
 """
@@ -26,6 +30,7 @@ import atexit
 import importlib
 import json
 import logging
+import math
 import os
 import selectors
 import stat
@@ -44,8 +49,16 @@ TOOLSET = "memory_bridge"
 SEARCH_TOOL = "memory_bridge_search"
 READ_TOOL = "memory_bridge_read"
 
-# Seconds one call may take from sending the request to receiving the reply (a worker start included).
+# Seconds one call may take from sending the request to receiving the reply (a worker start included), unless
+# MEMORY_BRIDGE_TIMEOUT or install.json's timeout_seconds says otherwise; any setting is clamped to the bounds.
 CALL_TIMEOUT_SECONDS = 10.0
+MIN_TIMEOUT_SECONDS = 0.5
+MAX_TIMEOUT_SECONDS = 600.0
+TIMEOUT_ENV = "MEMORY_BRIDGE_TIMEOUT"
+# A worker with requests outstanding that has written nothing for this long is taken to be hung and replaced.
+STUCK_SECONDS = 120.0
+# Most timed-out requests whose late replies are still awaited; past this the worker is replaced.
+MAX_ABANDONED = 64
 # Longest request or reply line, in bytes without the newline (PRODUCT.md section 7).
 MAX_LINE_BYTES = 1 << 20
 # Largest install.json accepted.
@@ -266,8 +279,59 @@ class _CallerProbe:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _load_install_record(directory: str) -> tuple[str, str]:
-    """Read install.json next to this file → (node, cli) absolute paths, or refuse.
+def _timeout_seconds(env_value, record_value) -> float:
+    """The per-call timeout in seconds: the first usable of ``env_value`` (a string from MEMORY_BRIDGE_TIMEOUT) and
+    ``record_value`` (install.json's ``timeout_seconds``, a number), else ``CALL_TIMEOUT_SECONDS``; clamped to
+    [MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS]. Unparsable, non-finite or boolean values are ignored."""
+    for raw in (env_value, record_value):
+        if raw is None or isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+            continue
+        try:
+            value = float(raw)
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if not math.isfinite(value):
+            continue
+        return min(max(value, MIN_TIMEOUT_SECONDS), MAX_TIMEOUT_SECONDS)
+    return float(CALL_TIMEOUT_SECONDS)
+
+
+def _check_program_paths(node: str, cli: str) -> None:
+    """Refuse to start a worker whose program someone else could change: the node binary, the CLI file and every
+    directory above them must be owned by root or this user and not group/world-writable (a root-owned sticky
+    directory such as /tmp is accepted above the last level, as in PRODUCT.md section 5). A cheap stat-only guard;
+    ``memory-bridge doctor`` applies the full rule, ACLs included."""
+    uid = os.geteuid()
+    for program in (node, cli):
+        try:
+            st = os.stat(program)
+        except OSError as exc:
+            raise _Refused("worker_start_failed") from exc
+        if not stat.S_ISREG(st.st_mode) or st.st_uid not in (uid, 0) or st.st_mode & 0o022:
+            raise _Refused("worker_program_untrusted")
+        for start in {os.path.dirname(program), os.path.dirname(os.path.realpath(program))}:
+            _check_directory_chain(start, uid)
+
+
+def _check_directory_chain(directory: str, uid: int) -> None:
+    """Each directory from ``directory`` up to ``/``: owner root or ``uid``, no group/world write unless it is a
+    root-owned sticky directory."""
+    while True:
+        try:
+            st = os.lstat(directory)
+        except OSError as exc:
+            raise _Refused("worker_start_failed") from exc
+        sticky = st.st_uid == 0 and st.st_mode & stat.S_ISVTX
+        if st.st_uid not in (uid, 0) or (st.st_mode & 0o022 and not sticky):
+            raise _Refused("worker_program_untrusted")
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+
+
+def _load_install_record(directory: str) -> tuple[str, str, object]:
+    """Read install.json next to this file → (node, cli, timeout_seconds or None), or refuse.
 
     The record decides which program runs, so it must be a regular file owned by this user (or root) that nobody
     else can write, exactly as `memory-bridge install` leaves it.
@@ -304,7 +368,7 @@ def _load_install_record(directory: str) -> tuple[str, str]:
     for value in (node, cli):
         if not isinstance(value, str) or not os.path.isabs(value) or "\x00" in value:
             raise _Refused("install_record_invalid")
-    return node, cli
+    return node, cli, record.get("timeout_seconds")
 
 
 class _Worker:
@@ -324,6 +388,10 @@ class _Worker:
             start_new_session=True,  # a Ctrl-C in Hermes's terminal must not kill the worker mid-call
         )
         self.buffer = bytearray()
+        # Ids of requests whose call timed out: their replies are still due and are dropped when they come.
+        self.abandoned: set[str] = set()
+        # Since when the worker has written nothing while requests were outstanding (None: nothing outstanding).
+        self.silent_since: float | None = None
         try:
             os.set_blocking(self.proc.stdin.fileno(), False)
             os.set_blocking(self.proc.stdout.fileno(), False)
@@ -350,6 +418,16 @@ class _Worker:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def stuck(self, now: float) -> bool:
+        """True when timed-out requests are outstanding and nothing has arrived for STUCK_SECONDS."""
+        return self.silent_since is not None and now - self.silent_since >= STUCK_SECONDS
+
+    def abandon(self, request_id: str, sent_at: float) -> None:
+        """Remember a timed-out request so that its late reply is skipped."""
+        self.abandoned.add(request_id)
+        if self.silent_since is None:
+            self.silent_since = sent_at
 
     @staticmethod
     def _wait(fd: int, events: int, deadline: float) -> bool:
@@ -383,9 +461,8 @@ class _Worker:
             if newline != -1:
                 line = bytes(self.buffer[:newline])
                 del self.buffer[: newline + 1]
-                if self.buffer:
-                    # One request, one reply: anything more is not our protocol.
-                    raise _Refused("worker_protocol")
+                # Any line is a sign of life (stale replies included).
+                self.silent_since = time.monotonic() if self.abandoned else None
                 return line
             if len(self.buffer) > MAX_LINE_BYTES:
                 raise _Refused("worker_protocol")
@@ -438,30 +515,44 @@ class _WorkerClient:
             raise _BadArguments() from exc
         if len(line) > MAX_LINE_BYTES:
             raise _Refused("request_too_large")
+        node, cli, record_timeout = _load_install_record(self._directory)
+        timeout = _timeout_seconds(os.environ.get(TIMEOUT_ENV), record_timeout)
         # The wait for the lock counts against the same deadline: concurrent calls must not queue without bound.
-        deadline = time.monotonic() + CALL_TIMEOUT_SECONDS
-        if not self._lock.acquire(timeout=CALL_TIMEOUT_SECONDS):
+        deadline = time.monotonic() + timeout
+        if not self._lock.acquire(timeout=timeout):
             raise _Refused("worker_busy")
         try:
             worker = self._worker
-            if worker is not None and not worker.alive():
+            if worker is not None and (not worker.alive() or worker.stuck(time.monotonic())):
+                if worker.alive():
+                    logger.warning("memory-bridge worker silent too long; restarting it")
                 worker.stop()
                 worker = self._worker = None
             if worker is None:
-                node, cli = _load_install_record(self._directory)
+                _check_program_paths(node, cli)
                 try:
                     worker = self._worker = _Worker(node, cli)
                 except OSError as exc:
                     raise _Refused("worker_start_failed") from exc
-            clean = False
+            keep = False
+            sent_at = None
             try:
                 worker.send(line + b"\n", deadline)
-                result = _parse_reply(worker.receive_line(deadline), request_id, tool)
-                clean = True
+                sent_at = time.monotonic()
+                result = _await_reply(worker, request_id, tool, deadline)
+                keep = True
+            except _Refused as refusal:
+                # A whole request went out and only the answer is late: keep the worker (it may be building a
+                # large index) and drop the reply when it comes. A partly written request, by contrast, leaves
+                # the pipe in an unknown state.
+                if refusal.reason == "worker_timeout" and sent_at is not None:
+                    worker.abandon(request_id, sent_at)
+                    keep = len(worker.abandoned) <= MAX_ABANDONED
+                raise
             finally:
-                if not clean:
-                    # Timeout, crash, a bad reply or an interruption: the pipe state is unknown, so this worker
-                    # is done; the next call starts a fresh one.
+                if not keep:
+                    # Crash, a bad reply, a partial write or an interruption: this worker is done; the next
+                    # call starts a fresh one.
                     worker.stop()
                     self._worker = None
         finally:
@@ -475,12 +566,40 @@ class _WorkerClient:
                 self._worker = None
 
 
-def _parse_reply(line: bytes, request_id: str, tool: str) -> dict:
-    """The result of a reply line, or refuse unless it is exactly ``{"v": 1, "id": <ours>, "result": <section 2>}``."""
+def _await_reply(worker: _Worker, request_id: str, tool: str, deadline: float) -> dict:
+    """Read reply lines until the one for ``request_id``; late replies to abandoned requests are skipped.
+
+    The worker answers in order, so once our reply is in, no abandoned reply is still due, and any further bytes
+    already buffered are not our protocol."""
+    while True:
+        reply = _decode_reply(worker.receive_line(deadline))
+        reply_id = reply.get("id")
+        if isinstance(reply_id, str) and reply_id in worker.abandoned:
+            worker.abandoned.discard(reply_id)
+            worker.silent_since = time.monotonic() if worker.abandoned else None
+            logger.info("memory-bridge: dropped a late reply")
+            continue
+        result = _parse_reply(reply, request_id, tool)
+        worker.abandoned.clear()
+        worker.silent_since = None
+        if worker.buffer:
+            raise _Refused("worker_protocol")  # one request, one reply
+        return result
+
+
+def _decode_reply(line: bytes) -> dict:
+    """One reply line → a JSON object, or refuse."""
     try:
         reply = json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _Refused("worker_protocol") from exc
+    if not isinstance(reply, dict):
+        raise _Refused("worker_protocol")
+    return reply
+
+
+def _parse_reply(reply: dict, request_id: str, tool: str) -> dict:
+    """The result of a decoded reply, or refuse unless it is exactly ``{"v": 1, "id": <ours>, "result": <§2>}``."""
     if (
         not isinstance(reply, dict)
         or set(reply) != {"v", "id", "result"}

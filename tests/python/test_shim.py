@@ -95,8 +95,9 @@ class ShimTestCase(unittest.TestCase):
         logger = logging.getLogger("memory_bridge")
         logger.addHandler(self.reasons)
         logger.setLevel(logging.INFO)  # also the worker's stderr lines
-        self.saved_env = {k: os.environ.get(k) for k in ("HERMES_PLUGIN_HOST_PROCESS",)}
+        self.saved_env = {k: os.environ.get(k) for k in ("HERMES_PLUGIN_HOST_PROCESS", "MEMORY_BRIDGE_TIMEOUT")}
         os.environ.pop("HERMES_PLUGIN_HOST_PROCESS", None)
+        os.environ.pop("MEMORY_BRIDGE_TIMEOUT", None)
 
     def tearDown(self):
         logging.getLogger("memory_bridge").removeHandler(self.reasons)
@@ -408,11 +409,98 @@ class WorkerFailureTests(ShimTestCase):
         self.assertEqual(self.search(), UNAVAILABLE)
         self.assertIsNone(self.client()._worker)
 
-    def test_a_worker_that_never_answers_times_out(self):
+    def test_a_worker_that_never_answers_times_out_and_is_kept(self):
         self.use_fake_worker("import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
         self.shim.CALL_TIMEOUT_SECONDS = 0.5
         self.assertEqual(self.search(), UNAVAILABLE)
-        self.assertIsNone(self.client()._worker)
+        # A slow answer is not a broken worker: killing it would throw away a half-built index.
+        worker = self.client()._worker
+        self.assertIsNotNone(worker)
+        self.assertTrue(worker.alive())
+
+    def slow_first_reply_worker(self) -> Path:
+        """A fake worker that answers its first request only once a release file exists (a cold index), with a
+        result naming stale.md; every later request is answered at once with fresh.md."""
+        release = self.tmp / "release"
+        self.use_fake_worker(
+            "import json, os, sys, time\n"
+            "first = True\n"
+            "for line in sys.stdin:\n"
+            "    req = json.loads(line)\n"
+            "    name = 'fresh.md'\n"
+            "    if first:\n"
+            f"        while not os.path.exists({str(release)!r}):\n"
+            "            time.sleep(0.02)\n"
+            "        first, name = False, 'stale.md'\n"
+            "    hit = {'id': name, 'snippet': name}\n"
+            "    out = {'v': 1, 'id': req['id'], 'result': {'ok': True, 'results': [hit], 'truncated': False}}\n"
+            "    sys.stdout.write(json.dumps(out) + '\\n'); sys.stdout.flush()\n"
+        )
+        return release
+
+    def test_a_late_reply_is_discarded_and_the_next_call_gets_its_own_answer_from_the_same_worker(self):
+        release = self.slow_first_reply_worker()
+        self.shim.CALL_TIMEOUT_SECONDS = 0.5
+        self.assertEqual(self.search(), UNAVAILABLE)
+        first = self.client()._worker.proc.pid
+        release.touch()
+        self.shim.CALL_TIMEOUT_SECONDS = 60.0
+        result = self.search()
+        self.assertEqual([h["id"] for h in result.get("results", [])], ["fresh.md"], self.reasons)
+        self.assertEqual(self.client()._worker.proc.pid, first)
+        # And again, once the stale reply is long gone.
+        self.assertEqual([h["id"] for h in self.search()["results"]], ["fresh.md"])
+
+    def test_a_late_reply_already_waiting_in_the_pipe_is_skipped(self):
+        release = self.slow_first_reply_worker()
+        self.shim.CALL_TIMEOUT_SECONDS = 0.5
+        self.assertEqual(self.search(), UNAVAILABLE)
+        release.touch()
+        # Wait (without a deadline assertion) until the stale reply has been written into the pipe.
+        worker = self.client()._worker
+        import select
+
+        select.select([worker.proc.stdout.fileno()], [], [], 30)
+        self.shim.CALL_TIMEOUT_SECONDS = 60.0
+        self.assertEqual([h["id"] for h in self.search()["results"]], ["fresh.md"], self.reasons)
+
+    def test_a_worker_silent_beyond_the_stuck_limit_is_replaced(self):
+        self.use_fake_worker("import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
+        self.shim.CALL_TIMEOUT_SECONDS = 0.5
+        self.shim.STUCK_SECONDS = 0.0
+        self.assertEqual(self.search(), UNAVAILABLE)
+        stuck = self.client()._worker.proc
+        self.recording_worker()
+        self.shim.CALL_TIMEOUT_SECONDS = 60.0
+        self.assertIs(self.search()["ok"], True, self.reasons)
+        self.assertNotEqual(self.client()._worker.proc.pid, stuck.pid)
+        self.assertIsNotNone(stuck.wait(timeout=10))
+
+    def test_the_timeout_comes_from_the_environment(self):
+        self.use_fake_worker("import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
+        self.shim.CALL_TIMEOUT_SECONDS = 3600.0
+        os.environ["MEMORY_BRIDGE_TIMEOUT"] = "0.5"
+        self.assertEqual(self.search(), UNAVAILABLE)
+
+    def test_the_timeout_comes_from_the_install_record(self):
+        self.use_fake_worker("import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
+        record_path = self.home / "plugins" / "memory-bridge" / "install.json"
+        record = json.loads(record_path.read_text())
+        record["timeout_seconds"] = 0.5
+        _write(record_path, json.dumps(record))
+        self.shim.CALL_TIMEOUT_SECONDS = 3600.0
+        self.assertEqual(self.search(), UNAVAILABLE)
+
+    def test_timeout_settings_are_bounded_and_bad_values_ignored(self):
+        timeout = self.shim._timeout_seconds
+        self.shim.CALL_TIMEOUT_SECONDS = 10.0
+        self.assertEqual(timeout("0.001", None), self.shim.MIN_TIMEOUT_SECONDS)
+        self.assertEqual(timeout("99999", None), self.shim.MAX_TIMEOUT_SECONDS)
+        self.assertEqual(timeout("nan", None), 10.0)
+        self.assertEqual(timeout("soon", 30), 30.0)
+        self.assertEqual(timeout(None, True), 10.0)
+        self.assertEqual(timeout(None, 42), 42.0)
+        self.assertEqual(timeout("7", 42), 7.0)
 
     def test_garbage_and_mismatched_replies_give_unavailable(self):
         bodies = {
@@ -460,6 +548,31 @@ class WorkerFailureTests(ShimTestCase):
         self.assertEqual(self.search(), UNAVAILABLE)
         os.chmod(record_path, 0o600)
         self.assertIs(self.search()["ok"], True, self.reasons)
+
+
+class ProgramTrustTests(ShimTestCase):
+    def test_a_worker_program_in_a_group_writable_directory_is_not_started(self):
+        log = self.recording_worker()
+        script_dir = Path(json.loads((self.home / "plugins" / "memory-bridge" / "install.json").read_text())["cli"]).parent
+        os.chmod(script_dir, 0o770)
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIsNone(self.client()._worker)
+        self.assertFalse(log.exists())
+        os.chmod(script_dir, 0o700)
+        self.assertIs(self.search()["ok"], True, self.reasons)
+
+    def test_a_world_writable_worker_program_is_not_started(self):
+        script = self.use_fake_worker("import sys\n")
+        os.chmod(script, 0o606)
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIsNone(self.client()._worker)
+
+    def test_a_worker_program_owned_by_someone_else_is_not_started(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to chown")
+        script = self.use_fake_worker("import sys\n")
+        os.chown(script, 65534, 65534)
+        self.assertEqual(self.search(), UNAVAILABLE)
 
 
 class NeverRaisesTests(ShimTestCase):
