@@ -49,6 +49,12 @@ export interface ExportOptions {
   keepHistory: number | null;
   dryRun: boolean;
   noWait: boolean;
+  /**
+   * Let a read that yields no valid card in scope remove every file of that scope (`--allow-empty`). Without it such
+   * a run exits 1 and changes nothing: an empty answer is far more often a wrong file or collection than a fleet
+   * that forgot everything.
+   */
+  allowEmpty?: boolean;
   /** Environment for the key variable (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** "Now" in epoch seconds for the live rule (default: the clock at start). */
@@ -215,12 +221,20 @@ async function applyRead(
   const inScope = (e: ManifestEntry): boolean =>
     e.source === read.key && (opts.domains.length === 0 || opts.domains.includes(e.domain));
 
+  // `keep` holds ids whose existing files must survive this run's mirror removal: cards skipped for a secret or
+  // for failing validation keep their last good export (the card still exists; only this copy of it is unusable).
+  const keep = new Set<string>();
+  // Records that name no card (no usable point id): any current file could be theirs, so nothing is removed.
+  let unidentified = read.invalid;
+
   // 1. Validate, and keep one card per id (the newest by updated_at, then revision; a later record wins ties).
   const byId = new Map<string, Card>();
   for (const p of read.points) {
     const parsed = parseCard(p);
     if (!parsed.ok) {
       summary.skipped_invalid += 1;
+      if (parsed.id === null) unidentified += 1;
+      else keep.add(parsed.id);
       continue;
     }
     const c = parsed.card;
@@ -231,8 +245,13 @@ async function applyRead(
     }
   }
 
-  // 2. Decide per card. `keep` holds ids whose existing files must survive this run's mirror removal.
-  const keep = new Set<string>();
+  // A read with no valid card in scope would empty the scope: refuse unless the operator says it is really empty.
+  const scopeHasFiles = Object.values(manifest.files).some((e) => e.kind === 'current' && inScope(e));
+  if (byId.size === 0 && scopeHasFiles && opts.allowEmpty !== true) {
+    throw new ExportError('the source yielded no valid card in scope, but earlier exports wrote files there; nothing was changed (pass --allow-empty if the source really is empty)');
+  }
+
+  // 2. Decide per card.
   const ready: Ready[] = [];
   for (const c0 of byId.values()) {
     if (!opts.includeExpired && !isLive(c0, now)) {
@@ -325,7 +344,10 @@ async function applyRead(
   // history in its old folder when it differs, so the overwrite the fleet store did is not silent here.
   const readyById = new Map(ready.map((r) => [r.card.id, r] as const));
   const removals: string[] = [];
-  for (const [rel, e] of Object.entries(manifest.files)) {
+  if (unidentified > 0 && scopeHasFiles) {
+    log(`export-fleet: ${unidentified} record(s) carry no point id, so any card could be among them; no file is removed this run`);
+  }
+  for (const [rel, e] of Object.entries(unidentified > 0 ? {} : manifest.files)) {
     if (e.kind !== 'current' || !inScope(e) || currentPaths.has(rel)) continue;
     const moved = readyById.get(e.point);
     if (keep.has(e.point) && moved === undefined) continue; // skipped for a secret: its last clean export stays

@@ -1,7 +1,12 @@
 /**
  * Cards from a JSONL file: one `{id, payload}` object a line. The fleet cleaner's archive
  * (`expired_episodic_memories.jsonl`, lines `{id, payload, archived_at, archived_iso}`) reads the same way; extra
- * keys are ignored. A line that is not such an object is counted as invalid and skipped, never fatal.
+ * keys are ignored.
+ *
+ * Completeness (issue 4 item 8: removal only after a complete read): a line that is not JSON at all means the file
+ * is cut short (a copy stopped mid-line) or is not a card file, so the whole read fails and nothing is removed. A
+ * last line without a newline is complete when it parses. A line that is JSON but not an `{id, payload}` object
+ * is counted as invalid; since it names no card, the export then removes nothing that run.
  */
 import fs from 'node:fs';
 import type { RawPoint } from './card.js';
@@ -43,14 +48,17 @@ export function readJsonl(file: string): SourceRead {
   }
   const points: RawPoint[] = [];
   let invalid = 0;
-  for (const line of text.split('\n')) {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
     if (line.trim() === '') continue;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch {
-      invalid += 1;
-      continue;
+      // Never echo the line: it may hold a credential.
+      const where = i === lines.length - 1 ? ' (the last line, without a newline: the file looks cut short)' : '';
+      throw new ExportError(`${file}: line ${i + 1} is not JSON${where}; nothing was changed`);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value) || !('id' in value) || !('payload' in value)) {
       invalid += 1;

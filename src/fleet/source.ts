@@ -8,6 +8,9 @@ export interface SourceRead {
    */
   key: string;
   points: RawPoint[];
-  /** Records the source could not even split into `{id, payload}` (JSONL lines that are not such objects). */
+  /**
+   * Records the source could not even split into `{id, payload}` (JSON lines that are not such objects). They name
+   * no card, so a run with any of them removes nothing.
+   */
   invalid: number;
 }

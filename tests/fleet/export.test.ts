@@ -73,14 +73,13 @@ test('export › reads a JSONL file, including the cleaner archive shape, and --
   const lines = [
     JSON.stringify({ id: uuid(10), payload: payload({ text: 'archived lantern', expires_at: 1_000 }), archived_at: 1_700_000_000, archived_iso: '2023-11-14T22:13:20Z' }),
     JSON.stringify({ id: uuid(11), payload: payload({ domain: 'shared', text: 'live lantern', memory_type: undefined, revision: undefined, entities: undefined, relations: undefined, updated_at: undefined }) }),
-    '{"id": "broken"',
     JSON.stringify({ payload: payload() }),
     '',
   ];
   fs.writeFileSync(file, lines.join('\n'));
   const base = { source: { kind: 'jsonl' as const, file } };
   const r1 = await exportWith({ ...qdrantOptions(await standin([]), out), ...base });
-  t.like(r1.summary, { written: 1, skipped_expired: 1, skipped_invalid: 2 });
+  t.like(r1.summary, { written: 1, skipped_expired: 1, skipped_invalid: 1 });
   t.deepEqual(mdFiles(out), [`shared/hermes/episodic--${uuid(11)}.md`]);
   t.true(fs.readFileSync(path.join(out, mdFiles(out)[0]!), 'utf8').includes('revision: 1\n'));
   const r2 = await exportWith({ ...qdrantOptions(await standin([]), out), ...base, includeExpired: true });
@@ -244,7 +243,7 @@ test('export › a symlink and a foreign-owned file in the tree are never follow
   t.true(r.blocked.length === 2);
   // Removing the card from the source must not delete the symlink either.
   s.collections.set('hermes_fleet_memory', []);
-  await exportWith(qdrantOptions(s, out));
+  await exportWith(qdrantOptions(s, out, { allowEmpty: true }));
   t.true(fs.lstatSync(path.join(out, EXPECTED[2]!)).isSymbolicLink());
   t.is(fs.readFileSync(victim, 'utf8'), 'precious\n');
 });
@@ -261,7 +260,7 @@ rootTest('export › a file owned by another user where a card goes is left alon
   t.false(r.summary.ok);
   t.is(snapshot(out).get(EXPECTED[2]!), before);
   s.collections.set('hermes_fleet_memory', []);
-  await exportWith(qdrantOptions(s, out));
+  await exportWith(qdrantOptions(s, out, { allowEmpty: true }));
   t.true(fs.existsSync(target), 'never deleted either');
 });
 
@@ -333,7 +332,10 @@ test('export › a JSONL run with --domain only writes and removes inside that d
   await exportWith(opts);
   t.is(mdFiles(out).length, 2);
   write([[3, 'work']]);
-  const r = await exportWith({ ...opts, domains: ['personal'] });
+  // No personal card is left in the source: emptying that scope needs --allow-empty.
+  await t.throwsAsync(() => exportWith({ ...opts, domains: ['personal'] }), { instanceOf: ExportError, message: /--allow-empty/ });
+  t.is(mdFiles(out).length, 2);
+  const r = await exportWith({ ...opts, domains: ['personal'], allowEmpty: true });
   t.like(r.summary, { written: 0, removed: 1 });
   t.deepEqual(mdFiles(out), [`work/hermes/episodic--${uuid(1)}.md`]);
 });

@@ -39,6 +39,18 @@ Options:
   --dry-run            read and compare, report what would change, change nothing
   --json               print the summary as one JSON object on stdout
   --no-wait            exit 1 at once when another export into DIR is running (default: wait)
+  --allow-empty        let a source with no valid card in scope remove every earlier file of that
+                       scope (default: such a run exits 1 and changes nothing)
+
+Reading: a JSONL line that is not JSON (a file cut short, or not a card file) fails the run (exit 1)
+and changes nothing; a last line without a newline is fine when it parses. A card that fails
+validation is counted in skipped_invalid and keeps its earlier file; a record with no point id
+stops all removal for that run.
+
+Summary counts: written, unchanged, removed (files of cards gone from the source or out of the
+live set, plus history files pruned by --keep-history), history (earlier revisions kept this run),
+skipped_secret, skipped_invalid, skipped_expired (cards not live: past expires_at, or a status
+other than active such as archived).
 
 Exit codes: 0 done, 1 operational failure (source unreadable, untrusted DIR, a path left alone), 2 usage error.`;
 
@@ -60,6 +72,7 @@ const SPECS = {
   'dry-run': { type: 'boolean' },
   json: { type: 'boolean' },
   'no-wait': { type: 'boolean' },
+  'allow-empty': { type: 'boolean' },
 } as const;
 
 /** Build export options from argv and the environment. @throws UsageError for command-line mistakes */
@@ -101,6 +114,7 @@ export function optionsFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv)
     keepHistory: kh === undefined ? null : Number(kh),
     dryRun: boolFlag(parsed, 'dry-run'),
     noWait: boolFlag(parsed, 'no-wait'),
+    allowEmpty: boolFlag(parsed, 'allow-empty'),
     json: boolFlag(parsed, 'json'),
     env,
   };
