@@ -9,7 +9,7 @@ Contract (memory-bridge PRODUCT.md sections 2, 3 and 7):
 * Tools ``memory_bridge_search({query, limit?})`` and ``memory_bridge_read({id})`` in the toolset
   ``memory_bridge``. A handler takes ``(args, **kwargs)`` and returns a JSON *string* with exactly the public
   result shapes; it never raises an ``Exception``.
-* The caller record ``{"home", "profile"?, "cron", "subagent"}`` is built here, per call, from Hermes's
+* The caller record ``{"home", "profile", "cron", "subagent"}`` (``profile`` is "" when Hermes names none) is built here, per call, from Hermes's
   context and never from the tool arguments. Whenever that context cannot be established without doubt (a
   module or helper is missing, a signal has an unexpected value, two signals disagree, a multiplexed gateway
   has no bound home, the plugin runs in Hermes's separate plugin-host process), the answer is ``unavailable``.
@@ -252,14 +252,12 @@ class _CallerProbe:
 
         subagent = _strict_bool(is_delegated())
 
-        record = {"home": home, "cron": cron, "subagent": subagent}
         profile = self._profile_name(constants, home, multiplex)
-        if profile is not None:
-            record["profile"] = profile
-        return record
+        return {"home": home, "profile": profile, "cron": cron, "subagent": subagent}
 
-    def _profile_name(self, constants, home: str, multiplex: bool) -> str | None:
-        """Profile name for the worker's logs only; never used for a decision."""
+    def _profile_name(self, constants, home: str, multiplex: bool) -> str:
+        """Profile name for the worker's logs only, never used for a decision; "" when Hermes gives none (the
+        worker protocol requires the field, PRODUCT.md section 7)."""
         name = None
         if not multiplex:
             name = getattr(self._ctx, "profile_name", None)
@@ -271,7 +269,7 @@ class _CallerProbe:
                 name = None
         if isinstance(name, str) and 0 < len(name) <= 128:
             return name
-        return None
+        return ""
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -3,15 +3,18 @@
  * stdout, each line at most 1 MiB.
  *
  *   request `{"v": 1, "id": "<string>", "tool": "memory_bridge_search" | "memory_bridge_read", "args": {…},
- *            "caller": {"home": "/abs", "profile"?: "<name>", "cron": <bool>, "subagent": <bool>}}`
+ *            "caller": {"home": "/abs", "profile": "<name or empty>", "cron": <bool>, "subagent": <bool>}}`
  *   reply   `{"v": 1, "id": "<same>", "result": <§2 JSON>}`
  *
  * The caller record is the only source of identity and run kind; `args` go to the tool untouched (the tool
- * validates them, so an identity-looking argument is just an unknown argument).
+ * validates them, so an identity-looking argument is just an unknown argument). `profile` is required (PRODUCT.md
+ * §7 lists it); the empty string means Hermes named no profile. Request lines are parsed as strict JSON
+ * (src/policy/json.ts): a duplicate key anywhere makes the line ambiguous, so it is refused, never resolved.
  */
 import path from 'node:path';
 import { z } from 'zod';
 import { errorResult } from '../errors.js';
+import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import type { Caller, ToolName, ToolResult } from '../tools/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 
@@ -23,7 +26,7 @@ export const PROTOCOL_VERSION = 1;
 export const MAX_REQUEST_ID_CHARS = 256;
 /** Longest home path accepted, in bytes (Linux PATH_MAX). */
 export const MAX_HOME_BYTES = 4096;
-/** Longest profile name accepted (logs only). */
+/** Longest profile name accepted (logs only); the empty string means "no name". */
 export const MAX_PROFILE_CHARS = 128;
 /** How much of an oversized line is kept to recover its id (the rest is discarded unread). */
 export const OVERSIZED_PREFIX_BYTES = 1024;
@@ -41,7 +44,7 @@ const Home = z
 
 const CallerRecord = z.strictObject({
   home: Home,
-  profile: z.string().min(1).max(MAX_PROFILE_CHARS).optional(),
+  profile: z.string().max(MAX_PROFILE_CHARS),
   cron: z.boolean(),
   subagent: z.boolean(),
 });
@@ -66,8 +69,8 @@ export interface WorkerRequest {
 /**
  * What to do with one line:
  * - `call`: a valid request.
- * - `reject`: answer `id` with `unavailable` (wrong `v`, a missing or malformed field, an oversized line whose id
- *   could still be read).
+ * - `reject`: answer `id` with `unavailable` (wrong `v`, a missing or malformed field, a duplicate key, an
+ *   oversized line whose id could still be read).
  * - `skip`: no usable id; log `reason` and send nothing.
  */
 export type LineOutcome =
@@ -75,19 +78,24 @@ export type LineOutcome =
   | { kind: 'reject'; id: string; reason: string }
   | { kind: 'skip'; reason: string };
 
-/** Classify one complete line (without its newline). Never throws. */
+/**
+ * Classify one complete line (without its newline). Never throws.
+ *
+ * A line that is not strict JSON (a duplicate key, invalid UTF-8, too deep, …) is answered only when its id can be
+ * read from the shim's own leading `{"v":1,"id":"…"` form (see `idFromPrefix`); otherwise it is skipped.
+ */
 export function parseRequestLine(line: Buffer): LineOutcome {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(line);
-  } catch {
-    return { kind: 'skip', reason: 'invalid_utf8' };
-  }
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: 'skip', reason: 'not_json' };
+    value = parseStrictJson(line);
+  } catch (err) {
+    const reason = !(err instanceof StrictJsonError)
+      ? 'not_json'
+      : err.reason === 'invalid_utf8' || err.reason === 'duplicate_key'
+        ? err.reason
+        : 'not_json';
+    const id = idFromPrefix(line.subarray(0, OVERSIZED_PREFIX_BYTES));
+    return id === undefined ? { kind: 'skip', reason } : { kind: 'reject', id, reason };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { kind: 'skip', reason: 'not_object' };
   const idCheck = RequestId.safeParse((value as Record<string, unknown>).id);
@@ -97,7 +105,7 @@ export function parseRequestLine(line: Buffer): LineOutcome {
   if (!parsed.success) return { kind: 'reject', id, reason: rejectReason(parsed.error) };
   const { tool, args, caller } = parsed.data;
   const record: Caller = { home: caller.home, cron: caller.cron, subagent: caller.subagent };
-  if (caller.profile !== undefined) record.profile = caller.profile;
+  if (caller.profile !== '') record.profile = caller.profile;
   return { kind: 'call', request: { id, tool, args, caller: record } };
 }
 

@@ -89,6 +89,36 @@ test('worker › missing or malformed fields get unavailable', async (t) => {
   replies.forEach((reply, i) => t.deepEqual(reply.result, UNAVAILABLE, bad[i]![0]));
 });
 
+test('worker › a caller record without a profile gets unavailable', async (t) => {
+  const line = JSON.stringify({ v: 1, id: 'np', tool: 'memory_bridge_search', args: { query: 'lantern' }, caller: { home: homeA, cron: false, subagent: false } });
+  const { replies, logs } = await serve([`${line}\n`]);
+  t.deepEqual(replies, [{ v: 1, id: 'np', result: UNAVAILABLE }]);
+  t.true(logs.includes('worker bad_caller'));
+});
+
+test('worker › an empty profile (Hermes gave no name) is served', async (t) => {
+  const { replies } = await serve([`${request('ep', {}, { profile: '' })}\n`]);
+  t.true(replies[0].result.ok);
+  const outcome = parseRequestLine(Buffer.from(request('ep', {}, { profile: '' })));
+  t.is(outcome.kind, 'call');
+  if (outcome.kind === 'call') t.false('profile' in outcome.request.caller);
+});
+
+test('worker › a request line with a duplicate key gets unavailable, wherever the duplicate is', async (t) => {
+  const good = request('dup0');
+  const lines = [
+    // a second caller record after the first: JSON.parse would keep the last one
+    good.replace('"caller":{', `"caller":{"home":${JSON.stringify(homeB)},`).replace('dup0', 'dup1'),
+    good.replace('"args":{', '"args":{"query":"other",').replace('dup0', 'dup2'),
+    good.replace(/}$/, `,"caller":{"home":${JSON.stringify(homeB)},"profile":"b","cron":false,"subagent":false}}`).replace('dup0', 'dup3'),
+    good.replace('"v":1,', '"v":1,"v":1,').replace('dup0', 'dup4'),
+  ];
+  const { replies, logs } = await serve(lines.map((l) => `${l}\n`));
+  t.deepEqual(replies.map((r) => r.id), ['dup1', 'dup2', 'dup3']);
+  for (const r of replies) t.deepEqual(r.result, UNAVAILABLE);
+  t.true(logs.includes('worker duplicate_key'));
+});
+
 test('worker › a line without a usable id is logged and skipped', async (t) => {
   const lines = [
     'not json',

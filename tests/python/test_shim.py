@@ -280,6 +280,22 @@ class InteractiveCallTests(ShimTestCase):
         )
 
 
+    def test_the_caller_record_always_carries_a_profile_string(self):
+        log = self.recording_worker()
+        ctx = stub.StubContext(profile_name=None)
+        self.shim.register(ctx)
+        self.ctx = ctx
+        self.search()
+        caller = json.loads(log.read_text().splitlines()[0])["caller"]
+        self.assertEqual(caller["profile"], "")
+
+    def test_a_nameless_profile_is_served_by_the_real_worker(self):
+        ctx = stub.StubContext(profile_name=None)
+        self.shim.register(ctx)
+        self.ctx = ctx
+        self.assertIs(self.search()["ok"], True, self.reasons)
+
+
 class RunKindTests(ShimTestCase):
     def test_cron_by_current_cron_execution_is_refused_without_allow_cron(self):
         self.ctx.cron_job = object()
