@@ -56,7 +56,7 @@ export type PluginDirState =
 export class InstallError extends Error {
   override readonly name = 'InstallError';
   constructor(
-    readonly reason: 'foreign_plugin' | 'modified_plugin' | 'no_home' | 'bad_source' | 'io_error',
+    readonly reason: 'foreign_plugin' | 'modified_plugin' | 'no_home' | 'bad_source' | 'io_error' | 'unsafe_path',
     message: string,
   ) {
     super(message);
@@ -143,7 +143,7 @@ export function inspectPluginDir(dir: string): PluginDirState {
   const manifest = readSmall(path.join(dir, 'plugin.yaml'), MAX_RECORD_BYTES);
   if (manifest === undefined) return { kind: 'foreign', why: 'has no readable plugin.yaml' };
   const name = manifestName(manifest.toString('utf8'));
-  if (name !== PLUGIN_NAME) return { kind: 'foreign', why: `its plugin.yaml names ${JSON.stringify(name ?? '')}` };
+  if (name !== PLUGIN_NAME) return { kind: 'foreign', why: `has a plugin.yaml naming ${JSON.stringify(name ?? '')}` };
   const recordBytes = readSmall(path.join(dir, RECORD_FILE), MAX_RECORD_BYTES);
   const record = recordBytes === undefined ? undefined : parseInstallRecord(recordBytes);
   if (record === undefined) return { kind: 'foreign', why: 'has no memory-bridge install record (install.json)' };
@@ -177,6 +177,41 @@ export interface InstallPlan {
   record: InstallRecord;
   /** Present when replacing: what differed from the recorded install (forced). */
   replacedChanges: string[];
+  /** Things the operator should fix that do not stop the install (a home others can write). */
+  warnings: string[];
+}
+
+/**
+ * Refuse a `<home>/plugins` that is anything but a real directory (or absent): a symbolic link there would make
+ * install write, or uninstall delete, somewhere outside the home. The home itself may be reached through links
+ * (Hermes resolves it the same way); nothing below it may be one. lstat(2), so links are seen, not followed.
+ *
+ * @throws InstallError `unsafe_path`
+ */
+export function checkPluginsDir(home: string): void {
+  const pluginsDir = path.dirname(pluginDirOf(home));
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(pluginsDir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new InstallError('io_error', `${pluginsDir} cannot be inspected (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (st.isSymbolicLink()) {
+    throw new InstallError(
+      'unsafe_path',
+      `${pluginsDir} is a symbolic link; memory-bridge never installs or uninstalls through one. Replace it with a real directory (mkdir -m 700) holding the plugins.`,
+    );
+  }
+  if (!st.isDirectory()) throw new InstallError('unsafe_path', `${pluginsDir} is not a directory`);
+}
+
+/** Warnings about the home itself: group- or world-writable homes let others swap the plugin directory. */
+function homeWarnings(home: string, st: fs.Stats): string[] {
+  if ((st.mode & 0o022) === 0) return [];
+  return [
+    `the Hermes home ${home} is writable by group or others (mode 0${(st.mode & 0o7777).toString(8)}), so they could replace the plugin Hermes loads: chmod go-w ${home}`,
+  ];
 }
 
 /** Build the three files from the package. */
@@ -240,6 +275,8 @@ export function planInstall(home: string, source: InstallSource, options: { forc
     throw new InstallError('no_home', `the Hermes home ${home} does not exist (run Hermes once, or pass --home)`);
   }
   if (!homeStat.isDirectory()) throw new InstallError('no_home', `the Hermes home ${home} is not a directory`);
+  checkPluginsDir(home);
+  const warnings = homeWarnings(home, homeStat);
   const target = pluginDirOf(home);
   const { files, record } = buildFiles(source);
   const state = inspectPluginDir(target);
@@ -249,9 +286,9 @@ export function planInstall(home: string, source: InstallSource, options: { forc
       `${target} belongs to a different plugin (it ${state.why}); it was left untouched. Remove or rename it yourself if it is not needed.`,
     );
   }
-  if (state.kind === 'absent') return { home, target, action: 'create', files, record, replacedChanges: [] };
+  if (state.kind === 'absent') return { home, target, action: 'create', files, record, replacedChanges: [], warnings };
   if (sameAsInstalled(target, files) && state.modified.length === 0) {
-    return { home, target, action: 'unchanged', files, record, replacedChanges: [] };
+    return { home, target, action: 'unchanged', files, record, replacedChanges: [], warnings };
   }
   if (state.modified.length > 0 && options.force !== true) {
     throw new InstallError(
@@ -259,7 +296,7 @@ export function planInstall(home: string, source: InstallSource, options: { forc
       `${target} is a memory-bridge install with local changes (${state.modified.join(', ')}); rerun with --force to replace it.`,
     );
   }
-  return { home, target, action: 'replace', files, record, replacedChanges: state.modified };
+  return { home, target, action: 'replace', files, record, replacedChanges: state.modified, warnings };
 }
 
 function writeFileExclusive(file: string, bytes: Buffer, mode: number): void {
@@ -298,6 +335,7 @@ function sideName(target: string, tag: string): string {
 export function applyInstall(plan: InstallPlan): void {
   if (plan.action === 'unchanged') return;
   const pluginsDir = path.dirname(plan.target);
+  checkPluginsDir(plan.home); // again: it may have changed since the plan was made
   if (!fs.existsSync(pluginsDir)) {
     fs.mkdirSync(pluginsDir, { mode: 0o700 });
     fs.chmodSync(pluginsDir, 0o700);
@@ -343,9 +381,11 @@ export interface UninstallOutcome {
 /**
  * Remove `<home>/plugins/memory-bridge` when it is ours; do nothing when it is absent.
  *
- * @throws InstallError `foreign_plugin` when the directory is not ours (it is left untouched)
+ * @throws InstallError `foreign_plugin` when the directory is not ours (it is left untouched), `unsafe_path` when
+ *   `<home>/plugins` is a symbolic link or not a directory
  */
 export function uninstall(home: string, options: { dryRun?: boolean } = {}): UninstallOutcome {
+  checkPluginsDir(home);
   const target = pluginDirOf(home);
   const state = inspectPluginDir(target);
   if (state.kind === 'absent') return { target, removed: false, modified: [] };

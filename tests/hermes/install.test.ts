@@ -150,6 +150,51 @@ test('install › a symbolic link in place of the plugin directory is foreign', 
   t.deepEqual(fs.readdirSync(elsewhere), []);
 });
 
+test('install › a symbolically linked plugins directory is refused and nothing is written through it', (t) => {
+  const home = freshHome();
+  const elsewhere = mkdirs(tmp, `elsewhere-${n++}`);
+  fs.symlinkSync(elsewhere, path.join(home, 'plugins'));
+  for (const flags of [[], ['--force'], ['--dry-run']]) {
+    const r = run('install', '--home', home, ...flags);
+    t.is(r.code, 1, flags.join(' '));
+    t.regex(r.stderr, /unsafe_path/);
+    t.regex(r.stderr, /symbolic link/);
+  }
+  t.deepEqual(fs.readdirSync(elsewhere), []);
+});
+
+test('uninstall › a symbolically linked plugins directory is refused', (t) => {
+  const home = freshHome();
+  const elsewhere = mkdirs(tmp, `elsewhere-${n++}`);
+  t.is(run('install', '--home', elsewhere).code, 0);
+  fs.renameSync(path.join(elsewhere, 'plugins'), path.join(elsewhere, 'real-plugins'));
+  fs.symlinkSync(path.join(elsewhere, 'real-plugins'), path.join(home, 'plugins'));
+  const r = run('uninstall', '--home', home);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /unsafe_path/);
+  t.true(fs.existsSync(path.join(elsewhere, 'real-plugins', 'memory-bridge', 'install.json')));
+});
+
+test('install › a group- or world-writable home is installed with a warning', (t) => {
+  const home = freshHome();
+  fs.chmodSync(home, 0o777);
+  const r = run('install', '--home', home);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /warning: .*writable by group or others/);
+  fs.chmodSync(home, 0o700);
+  const quiet = run('install', '--home', freshHome());
+  t.notRegex(quiet.stderr, /warning/);
+});
+
+test('install › a foreign plugin is described in plain words', (t) => {
+  const home = freshHome();
+  const dir = mkdirs(home, 'plugins/memory-bridge');
+  fs.writeFileSync(path.join(dir, 'plugin.yaml'), 'name: someone-else\n');
+  const r = run('install', '--home', home);
+  t.regex(r.stderr, /it has a plugin\.yaml naming "someone-else"/);
+  t.notRegex(r.stderr, /it its/);
+});
+
 test('install › a missing home is refused rather than created', (t) => {
   const home = path.join(tmp, 'does-not-exist');
   const r = run('install', '--home', home);

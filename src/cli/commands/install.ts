@@ -62,7 +62,8 @@ export const command: Command = {
 Copy the plugin (plugin.yaml, __init__.py) and an install record naming this node binary and CLI into
 <home>/plugins/memory-bridge/ (directories 0700, files 0600). The home is --home, else $HERMES_HOME, else
 ~/.hermes, as Hermes resolves it. Reinstalling the same version does nothing; an older memory-bridge install is
-replaced. A directory of that name that is not memory-bridge's is never touched.
+replaced. A directory of that name that is not memory-bridge's is never touched, and a <home>/plugins that is a
+symbolic link is refused.
 
   --home DIR   the Hermes profile home
   --dry-run    print what would be written and write nothing
@@ -93,6 +94,7 @@ replaced. A directory of that name that is not memory-bridge's is never touched.
       }
       throw err;
     }
+    for (const warning of plan.warnings) process.stderr.write(`memory-bridge install: warning: ${warning}\n`);
     const out = [`Hermes home: ${resolved.home} (from ${resolved.source})`, ...describePlan(plan, dryRun)];
     if (!dryRun) {
       try {
