@@ -17,7 +17,7 @@ import { isLive, parseCard, type Card } from './card.js';
 import { ExportError } from './errors.js';
 import { cardLocation, historyFile, HISTORY_DIR, parseHistoryFile, type CardLocation } from './layout.js';
 import { bodyText, parseRendered, renderCard } from './render.js';
-import { findSecrets, redact } from './secrets.js';
+import { findSecrets, redact, redactForName } from './secrets.js';
 import { readJsonl } from './source-jsonl.js';
 import { readQdrant, type QdrantSettings } from './source-qdrant.js';
 import type { SourceRead } from './source.js';
@@ -217,6 +217,8 @@ async function applyRead(
     ok: true, written: 0, unchanged: 0, removed: 0, history: 0, skipped_secret: 0, skipped_invalid: read.invalid, skipped_expired: 0,
   };
   const secretIds: string[] = [];
+  // Ids still matching a credential pattern after --redact (possible only when sanitising a name creates one).
+  const unredactable: string[] = [];
   const blocked: string[] = [];
   const inScope = (e: ManifestEntry): boolean =>
     e.source === read.key && (opts.domains.length === 0 || opts.domains.includes(e.domain));
@@ -259,6 +261,10 @@ async function applyRead(
       continue;
     }
     let c = c0;
+    // Path segments are built from the raw values with name placeholders (`redacted-flk-token`), never from the
+    // front matter's `[redacted:flk_token]`, which sanitises into a name the `flk_` rule matches again.
+    let named = c0;
+    let changed = {};
     if (cardStrings(c).some((s) => findSecrets(s).length > 0)) {
       if (!opts.redact) {
         summary.skipped_secret += 1;
@@ -267,13 +273,15 @@ async function applyRead(
         continue;
       }
       c = redactCard(c);
+      named = { ...c, domain: redactForName(c0.domain), client_id: redactForName(c0.client_id), slot_name: redactForName(c0.slot_name) };
+      changed = { client: named.client_id !== c0.client_id, slot: named.slot_name !== c0.slot_name };
     }
-    const loc = cardLocation(c);
+    const loc = cardLocation(named, changed);
     const bytes = renderCard(c);
     // Last gate on exactly what would reach the disk: the bytes and the path.
     if (findSecrets(bytes.toString('utf8')).length > 0 || findSecrets(loc.relPath).length > 0) {
       summary.skipped_secret += 1;
-      secretIds.push(c.id);
+      (opts.redact ? unredactable : secretIds).push(c.id);
       keep.add(c.id);
       continue;
     }
@@ -479,5 +487,8 @@ async function applyRead(
   if (secretIds.length > 0) {
     log(`export-fleet: ${secretIds.length} card(s) hold a credential and were not written (use --redact to write them redacted): ${secretIds.join(', ')}`);
   }
-  return { summary, secretIds, blocked };
+  if (unredactable.length > 0) {
+    log(`export-fleet: ${unredactable.length} card(s) still matched a credential pattern after redaction (in the file name sanitising made) and were not written: ${unredactable.join(', ')}`);
+  }
+  return { summary, secretIds: [...secretIds, ...unredactable], blocked };
 }

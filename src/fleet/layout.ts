@@ -66,8 +66,8 @@ export function domainSegment(domain: string): string {
  * Folder or file-stem name for a client id or slot name: the raw value when it already passes the portable rule,
  * fits {@link MAX_STEM} and is not reserved; otherwise sanitised + hash.
  */
-export function freeTextSegment(raw: string, reserved: readonly string[] = []): string {
-  if (isPortableName(raw) && raw.length <= MAX_STEM && !reserved.includes(raw)) return raw;
+export function freeTextSegment(raw: string, reserved: readonly string[] = [], forceHash = false): string {
+  if (!forceHash && isPortableName(raw) && raw.length <= MAX_STEM && !reserved.includes(raw)) return raw;
   return hashed(raw);
 }
 
@@ -81,14 +81,24 @@ export interface CardLocation {
   relPath: string;
 }
 
+/** Which name values the caller already changed (redacted): those always carry the hash, like sanitised ones. */
+export interface ChangedNames {
+  client?: boolean;
+  slot?: boolean;
+}
+
 /**
  * Location of a card's current file. The point id is already normalised (UUID or decimal integer), so it is
- * portable as it stands.
+ * portable as it stands. `changed` marks client or slot values the caller rewrote (a redacted credential): they
+ * get the hash suffix even when portable, so a redacted name never equals a real client literally so called.
  */
-export function cardLocation(card: Pick<Card, 'id' | 'domain' | 'client_id' | 'slot_name' | 'memory_type'>): CardLocation {
+export function cardLocation(
+  card: Pick<Card, 'id' | 'domain' | 'client_id' | 'slot_name' | 'memory_type'>,
+  changed: ChangedNames = {},
+): CardLocation {
   const domain = domainSegment(card.domain);
-  const client = freeTextSegment(card.client_id, [HISTORY_DIR]);
-  const slot = card.memory_type === 'episodic' ? 'episodic' : freeTextSegment(card.slot_name);
+  const client = freeTextSegment(card.client_id, [HISTORY_DIR], changed.client === true);
+  const slot = card.memory_type === 'episodic' ? 'episodic' : freeTextSegment(card.slot_name, [], changed.slot === true);
   const stem = `${slot}--${card.id}`;
   const file = `${stem}.md`;
   return { dir: [domain, client], stem, file, relPath: `${domain}/${client}/${file}` };

@@ -77,6 +77,27 @@ export function hasSecret(text: string): boolean {
  * was found. The result is scanned again by callers that must prove it clean.
  */
 export function redact(text: string): string {
+  return replaceFindings(text, (kind) => `[redacted:${kind}]`);
+}
+
+/**
+ * The placeholder {@link redactForName} puts in a folder or file name: `redacted-<kind>` with every `_` turned into
+ * `-`, so the name is portable and can never match a credential pattern itself (`redacted-flk-token` has no `flk_`).
+ */
+export function namePlaceholder(kind: SecretKind): string {
+  return `redacted-${kind.replace(/_/g, '-')}`;
+}
+
+/**
+ * Like {@link redact}, but with {@link namePlaceholder} placeholders: for values that become path segments
+ * (domain, client id, slot name). `[redacted:flk_token]` sanitised into a name would read `_redacted_flk_token_…`,
+ * which the `flk_` rule matches again.
+ */
+export function redactForName(text: string): string {
+  return replaceFindings(text, namePlaceholder);
+}
+
+function replaceFindings(text: string, placeholder: (kind: SecretKind) => string): string {
   const found = findSecrets(text);
   if (found.length === 0) return text;
   let out = '';
@@ -90,7 +111,7 @@ export function redact(text: string): string {
       end = Math.max(end, found[i]!.end);
       i += 1;
     }
-    out += text.slice(pos, first.start) + `[redacted:${first.kind}]`;
+    out += text.slice(pos, first.start) + placeholder(first.kind);
     pos = end;
   }
   return out + text.slice(pos);

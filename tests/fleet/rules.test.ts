@@ -14,7 +14,7 @@ import {
   parseHistoryFile,
 } from '../../src/fleet/layout.js';
 import { cardTitle, parseRendered, renderCard, yamlString } from '../../src/fleet/render.js';
-import { findSecrets, redact, secretKinds, SECRET_KINDS } from '../../src/fleet/secrets.js';
+import { findSecrets, namePlaceholder, redact, redactForName, secretKinds, SECRET_KINDS } from '../../src/fleet/secrets.js';
 
 const ID = '6f1c2b7e-1111-4a5b-9c3d-000000000001';
 
@@ -180,6 +180,17 @@ test('secrets › redaction replaces each finding with its kind and leaves nothi
   // A 64-hex run inside a PEM block collapses into the one block replacement.
   const pem = `-----BEGIN PRIVATE KEY-----\n${'ab'.repeat(32)}\n-----END PRIVATE KEY-----`;
   t.is(redact(pem), '[redacted:private_key]');
+});
+
+test('secrets › a name placeholder, sanitised and hashed into a segment, never matches a credential pattern', (t) => {
+  for (const kind of SECRET_KINDS) {
+    const raw = `pre_${SAMPLES[kind]}_post`;
+    const named = redactForName(raw);
+    t.true(named.includes(namePlaceholder(kind)), kind);
+    for (const seg of [freeTextSegment(named), domainSegment(named), `${freeTextSegment(named)}--${ID}.md`]) {
+      t.deepEqual(findSecrets(seg), [], `${kind}: ${seg}`);
+    }
+  }
 });
 
 // ---------------------------------------------------------------- render
