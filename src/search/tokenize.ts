@@ -32,6 +32,8 @@ const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
 /** Characters of scripts that do not separate words with spaces (Script_Extensions, so U+30FC "ー" counts). */
 const SPACELESS = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
 const APOSTROPHES = /['\u2019]/g;
+/** WORD for `tokenize`'s exec loop (its own object: `lastIndex` is state, and `tokenize` never re-enters). */
+const WORD_ONE = new RegExp(WORD.source, 'gu');
 /** Fast path: pure ASCII text needs neither NFKC nor the spaceless-script check. */
 const NON_ASCII = /[^\u0000-\u007f]/;
 
@@ -84,13 +86,63 @@ export interface TermSpan {
  * (term frequency matters for BM25).
  */
 export function tokenize(text: string): string[] {
-  const normalized = NON_ASCII.test(text) ? text.normalize('NFKC').toLowerCase() : text.toLowerCase();
+  const ascii = !NON_ASCII.test(text);
+  if (ascii) return tokenizeAscii(text.toLowerCase());
+  const normalized = text.normalize('NFKC').toLowerCase();
   const out: string[] = [];
-  for (const [word] of wordSpans(normalized)) {
-    const term = clip(word.includes("'") || word.includes('\u2019') ? word.replace(APOSTROPHES, '') : word);
-    if (term !== '') out.push(term);
+  // A plain loop over one shared regular expression instead of the generator of `wordSpans`: this runs over every
+  // note on a cold build, where generator objects and span tuples were a measurable share of the time.
+  const word = WORD_ONE;
+  word.lastIndex = 0;
+  for (let m = word.exec(normalized); m !== null; m = word.exec(normalized)) {
+    const w = m[0];
+    if (!ascii && SPACELESS.test(w)) {
+      for (const [seg] of segments(w, m.index)) push(out, seg);
+    } else {
+      push(out, w);
+    }
   }
   return out;
+}
+
+/** ASCII word characters after lowercasing: digits and a–z (the ASCII members of categories L, M and N). */
+function isAsciiWordChar(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+}
+
+/**
+ * `tokenize` for lowercased pure-ASCII text, by one scan over char codes (same rules: runs of a–z/0–9, an
+ * apostrophe between two word characters joins them and is dropped, terms clipped to MAX_TERM_CHARS).
+ */
+function tokenizeAscii(text: string): string[] {
+  const out: string[] = [];
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    while (i < n && !isAsciiWordChar(text.charCodeAt(i))) i++;
+    if (i >= n) break;
+    const start = i;
+    let joined = false;
+    for (;;) {
+      while (i < n && isAsciiWordChar(text.charCodeAt(i))) i++;
+      if (i + 1 < n && text.charCodeAt(i) === 0x27 && isAsciiWordChar(text.charCodeAt(i + 1))) {
+        joined = true;
+        i++;
+        continue;
+      }
+      break;
+    }
+    const word = text.slice(start, i);
+    const term = joined ? word.replace(APOSTROPHES, '') : word;
+    out.push(term.length <= MAX_TERM_CHARS ? term : term.slice(0, MAX_TERM_CHARS));
+  }
+  return out;
+}
+
+/** Add one word as a term (apostrophes dropped, clipped), unless nothing is left. */
+function push(out: string[], word: string): void {
+  const term = clip(word.includes("'") || word.includes('\u2019') ? word.replace(APOSTROPHES, '') : word);
+  if (term !== '') out.push(term);
 }
 
 /**
