@@ -3,7 +3,7 @@
  * and how to fix it (PRODUCT.md §7). Read-only: it opens and reads, never writes, and never changes a mode.
  *
  * Checks, in order: platform bindings; the installed shim (its recorded node and CLI still exist, its record is
- * trusted); the policy (trusted read + strict parse, with the parse problem spelled out); the root chain
+ * trusted, and the program it starts passes the trust rule: see `workerProgramProblem`); the policy (trusted read + strict parse, with the parse problem spelled out); the root chain
  * (descriptor walk from `/`); the tree (a full scan with an empty index, so every candidate is opened and checked).
  * The report's `ok` is false exactly when some check failed, i.e. when tool calls would be `unavailable` or the
  * shim could not start its worker. Operator output: paths are fine here; tool output never carries them.
@@ -19,6 +19,7 @@ import { scanLimitsOf } from '../tools/search.js';
 import { isNoteName, segmentReason, validateId } from '../trust/names.js';
 import { readNoteById } from '../trust/note.js';
 import { closeQuietly, openTrustedDir, readTrustedFile } from '../trust/path.js';
+import { descriptorAclReason, isRegularFile, isSymlink, runningUid } from '../trust/rule.js';
 import { scanTree } from '../trust/scan.js';
 import type { Native } from '../../native/types.js';
 import { pluginStatus, policyStatus } from './status.js';
@@ -52,7 +53,8 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   symlink: 'symbolic links are never followed: replace the link with the real file or directory',
   hard_link: 'the file has more than one hard link: replace it with a plain copy (cp, not ln)',
   untrusted_owner: 'chown it to the user that runs Hermes (or to root)',
-  group_writable: 'remove group write permission: chmod g-w',
+  group_writable:
+    'remove group write permission: chmod g-w; if `ls -l` shows a "+" after the mode, an ACL is the cause (its mask shows in the group bits): inspect it with getfacl and clear it with setfacl -b',
   world_writable: 'remove world write permission: chmod o-w',
   acl_write: 'an ACL lets someone else write it: remove that entry (setfacl -x …) or all extended entries (setfacl -b)',
   acl_unreadable: 'its ACL could not be read or validated (filesystem without ACL support?): keep notes on ext4, tmpfs, btrfs, xfs or APFS',
@@ -82,7 +84,8 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   foreign_plugin: 'another plugin occupies plugins/memory-bridge: move it away, then run memory-bridge install',
   modified_plugin: 'the installed shim has local changes: memory-bridge install --force restores it',
   worker_paths_missing: 'the node binary or CLI recorded at install time is gone (node upgraded or package moved): run memory-bridge install again',
-  worker_paths_writable: 'someone else could change the program Hermes starts: chmod go-w the node binary and the CLI file',
+  worker_program_untrusted:
+    'someone other than you or root could change the program Hermes starts (the path named above): fix its owner, mode or ACL (chown, chmod go-w, setfacl -b), or install memory-bridge in a directory only you or root can write and run memory-bridge install again',
   install_record_untrusted: 'install.json must be owned by you (or root) and not group/world-writable: chmod 600, or reinstall',
   version_mismatch: 'the installed shim comes from another memory-bridge version: run memory-bridge install again',
   unverified_platform: 'this platform\'s bindings were written from documentation and never run here; test with doctor --explain before relying on it',
@@ -104,7 +107,7 @@ function reasonOf(err: unknown): string {
  * The first directory on `absPath` (from `/` down) that fails the trust walk, for pointing at the culprit.
  * A sticky temp directory is only reported when it is the last component (it is accepted as an ancestor).
  */
-export function firstUntrustedDir(absPath: string, native: Native): { dir: string; reason: string } | undefined {
+export function firstUntrustedDir(absPath: string, native: Native): { dir: string; path: string; reason: string } | undefined {
   const segments = absPath === '/' ? [] : absPath.slice(1).split('/');
   for (let i = 0; i <= segments.length; i++) {
     const dir = `/${segments.slice(0, i).join('/')}`;
@@ -113,14 +116,105 @@ export function firstUntrustedDir(absPath: string, native: Native): { dir: strin
     } catch (err) {
       const reason = reasonOf(err);
       if (reason === 'sticky_tmp' && i < segments.length) continue;
-      return { dir, reason };
+      return { dir, path: dir, reason };
     }
   }
   return undefined;
 }
 
-/** Checks of the installed shim: present, ours, unchanged, and its worker command still there. */
-function pluginChecks(home: string, expectedVersion: string | undefined, details: Map<string, string[]>): DoctorCheck {
+/** Suffix of the CLI inside its package; the part before it is the package root. */
+const CLI_IN_PACKAGE = '/dist/src/cli/main.js';
+
+/**
+ * The first problem with one program file Hermes would run: its directory must pass the trust walk from `/`
+ * (`openTrustedDir`: owner root or us, no group/world write, no ACL write grant, at every level), and the file,
+ * opened without following links, must be a regular file passing the same owner, mode and ACL rule (PRODUCT.md
+ * §5; hard links are allowed, binaries have them). A symbolic link (`/usr/bin/node` often is one) is judged by
+ * its directory and then by its resolved target.
+ *
+ * @returns the failing path and reason code, or undefined when it passes
+ */
+function programFileProblem(file: string, native: Native, depth = 0): { path: string; reason: string } | undefined {
+  const dir = path.posix.dirname(file);
+  let dirFd: number;
+  try {
+    dirFd = openTrustedDir(dir, 'root', native);
+  } catch (err) {
+    return firstUntrustedDir(dir, native) ?? { path: dir, reason: reasonOf(err) };
+  }
+  try {
+    const name = path.posix.basename(file);
+    const st = native.statAt(dirFd, name);
+    if (isSymlink(st)) {
+      if (depth > 0) return { path: file, reason: 'symlink' };
+      let target: string;
+      try {
+        target = fs.realpathSync(file);
+      } catch {
+        return { path: file, reason: 'missing' };
+      }
+      return programFileProblem(target, native, depth + 1);
+    }
+    if (!isRegularFile(st)) return { path: file, reason: 'not_regular' };
+    let fd: number;
+    try {
+      fd = native.openFileAt(dirFd, name);
+    } catch {
+      return { path: file, reason: 'io_error' };
+    }
+    try {
+      const fst = native.fstat(fd);
+      const uid = runningUid();
+      let reason: string | null = null;
+      if (!isRegularFile(fst)) reason = 'not_regular';
+      else if (fst.uid !== 0 && fst.uid !== uid) reason = 'untrusted_owner';
+      else if ((fst.mode & 0o020) !== 0) reason = 'group_writable';
+      else if ((fst.mode & 0o002) !== 0) reason = 'world_writable';
+      else reason = descriptorAclReason(native, fd, uid);
+      return reason === null ? undefined : { path: file, reason };
+    } finally {
+      closeQuietly(native, fd);
+    }
+  } catch (err) {
+    return { path: file, reason: reasonOf(err) };
+  } finally {
+    closeQuietly(native, dirFd);
+  }
+}
+
+/**
+ * The first problem with the program the shim starts (`node cli worker`): the node binary, the CLI file and every
+ * directory above them from `/`, and, when the CLI sits at `<package>/dist/src/cli/main.js`, the package's
+ * `dist/` and `node_modules/` directories (everything the CLI imports lives below those two). A missing
+ * node_modules is not a problem here (dependencies may then be resolved higher up, which this check cannot see).
+ */
+export function workerProgramProblem(node: string, cli: string, native: Native): { path: string; reason: string } | undefined {
+  for (const file of [node, cli]) {
+    const problem = programFileProblem(file, native);
+    if (problem !== undefined) return problem;
+  }
+  if (cli.endsWith(CLI_IN_PACKAGE)) {
+    const root = cli.slice(0, -CLI_IN_PACKAGE.length) || '/';
+    for (const sub of ['dist', 'node_modules']) {
+      const dir = path.posix.join(root, sub);
+      if (sub === 'node_modules' && !fs.existsSync(dir)) continue;
+      try {
+        closeQuietly(native, openTrustedDir(dir, 'root', native));
+      } catch (err) {
+        return firstUntrustedDir(dir, native) ?? { path: dir, reason: reasonOf(err) };
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Checks of the installed shim: present, ours, unchanged, and its worker command still there and trusted. */
+function pluginChecks(
+  home: string,
+  expectedVersion: string | undefined,
+  details: Map<string, string[]>,
+  native: Native | null,
+): DoctorCheck {
   const p = pluginStatus(home);
   if (p.state === 'absent') {
     details.set('plugin', [`not installed in ${p.dir}`]);
@@ -154,16 +248,12 @@ function pluginChecks(home: string, expectedVersion: string | undefined, details
   } catch {
     return { name: 'plugin', ok: false, reason: 'install_record_untrusted', remedy: remedyOf('install_record_untrusted') };
   }
-  const writable = [p.node, p.cli].filter((file) => {
-    try {
-      return (fs.statSync(file).mode & 0o022) !== 0;
-    } catch {
-      return false;
+  if (native !== null) {
+    const problem = workerProgramProblem(p.node, p.cli, native);
+    if (problem !== undefined) {
+      lines.push(`not trusted: ${problem.path} (${problem.reason}: ${remedyOf(problem.reason)})`);
+      return { name: 'plugin', ok: false, reason: 'worker_program_untrusted', remedy: remedyOf('worker_program_untrusted') };
     }
-  });
-  if (writable.length > 0) {
-    lines.push(`writable by group or others: ${writable.join(', ')}`);
-    return { name: 'plugin', ok: true, reason: 'worker_paths_writable', remedy: remedyOf('worker_paths_writable') };
   }
   if (p.modified.length > 0) {
     lines.push(`local changes: ${p.modified.join(', ')}`);
@@ -210,7 +300,7 @@ export function runDoctor(home: string, options: { version?: string } = {}): Doc
     details.set('home', [home]);
     return finish();
   }
-  checks.push(pluginChecks(home, options.version, details));
+  checks.push(pluginChecks(home, options.version, details, native));
 
   const { status, policy } = policyStatus(home);
   const policyFile = policyPath(home);

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ACL_TAG, FOREIGN_GID, FOREIGN_UID, aclBytes, isRoot, setXattr, makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
+import { ACL_TAG, FOREIGN_GID, addAclEntry, FOREIGN_UID, aclBytes, isRoot, setXattr, makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const cli = path.join(repo, 'dist', 'src', 'cli', 'main.js');
@@ -209,6 +209,74 @@ test('doctor › an installed shim whose recorded node is gone fails the plugin 
   const j = run('doctor', '--home', home, '--json');
   t.is(j.code, 1);
   t.like(check(j.json, 'plugin'), { ok: false, reason: 'worker_paths_missing' });
+});
+
+/** An installed shim whose record points at a private copy of a package tree (so its modes can be changed). */
+function fakePackage(): { home: string; pkg: string; cliFile: string } {
+  const { home, dir } = setup();
+  t_install(home);
+  const pkg = mkdirs(dir, 'pkg');
+  const cliDir = mkdirs(pkg, 'dist/src/cli');
+  mkdirs(pkg, 'node_modules/zod');
+  const cliFile = path.join(cliDir, 'main.js');
+  fs.writeFileSync(cliFile, '// stand-in CLI\n', { mode: 0o644 });
+  const record = path.join(home, 'plugins', 'memory-bridge', 'install.json');
+  const data = JSON.parse(fs.readFileSync(record, 'utf8'));
+  data.cli = cliFile;
+  fs.writeFileSync(record, JSON.stringify(data), { mode: 0o600 });
+  return { home, pkg, cliFile };
+}
+
+function t_install(home: string): void {
+  const r = run('install', '--home', home);
+  if (r.code !== 0) throw new Error(r.stderr);
+}
+
+test('doctor › the worker program trust check passes for a private package tree', (t) => {
+  const { home } = fakePackage();
+  const r = run('doctor', '--home', home, '--json');
+  t.like(check(r.json, 'plugin'), { ok: true }, JSON.stringify(r.json));
+  t.is(check(r.json, 'plugin').reason, undefined);
+});
+
+test('doctor › a CLI directory, package folder or CLI file others can write fails the plugin check', (t) => {
+  const cases: Array<[string, (x: { pkg: string; cliFile: string }) => void, string]> = [
+    ['chmod 777 dist/src/cli', (x) => fs.chmodSync(path.dirname(x.cliFile), 0o777), 'group_writable'],
+    ['chmod 757 dist/src/cli', (x) => fs.chmodSync(path.dirname(x.cliFile), 0o757), 'world_writable'],
+    ['chmod 775 dist', (x) => fs.chmodSync(path.join(x.pkg, 'dist'), 0o775), 'group_writable'],
+    ['chmod 757 node_modules', (x) => fs.chmodSync(path.join(x.pkg, 'node_modules'), 0o757), 'world_writable'],
+    ['chmod 646 main.js', (x) => fs.chmodSync(x.cliFile, 0o646), 'world_writable'],
+    ['chmod 664 main.js', (x) => fs.chmodSync(x.cliFile, 0o664), 'group_writable'],
+    ['chmod 777 package root', (x) => fs.chmodSync(x.pkg, 0o777), 'group_writable'],
+  ];
+  for (const [label, spoil, reason] of cases) {
+    const x = fakePackage();
+    spoil(x);
+    const r = run('doctor', '--home', x.home, '--json');
+    t.is(r.code, 1, label);
+    t.false(r.json.ok, label);
+    t.like(check(r.json, 'plugin'), { ok: false, reason: 'worker_program_untrusted' }, label);
+    const text = run('doctor', '--home', x.home);
+    t.regex(text.stdout, new RegExp(`\\(${reason}`), label);
+  }
+});
+
+rootTest('doctor › a package folder owned by someone else fails the plugin check (needs root)', (t) => {
+  const x = fakePackage();
+  fs.chownSync(path.join(x.pkg, 'dist'), FOREIGN_UID, FOREIGN_GID);
+  const r = run('doctor', '--home', x.home, '--json');
+  t.like(check(r.json, 'plugin'), { ok: false, reason: 'worker_program_untrusted' });
+  t.regex(run('doctor', '--home', x.home).stdout, /untrusted_owner/);
+});
+
+test('doctor › an ACL write grant on the CLI file fails the plugin check and the remedy names ACLs', (t) => {
+  if (process.platform !== 'linux') return t.pass();
+  const x = fakePackage();
+  addAclEntry(x.cliFile, 'user', FOREIGN_UID, 6);
+  const r = run('doctor', '--home', x.home, '--json');
+  t.like(check(r.json, 'plugin'), { ok: false, reason: 'worker_program_untrusted' });
+  // The ACL mask shows in the group bits, so the mode check reports group_writable: the remedy must say why.
+  t.regex(run('doctor', '--home', x.home).stdout, /group_writable.*(getfacl|setfacl -b)/);
 });
 
 test('doctor › a foreign plugin directory fails the plugin check', (t) => {
