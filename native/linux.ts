@@ -5,9 +5,10 @@
  * x86_64 is verified on the project's machines. aarch64 is unverified: written from documented facts
  * (platform.md constant table, the generic syscall table and the arch-independent statx layout), never run.
  */
+import os from 'node:os';
 import type { default as Koffi } from 'koffi';
 import { ComponentEncoder, cString, EINVAL } from './component.js';
-import { DT, NativeError, type AclRead, type DirEntry, type FileStat, type Native } from './types.js';
+import { DT, NativeError, RAW, RAW_FLAG_MNT_ID, type AclRead, type DirEntry, type FileStat, type Native } from './types.js';
 
 /** The open flags and syscall numbers that differ between Linux architectures (platform.md). */
 interface LinuxArchConstants {
@@ -38,6 +39,8 @@ const SEEK_SET = 0;
 const EINTR = 4;
 const ERANGE = 34;
 const ENAMETOOLONG = 36;
+/** Longest name component in bytes (NAME_MAX). */
+const NAME_MAX = 255;
 const ENODATA = 61;
 const EIO = 5;
 
@@ -53,6 +56,11 @@ const STATX_SIZE = 256;
 const STX = Object.freeze({
   mask: 0, nlink: 16, uid: 20, gid: 24, mode: 28, ino: 32, size: 40, ctime: 96, mtime: 112,
   devMajor: 136, devMinor: 140, mntId: 144,
+});
+
+/** The same fields as 32-bit word indices into the statx buffer (little-endian hosts only; see `statRawAt`). */
+const STXW = Object.freeze({
+  mask: 0, nlink: 4, uid: 5, gid: 6, mode: 7, ino: 8, size: 10, ctime: 24, mtime: 28, devMajor: 34, devMinor: 35, mntId: 36,
 });
 
 /** struct linux_dirent64: d_ino u64 @0, d_off s64 @8, d_reclen u16 @16, d_type u8 @18, d_name @19. */
@@ -75,6 +83,21 @@ function makedev(major: number, minor: number): bigint {
   const ma = BigInt(major >>> 0);
   const mi = BigInt(minor >>> 0);
   return ((ma & 0xfffff000n) << 32n) | ((ma & 0xfffn) << 8n) | ((mi & 0xffffff00n) << 12n) | (mi & 0xffn);
+}
+
+/**
+ * The single-component rule for a raw NUL-terminated name (see `ComponentEncoder` for the string form): at least one
+ * byte before the one terminating NUL, no other NUL, no `/`, not `.` or `..`. Longer than NAME_MAX: ENAMETOOLONG.
+ */
+function requireComponent(cname: Uint8Array): void {
+  const n = cname.length - 1;
+  if (n < 1 || cname[n] !== 0) throw new NativeError('statx', EINVAL);
+  if (n > NAME_MAX) throw new NativeError('statx', ENAMETOOLONG);
+  for (let i = 0; i < n; i++) {
+    const b = cname[i]!;
+    if (b === 0 || b === 0x2f) throw new NativeError('statx', EINVAL);
+  }
+  if (cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e))) throw new NativeError('statx', EINVAL);
 }
 
 function timestampNs(buf: Buffer, offset: number): bigint {
@@ -108,7 +131,10 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
   const rootPath = cString('/');
   const emptyPath = cString('');
   const aclName = cString('system.posix_acl_access');
-  const statBuf = Buffer.alloc(STATX_SIZE);
+  // One word array under the statx buffer: statRawAt reads it as words, statxInto as bytes (aligned by construction).
+  const statWords = new Uint32Array(STATX_SIZE / 4);
+  const statBuf = Buffer.from(statWords.buffer, 0, STATX_SIZE);
+  const littleEndian = os.endianness() === 'LE';
   const direntBuf = Buffer.alloc(DIRENT_BUFFER_BYTES);
   const aclSmall = Buffer.alloc(ACL_SMALL_BYTES);
   let aclLarge: Buffer | undefined;
@@ -126,9 +152,10 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     }
   }
 
-  function statxInto(dirfd: number, path: Buffer, flags: number): FileStat {
+  /** statx into `statBuf` with EINTR retry; returns the answer's mask, which must hold every field we judge by. */
+  function statxCall(dirfd: number, path: Uint8Array, flags: number): number {
     for (;;) {
-      const rc = statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_MNT_ID, statBuf);
+      const rc = statx(dirfd, path as Buffer, flags, STATX_BASIC_STATS | STATX_MNT_ID, statBuf);
       if (rc === 0) break;
       const errno = koffi.errno();
       if (errno !== EINTR) throw new NativeError('statx', errno);
@@ -136,6 +163,11 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     // A filesystem that cannot report a field we judge by must not pass as if it had.
     const mask = statBuf.readUInt32LE(STX.mask);
     if ((mask & STATX_NEEDED) !== STATX_NEEDED) throw new NativeError('statx', EIO);
+    return mask;
+  }
+
+  function statxInto(dirfd: number, path: Buffer, flags: number): FileStat {
+    const mask = statxCall(dirfd, path, flags);
     const st: FileStat = {
       dev: makedev(statBuf.readUInt32LE(STX.devMajor), statBuf.readUInt32LE(STX.devMinor)),
       ino: statBuf.readBigUInt64LE(STX.ino),
@@ -193,6 +225,44 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     statAt(dirfd: number, name: string): FileStat {
       return statxInto(dirfd, names.encode('statx', name), AT_SYMLINK_NOFOLLOW);
     },
+
+    // The word view reads the buffer in host byte order; statx writes little-endian only on little-endian hosts.
+    statRawAt: littleEndian
+      ? (dirfd: number, cname: Uint8Array, out: Uint32Array): void => {
+          requireComponent(cname);
+          const mask = statxCall(dirfd, cname, AT_SYMLINK_NOFOLLOW);
+          const w = statWords;
+          const major = w[STXW.devMajor]!;
+          const minor = w[STXW.devMinor]!;
+          // makedev() split into words: the low word holds major bits 0-11 and minor bits 0-19, the high word major
+          // bits 12-31 and minor bits 20-31 (the same 64-bit value as `makedev` below).
+          out[RAW.DEV_LO] = (((major & 0xfff) << 8) | ((minor & 0xfff00) << 12) | (minor & 0xff)) >>> 0;
+          out[RAW.DEV_HI] = ((major & 0xfffff000) | ((minor >>> 20) & 0xfff)) >>> 0;
+          out[RAW.MODE] = w[STXW.mode]! & 0xffff;
+          out[RAW.NLINK] = w[STXW.nlink]!;
+          out[RAW.UID] = w[STXW.uid]!;
+          out[RAW.GID] = w[STXW.gid]!;
+          out[RAW.INO_LO] = w[STXW.ino]!;
+          out[RAW.INO_HI] = w[STXW.ino + 1]!;
+          out[RAW.SIZE_LO] = w[STXW.size]!;
+          out[RAW.SIZE_HI] = w[STXW.size + 1]!;
+          out[RAW.MTIME_S_LO] = w[STXW.mtime]!;
+          out[RAW.MTIME_S_HI] = w[STXW.mtime + 1]!;
+          out[RAW.MTIME_NS] = w[STXW.mtime + 2]!;
+          out[RAW.CTIME_S_LO] = w[STXW.ctime]!;
+          out[RAW.CTIME_S_HI] = w[STXW.ctime + 1]!;
+          out[RAW.CTIME_NS] = w[STXW.ctime + 2]!;
+          if ((mask & STATX_MNT_ID) !== 0) {
+            out[RAW.FLAGS] = RAW_FLAG_MNT_ID;
+            out[RAW.MNT_LO] = w[STXW.mntId]!;
+            out[RAW.MNT_HI] = w[STXW.mntId + 1]!;
+          } else {
+            out[RAW.FLAGS] = 0;
+            out[RAW.MNT_LO] = 0;
+            out[RAW.MNT_HI] = 0;
+          }
+        }
+      : undefined,
 
     readAcl(fd: number): AclRead {
       let n = fgetxattrInto(fd, aclSmall);

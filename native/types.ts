@@ -24,6 +24,50 @@ export interface FileStat {
   mntId?: bigint;
 }
 
+/**
+ * Word layout of a raw stat record: a `Uint32Array` of `RAW_STAT_WORDS` words that a binding fills without allocating
+ * (see `Native.statRawAt`). 64-bit fields are split into a low and a high word; times are seconds (signed 64-bit)
+ * plus nanoseconds. The device word pair holds the same 64-bit value as `FileStat.dev`, so `fileStatFromRaw` of a
+ * record equals the `FileStat` the binding's `statAt` would have returned for the same answer.
+ * `FLAGS` bit 0: the mount id was reported (else `MNT_LO`/`MNT_HI` are 0 and `FileStat.mntId` is undefined).
+ */
+export const RAW = Object.freeze({
+  FLAGS: 0, MODE: 1, NLINK: 2, UID: 3, GID: 4, DEV_LO: 5, DEV_HI: 6, INO_LO: 7, INO_HI: 8, SIZE_LO: 9, SIZE_HI: 10,
+  MTIME_S_LO: 11, MTIME_S_HI: 12, MTIME_NS: 13, CTIME_S_LO: 14, CTIME_S_HI: 15, CTIME_NS: 16, MNT_LO: 17, MNT_HI: 18,
+});
+/** Words in one raw stat record. */
+export const RAW_STAT_WORDS = 19;
+/** `RAW.FLAGS` bit: the mount id is present. */
+export const RAW_FLAG_MNT_ID = 1;
+
+const NS_PER_S = 1_000_000_000n;
+
+function u64Of(words: Uint32Array, lo: number): bigint {
+  return (BigInt(words[lo + 1]!) << 32n) | BigInt(words[lo]!);
+}
+
+/** Nanoseconds since the epoch of a (seconds low, seconds high (signed), nanoseconds) triple. */
+function timeNsOf(words: Uint32Array, lo: number): bigint {
+  return BigInt.asIntN(64, u64Of(words, lo)) * NS_PER_S + BigInt(words[lo + 2]!);
+}
+
+/** The `FileStat` a raw stat record describes (allocates; use it only for objects that are new or changed). */
+export function fileStatFromRaw(words: Uint32Array): FileStat {
+  const st: FileStat = {
+    dev: u64Of(words, RAW.DEV_LO),
+    ino: u64Of(words, RAW.INO_LO),
+    mode: words[RAW.MODE]!,
+    nlink: words[RAW.NLINK]!,
+    uid: words[RAW.UID]!,
+    gid: words[RAW.GID]!,
+    size: words[RAW.SIZE_HI]! * 0x1_0000_0000 + words[RAW.SIZE_LO]!,
+    mtimeNs: timeNsOf(words, RAW.MTIME_S_LO),
+    ctimeNs: timeNsOf(words, RAW.CTIME_S_LO),
+  };
+  if ((words[RAW.FLAGS]! & RAW_FLAG_MNT_ID) !== 0) st.mntId = u64Of(words, RAW.MNT_LO);
+  return st;
+}
+
 /** d_type values as reported by the directory listing (Linux/macOS share them). */
 export const DT = Object.freeze({ UNKNOWN: 0, FIFO: 1, CHR: 2, DIR: 4, BLK: 6, REG: 8, LNK: 10, SOCK: 12 });
 
@@ -96,6 +140,13 @@ export interface Native {
   fstat(fd: number): FileStat;
   /** Stat one component relative to dirfd without following a final symlink (statx/fstatat AT_SYMLINK_NOFOLLOW). */
   statAt(dirfd: number, name: string): FileStat;
+  /**
+   * Optional allocation-free `statAt` for hot loops: stat the component `cname` relative to dirfd without following a
+   * final symlink and write the answer into `out` (RAW_STAT_WORDS words, layout `RAW`). `cname` is the component's
+   * raw bytes followed by one NUL byte; the same single-component rule as statAt applies (no `/`, no other NUL, not
+   * `.` or `..`: NativeError(call, EINVAL)). Throws NativeError like statAt. Bindings that lack it leave it undefined.
+   */
+  statRawAt?(dirfd: number, cname: Uint8Array, out: Uint32Array): void;
   /** Read the access ACL of an open descriptor (never throws). */
   readAcl(fd: number): AclRead;
   /**

@@ -3,7 +3,7 @@
  * order of their raw names, every directory and note judged on its own open descriptor, with the per-call
  * budgets (candidates, bytes, depth, raw entries) and the `truncated` rules of the reference design.
  */
-import { DT, NativeError, type DirEntry, type FileStat, type Native } from '../../native/types.js';
+import { DT, NativeError, RAW_STAT_WORDS, fileStatFromRaw, type DirEntry, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { idWithinLimits, isNoteName, segmentReason } from './names.js';
 import { closeQuietly, openFailureReason } from './path.js';
@@ -25,6 +25,7 @@ import {
   MAX_ID_SEGMENTS,
   RAW_ENTRY_CEILING,
   type KnownNotes,
+  type NameRule,
   type NoteFilter,
   type ScanLimits,
   type ScannedNote,
@@ -34,19 +35,17 @@ import {
 /** Names are decoded strictly, and a leading U+FEFF is kept so the decoded name re-encodes to the same bytes. */
 const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+function isAscii(raw: Uint8Array): boolean {
+  for (let i = 0; i < raw.length; i++) if (raw[i]! >= 0x80) return false;
+  return true;
+}
+
 /**
  * Decodes a raw directory entry name, or null when it is not valid UTF-8. ASCII names (the common case) skip
  * the decoder.
  */
 export function decodeName(raw: Buffer): string | null {
-  let ascii = true;
-  for (let i = 0; i < raw.length; i++) {
-    if (raw[i]! >= 0x80) {
-      ascii = false;
-      break;
-    }
-  }
-  if (ascii) return raw.toString('latin1');
+  if (isAscii(raw)) return raw.toString('latin1');
   try {
     return nameDecoder.decode(raw);
   } catch {
@@ -54,9 +53,20 @@ export function decodeName(raw: Buffer): string | null {
   }
 }
 
-/** Directory entries sorted in ascending byte order of their raw names (in place). */
+/** Ascending order of Latin-1 strings, which is the byte order of the names they were decoded from. */
+function byLatin1<T extends { sortKey: string }>(a: T, b: T): number {
+  return a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0;
+}
+
+/**
+ * Directory entries sorted in ascending byte order of their raw names (in place). Each name is decoded once as
+ * Latin-1 (one character per byte, so `<` on the strings is byte order, shorter prefix first, like memcmp).
+ */
 export function sortByName(entries: DirEntry[]): DirEntry[] {
-  return entries.sort((a, b) => Buffer.compare(a.name, b.name));
+  const keyed = entries.map((entry) => ({ sortKey: entry.name.toString('latin1'), entry }));
+  keyed.sort(byLatin1);
+  for (let i = 0; i < keyed.length; i++) entries[i] = keyed[i]!.entry;
+  return entries;
 }
 
 /** d_type for a stat result, for entries the filesystem listed as DT_UNKNOWN. */
@@ -65,6 +75,137 @@ function typeOf(st: FileStat): number {
   if (isSymlink(st)) return DT.LNK;
   return DT.REG;
 }
+
+/** Policy decision not yet asked for this entry (see `Entry.allows`). */
+const UNDECIDED = -1;
+
+/**
+ * One directory entry prepared for the walk: everything that is a pure function of the raw name, the directory's id
+ * and the name rule, decided once per listing; policy answers, decided once per listing and filter object; and the
+ * last raw stat of the name with the objects built from it (notes only).
+ */
+interface Entry {
+  /** Latin-1 form of the raw name (the sort key; equal to `name` for ASCII names). */
+  sortKey: string;
+  /** Raw name bytes and a NUL terminator, for `statRawAt`; empty when the name is never statted by name. */
+  cname: Buffer;
+  /** Decoded name, or null when the raw name is not UTF-8 (`bad_name`). */
+  name: string | null;
+  /** Why the name fails the name rule (`segmentReason`), or null. */
+  nameReason: Reason | null;
+  /** d_type from the listing. */
+  type: number;
+  /** Root-relative id (only meaningful when the name is decoded and passes the rule). */
+  id: string;
+  /** `isNoteName(name)`. */
+  note: boolean;
+  /** `idWithinLimits(id, depth)`. */
+  withinLimits: boolean;
+  /** `filter.allowsNote(id)` and `filter.mayEnter(id)` for the listing's `filter`: 1, 0, or UNDECIDED. */
+  allows: number;
+  enters: number;
+  /** `${id}/`, built the first time the entry is entered as a directory. */
+  prefix: string | undefined;
+  /** Word offset of this entry's raw stat snapshot in `Listing.snaps`. */
+  slot: number;
+  /** The FileStat decoded from the snapshot (undefined: no snapshot yet), its identity key and known-note record. */
+  stat: FileStat | undefined;
+  key: string | undefined;
+  known: ScannedNote | undefined;
+}
+
+/** A directory's sorted, prepared listing, and the identity of the directory it was taken from. */
+interface Listing {
+  dev: bigint;
+  ino: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  /** Raw entries the listing counted toward RAW_ENTRY_CEILING (every entry but `.` and `..`). */
+  rawCount: number;
+  entries: Entry[];
+  /** RAW_STAT_WORDS words per entry: the last raw stat of each note name. */
+  snaps: Uint32Array;
+  /** The filter whose answers `Entry.allows`/`enters` hold. */
+  filter: NoteFilter | null;
+  /** May be reused by a later call whose fstat of the directory shows the same identity (see `ScanMemo`). */
+  reusable: boolean;
+  /** The scan (ScanMemo.generation) that last used it. */
+  seen: number;
+}
+
+/** Default for `ScanMemo.racyMarginMs`: above the coarsest directory timestamp granularity in use (2 s, FAT). */
+export const RACY_MARGIN_MS = 3000;
+
+/**
+ * What one caller view's scans keep between calls, so a warm scan costs about one statx per note.
+ *
+ * Listings. A directory's listing is reused when this call's fstat of its open descriptor shows the same device,
+ * inode, mtime and ctime as when it was listed: creating, removing or renaming an entry updates the directory's
+ * mtime and ctime (POSIX), and ctime cannot be set back by anyone. Timestamps are coarse, though (the kernel's
+ * clock tick, or the filesystem's granularity): an entry added within the same tick as the listing leaves them
+ * unchanged. So a listing is kept for reuse only when it was taken more than `racyMarginMs` after the directory's
+ * last change (the "racy" rule git uses for its index): any later change then gets a later timestamp. Directories
+ * changed recently are listed afresh on every call. The residual risk is a filesystem whose timestamps come from
+ * another clock (a network server running late by more than the margin): there a new entry could stay hidden until
+ * the directory changes again. A reused listing can only hide a new name; it never serves an object without
+ * checking it: every directory is still opened and judged on its descriptor, and every note is still statted and
+ * judged, on every call. Raw entries of a reused listing count toward RAW_ENTRY_CEILING exactly as a fresh one.
+ *
+ * Notes. The last raw stat of each note name is kept; when this call's raw stat has the same words (every field a
+ * FileStat holds), the FileStat and identity key built from it earlier are the ones this answer would build, so
+ * they are reused instead of allocated. The trust rule then runs on that FileStat, every call.
+ *
+ * Policy answers are kept per listing for one filter object (a `Policy` is immutable and reused for identical
+ * bytes, see src/policy/load.ts); another filter object asks again.
+ */
+export class ScanMemo {
+  /** Listings by directory id prefix ('' for the root, else `${dirId}/`). */
+  readonly listings = new Map<string, Listing>();
+  /** Counts for tests and diagnostics: listings taken from the directory, and listings reused. */
+  readonly stats = { listed: 0, reused: 0 };
+  generation = 0;
+  /** Root identity and name rule the listings were prepared for; another root or rule starts over. */
+  root = '';
+  names: NameRule | '' = '';
+
+  /**
+   * @param racyMarginMs how long after a directory's last change its listing may be kept for reuse (ms)
+   * @param now          wall clock in ms (Date.now); tests may move it
+   */
+  constructor(
+    readonly racyMarginMs: number = RACY_MARGIN_MS,
+    readonly now: () => number = Date.now,
+  ) {}
+}
+
+const memos = new WeakMap<KnownNotes, ScanMemo>();
+
+/**
+ * The memo scans for `known` use (created on first use). The search index is one `KnownNotes` per caller view and
+ * lives as long as the view, so its memo does too; a throwaway `{ has: () => false }` gets a throwaway memo.
+ */
+export function scanMemoOf(known: KnownNotes): ScanMemo {
+  let memo = memos.get(known);
+  if (memo === undefined) {
+    memo = new ScanMemo();
+    memos.set(known, memo);
+  }
+  return memo;
+}
+
+/** Makes scans for `known` use `memo` (tests use it to pick the margin and clock, and to read the counts). */
+export function useScanMemo(known: KnownNotes, memo: ScanMemo): void {
+  memos.set(known, memo);
+}
+
+/** True when `words` equals the RAW_STAT_WORDS words of `snaps` at `at`. */
+function sameWords(snaps: Uint32Array, at: number, words: Uint32Array): boolean {
+  for (let i = 0; i < RAW_STAT_WORDS; i++) if (snaps[at + i] !== words[i]) return false;
+  return true;
+}
+
+const NS_PER_MS = 1_000_000n;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Scans the tree below `rootFd` and returns the notes that pass the policy filter and every trust check.
@@ -99,13 +240,29 @@ export function scanTree(
   native: Native = requireNative(),
 ): ScanResult {
   const uid = runningUid();
-  let rootPlace: RootPlace;
+  let rootStat: FileStat;
   try {
-    rootPlace = placeOf(native.fstat(rootFd));
+    rootStat = native.fstat(rootFd);
   } catch (err) {
     if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
     throw err;
   }
+  const rootPlace: RootPlace = placeOf(rootStat);
+
+  // Listings and raw stats are kept between calls only with a binding that has the allocation-free raw stat. A
+  // wrapper that counts or interposes calls (tests) has none, so it sees every listing and every statAt.
+  const rawStat = native.statRawAt !== undefined;
+  const memo = rawStat ? scanMemoOf(known) : null;
+  if (memo !== null) {
+    const rootId = `${rootStat.dev}:${rootStat.ino}:${rootStat.mntId ?? ''}`;
+    if (memo.root !== rootId || memo.names !== limits.names) {
+      memo.listings.clear();
+      memo.root = rootId;
+      memo.names = limits.names;
+    }
+    memo.generation++;
+  }
+  const words = new Uint32Array(RAW_STAT_WORDS);
 
   const notes: ScannedNote[] = [];
   const skipped: Partial<Record<string, number>> = {};
@@ -114,20 +271,147 @@ export function scanTree(
   let bytes = 0;
   let truncated = false;
   let stopped = false;
+  /** fstat of the directory `openChildDir` opened last (valid right after it returns a descriptor). */
+  let childStat: FileStat = rootStat;
 
   const skip = (reason: Reason): void => {
     skipped[reason] = (skipped[reason] ?? 0) + 1;
   };
 
-  /** Lists a directory against the remaining raw entry budget, sorted by name. */
-  const list = (fd: number): DirEntry[] => {
+  const allows = (e: Entry): boolean => {
+    if (e.allows === UNDECIDED) e.allows = filter.allowsNote(e.id) ? 1 : 0;
+    return e.allows === 1;
+  };
+  const enters = (e: Entry): boolean => {
+    if (e.enters === UNDECIDED) e.enters = filter.mayEnter(e.id) ? 1 : 0;
+    return e.enters === 1;
+  };
+
+  /** Lists `fd` (whose fstat is `st`) against the remaining raw entry budget, sorted by raw name, prepared. */
+  const freshListing = (fd: number, st: FileStat, prefix: string, depth: number, old: Listing | undefined): Listing => {
+    const started = memo === null ? 0 : memo.now();
     const listed = native.listDir(fd, RAW_ENTRY_CEILING - rawEntries);
     if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
     rawEntries += listed.length;
-    return sortByName(listed);
+    // Name, snapshot and policy state of entries that were already there carry over (matched by raw name).
+    const before = new Map<string, Entry>();
+    if (old !== undefined) for (const e of old.entries) before.set(e.sortKey, e);
+    const sameFilter = old !== undefined && old.filter === filter;
+    const snaps = memo === null ? new Uint32Array(0) : new Uint32Array(listed.length * RAW_STAT_WORDS);
+    const entries: Entry[] = [];
+    for (const { name: raw, type } of listed) {
+      const sortKey = raw.toString('latin1');
+      const prev = before.get(sortKey);
+      const slot = entries.length * RAW_STAT_WORDS;
+      if (prev !== undefined) {
+        if (memo !== null && prev.stat !== undefined) snaps.set(old!.snaps.subarray(prev.slot, prev.slot + RAW_STAT_WORDS), slot);
+        entries.push({
+          ...prev,
+          type,
+          slot,
+          allows: sameFilter ? prev.allows : UNDECIDED,
+          enters: sameFilter ? prev.enters : UNDECIDED,
+        });
+        continue;
+      }
+      let name: string | null;
+      if (isAscii(raw)) {
+        name = sortKey;
+      } else {
+        try {
+          name = nameDecoder.decode(raw);
+        } catch {
+          name = null;
+        }
+      }
+      const nameReason = name === null ? null : segmentReason(name, limits.names);
+      const usable = name !== null && nameReason === null;
+      const id = usable ? prefix + name : '';
+      const note = name !== null && nameReason === null && isNoteName(name);
+      let cname = EMPTY;
+      if (usable && memo !== null) {
+        cname = Buffer.allocUnsafe(raw.length + 1);
+        raw.copy(cname);
+        cname[raw.length] = 0;
+      }
+      entries.push({
+        sortKey,
+        cname,
+        name,
+        nameReason,
+        type,
+        id,
+        note,
+        withinLimits: usable && idWithinLimits(id, depth),
+        allows: UNDECIDED,
+        enters: UNDECIDED,
+        prefix: undefined,
+        slot,
+        stat: undefined,
+        key: undefined,
+        known: undefined,
+      });
+    }
+    entries.sort(byLatin1);
+    // Sorting moved entries away from their slots; renumber, moving the snapshots along.
+    if (memo !== null) {
+      const sorted = new Uint32Array(snaps.length);
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        const slot = i * RAW_STAT_WORDS;
+        if (e.stat !== undefined) sorted.set(snaps.subarray(e.slot, e.slot + RAW_STAT_WORDS), slot);
+        e.slot = slot;
+      }
+      snaps.set(sorted);
+    }
+    const changedMs = Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / NS_PER_MS);
+    return {
+      dev: st.dev,
+      ino: st.ino,
+      mtimeNs: st.mtimeNs,
+      ctimeNs: st.ctimeNs,
+      rawCount: listed.length,
+      entries,
+      snaps,
+      filter,
+      reusable: memo !== null && started - changedMs > memo.racyMarginMs,
+      seen: 0,
+    };
   };
 
-  /** Opens a child directory and applies directory trust plus same-device; -1 (and a skip count) when refused. */
+  /**
+   * The listing of the open directory `fd` (fstat `st`, id prefix `prefix`, entries at `depth` segments): the memo's
+   * when its directory identity is unchanged (its raw entries still count toward the ceiling), else a fresh one.
+   */
+  const listingOf = (fd: number, st: FileStat, prefix: string, depth: number): Listing => {
+    if (memo === null) return freshListing(fd, st, prefix, depth, undefined);
+    const old = memo.listings.get(prefix);
+    let listing: Listing;
+    if (old !== undefined && old.reusable && old.dev === st.dev && old.ino === st.ino && old.mtimeNs === st.mtimeNs && old.ctimeNs === st.ctimeNs) {
+      if (old.rawCount > RAW_ENTRY_CEILING - rawEntries) throw new BridgeError('unavailable', 'entry_ceiling');
+      rawEntries += old.rawCount;
+      if (old.filter !== filter) {
+        for (const e of old.entries) {
+          e.allows = UNDECIDED;
+          e.enters = UNDECIDED;
+        }
+        old.filter = filter;
+      }
+      memo.stats.reused++;
+      listing = old;
+    } else {
+      listing = freshListing(fd, st, prefix, depth, old);
+      memo.listings.set(prefix, listing);
+      memo.stats.listed++;
+    }
+    listing.seen = memo.generation;
+    return listing;
+  };
+
+  /**
+   * Opens a child directory and applies directory trust plus same-device; -1 (and a skip count) when refused.
+   * On success `childStat` holds the descriptor's fstat.
+   */
   const openChildDir = (parentFd: number, name: string, count: boolean): number => {
     let fd: number;
     try {
@@ -138,7 +422,9 @@ export function scanTree(
     }
     let reason: Reason | null;
     try {
-      reason = checkDirDescriptor(native, fd, uid, rootPlace).reason;
+      const checked = checkDirDescriptor(native, fd, uid, rootPlace);
+      reason = checked.reason;
+      childStat = checked.stat;
     } catch (err) {
       if (!(err instanceof NativeError)) {
         closeQuietly(native, fd);
@@ -153,19 +439,15 @@ export function scanTree(
   };
 
   /** Entry type, resolving DT_UNKNOWN with a no-follow stat; null when that stat fails. */
-  const entryType = (dirFd: number, entry: DirEntry, name: string): number | null => {
-    if (entry.type !== DT.UNKNOWN) return entry.type;
+  const entryType = (dirFd: number, e: Entry): number | null => {
+    if (e.type !== DT.UNKNOWN) return e.type;
     try {
-      return typeOf(native.statAt(dirFd, name));
+      return typeOf(native.statAt(dirFd, e.name!));
     } catch (err) {
       if (err instanceof NativeError) return null;
       throw err;
     }
   };
-
-  /** True when a name below this point could be a candidate: note name, allowed, within the read id limits. */
-  const wouldBeCandidate = (name: string, id: string, depth: number): boolean =>
-    isNoteName(name) && filter.allowsNote(id) && idWithinLimits(id, depth);
 
   /**
    * True when the file `name` in `dirFd` passes the trust rule (owner, mode, link count, device and mount, ACL) on
@@ -189,53 +471,84 @@ export function scanTree(
   };
 
   /**
-   * Depth look-ahead below an open trusted directory at depth `dirDepth`: true as soon as a name that would be a
-   * candidate exists below it through trusted same-device directories the filter may enter. Names decide first;
-   * only a file whose name would be a candidate is statted and opened, to check that it passes the trust rule.
+   * Depth look-ahead below an open trusted directory at depth `dirDepth` (fstat `dirStat`): true as soon as a name
+   * that would be a candidate (note name, allowed, within the read id limits) exists below it through trusted
+   * same-device directories the filter may enter. Names decide first; only a file whose name would be a candidate
+   * is statted and opened, to check that it passes the trust rule.
    */
-  const lookBelow = (fd: number, prefix: string, dirDepth: number): boolean => {
-    let entries: DirEntry[];
+  const lookBelow = (fd: number, dirStat: FileStat, prefix: string, dirDepth: number): boolean => {
+    const depth = dirDepth + 1;
+    let listing: Listing;
     try {
-      entries = list(fd);
+      listing = listingOf(fd, dirStat, prefix, depth);
     } catch (err) {
       if (err instanceof NativeError) return false;
       throw err;
     }
-    const depth = dirDepth + 1;
-    for (const entry of entries) {
-      const name = decodeName(entry.name);
-      if (name === null || segmentReason(name, limits.names) !== null) continue;
-      const id = prefix + name;
-      const type = entryType(fd, entry, name);
+    for (const e of listing.entries) {
+      if (e.name === null || e.nameReason !== null) continue;
+      const type = entryType(fd, e);
       if (type === DT.DIR) {
         // Notes below would have more than 16 segments or 512 code points: the read tool could never accept them.
-        if (depth >= MAX_ID_SEGMENTS || !idWithinLimits(id, depth) || !filter.mayEnter(id)) continue;
-        const child = openChildDir(fd, name, false);
+        if (depth >= MAX_ID_SEGMENTS || !e.withinLimits || !enters(e)) continue;
+        const child = openChildDir(fd, e.name, false);
         if (child < 0) continue;
         let found: boolean;
         try {
-          found = lookBelow(child, `${id}/`, depth);
+          found = lookBelow(child, childStat, (e.prefix ??= `${e.id}/`), depth);
         } finally {
           closeQuietly(native, child);
         }
         if (found) return true;
-      } else if (type !== null && type !== DT.LNK && wouldBeCandidate(name, id, depth) && trustedFileAt(fd, name)) {
+      } else if (type !== null && type !== DT.LNK && e.note && allows(e) && e.withinLimits && trustedFileAt(fd, e.name)) {
         return true;
       }
     }
     return false;
   };
 
+  /** Charge one trusted note; false (and the scan stops, truncated) when a budget is exhausted. */
+  const charge = (size: number): boolean => {
+    if (candidates >= limits.maxEntries || bytes + size > limits.maxTotalBytes) {
+      truncated = true;
+      stopped = true;
+      return false;
+    }
+    candidates++;
+    bytes += size;
+    return true;
+  };
+
   /**
-   * A candidate note: one statAt and the metadata checks; a note the index does not know by identity is also opened
-   * and re-checked on its descriptor (fstat, ACL). Only then is it charged against `maxEntries` and
+   * This call's no-follow stat of the note entry `e` in `dirFd`. With the raw binding, the answer is compared word
+   * for word with the entry's snapshot; when equal, the FileStat built from the snapshot (equal in every field to
+   * what this answer would build) is returned, else a new one is built and the snapshot replaced.
+   *
+   * @throws NativeError from the stat
+   */
+  const statNote = (dirFd: number, e: Entry, listing: Listing): FileStat => {
+    if (memo === null) return native.statAt(dirFd, e.name!);
+    native.statRawAt!(dirFd, e.cname, words);
+    if (e.stat !== undefined && sameWords(listing.snaps, e.slot, words)) return e.stat;
+    listing.snaps.set(words, e.slot);
+    e.stat = fileStatFromRaw(words);
+    e.key = undefined;
+    e.known = undefined;
+    return e.stat;
+  };
+
+  /**
+   * A candidate note: one stat by name and the metadata checks; a note the index does not know by identity is also
+   * opened and re-checked on its descriptor (fstat, ACL). Only then is it charged against `maxEntries` and
    * `maxTotalBytes` (PRODUCT.md §6: an untrusted note never moves a budget or a flag), and the text read and
    * validated. A known note is returned without text and never opened.
    */
-  const candidate = (dirFd: number, name: string, id: string): void => {
+  const candidate = (dirFd: number, e: Entry, listing: Listing): void => {
+    const name = e.name!;
+    const id = e.id;
     let st: FileStat;
     try {
-      st = native.statAt(dirFd, name);
+      st = statNote(dirFd, e, listing);
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       skip(err.errno === 2 ? 'missing' : 'io_error');
@@ -246,20 +559,16 @@ export function scanTree(
       skip(metaReason);
       return;
     }
-    const key = identityKey(st);
-    /** Charge one trusted note; false (and the scan stops, truncated) when a budget is exhausted. */
-    const charge = (size: number): boolean => {
-      if (candidates >= limits.maxEntries || bytes + size > limits.maxTotalBytes) {
-        truncated = true;
-        stopped = true;
-        return false;
-      }
-      candidates++;
-      bytes += size;
-      return true;
-    };
+    const memoized = e.stat === st;
+    const key = memoized ? (e.key ??= identityKey(st)) : identityKey(st);
     if (known.has(id, key)) {
-      if (charge(st.size)) notes.push({ id, key, stat: st, text: undefined });
+      if (!charge(st.size)) return;
+      let note = memoized ? e.known : undefined;
+      if (note === undefined) {
+        note = { id, key, stat: st, text: undefined };
+        if (memoized) e.known = note;
+      }
+      notes.push(note);
       return;
     }
     let fd: number;
@@ -297,31 +606,28 @@ export function scanTree(
     }
   };
 
-  /** Scans one open trusted directory whose id has `dirDepth` segments (the root has 0). */
-  const walk = (dirFd: number, prefix: string, dirDepth: number): void => {
-    const entries = list(dirFd);
+  /** Scans one open trusted directory (fstat `dirStat`) whose id has `dirDepth` segments (the root has 0). */
+  const walk = (dirFd: number, dirStat: FileStat, prefix: string, dirDepth: number): void => {
     const depth = dirDepth + 1; // depth of the entries listed here
-    for (const entry of entries) {
+    const listing = listingOf(dirFd, dirStat, prefix, depth);
+    for (const e of listing.entries) {
       if (stopped) return;
-      const name = decodeName(entry.name);
-      if (name === null) {
+      if (e.name === null) {
         skip('bad_name');
         continue;
       }
-      const nameReason = segmentReason(name, limits.names);
-      if (nameReason !== null) {
-        skip(nameReason);
+      if (e.nameReason !== null) {
+        skip(e.nameReason);
         continue;
       }
-      const id = prefix + name;
-      let type = entry.type;
+      let type = e.type;
       if (type === DT.UNKNOWN) {
         // Stat only what could matter: a directory the filter may enter, or an allowed note name.
-        if (!filter.mayEnter(id) && !(isNoteName(name) && filter.allowsNote(id))) {
+        if (!enters(e) && !(e.note && allows(e))) {
           skip('denied');
           continue;
         }
-        const resolved = entryType(dirFd, entry, name);
+        const resolved = entryType(dirFd, e);
         if (resolved === null) {
           skip('missing');
           continue;
@@ -329,34 +635,36 @@ export function scanTree(
         type = resolved;
       }
       if (type === DT.DIR) {
-        enter(dirFd, name, id, depth);
+        enter(dirFd, e, depth);
       } else if (type === DT.LNK) {
         skip('symlink');
-      } else if (!isNoteName(name)) {
+      } else if (!e.note) {
         skip('not_markdown');
-      } else if (!filter.allowsNote(id)) {
+      } else if (!allows(e)) {
         skip('denied');
-      } else if (!idWithinLimits(id, depth)) {
+      } else if (!e.withinLimits) {
         skip('bad_name');
       } else {
-        candidate(dirFd, name, id);
+        candidate(dirFd, e, listing);
       }
     }
   };
 
   /** A directory entry at `depth` segments: skip, look ahead, or open, check and recurse. */
-  const enter = (parentFd: number, name: string, id: string, depth: number): void => {
-    if (!filter.mayEnter(id)) {
+  const enter = (parentFd: number, e: Entry, depth: number): void => {
+    if (!enters(e)) {
       skip('denied');
       return;
     }
+    const name = e.name!;
+    const prefix = (e.prefix ??= `${e.id}/`);
     if (depth >= limits.maxDepth) {
       // Its notes would be deeper than max_depth. Once truncated is set, looking further cannot change anything.
       if (truncated) return;
       const fd = openChildDir(parentFd, name, true);
       if (fd < 0) return;
       try {
-        if (lookBelow(fd, `${id}/`, depth)) truncated = true;
+        if (lookBelow(fd, childStat, prefix, depth)) truncated = true;
       } finally {
         closeQuietly(native, fd);
       }
@@ -365,7 +673,7 @@ export function scanTree(
     const fd = openChildDir(parentFd, name, true);
     if (fd < 0) return;
     try {
-      walk(fd, `${id}/`, depth);
+      walk(fd, childStat, prefix, depth);
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       skip('io_error');
@@ -375,10 +683,14 @@ export function scanTree(
   };
 
   try {
-    walk(rootFd, '', 0);
+    walk(rootFd, rootStat, '', 0);
   } catch (err) {
     if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
     throw err;
+  }
+  if (memo !== null && memo.listings.size > 0) {
+    // Forget directories this scan did not visit (removed, denied, or past a budget stop).
+    for (const [prefix, listing] of memo.listings) if (listing.seen !== memo.generation) memo.listings.delete(prefix);
   }
   return { notes, truncated, rawEntries, skipped };
 }
