@@ -22,7 +22,7 @@ import { closeQuietly, openTrustedDir, readTrustedFile } from '../trust/path.js'
 import { descriptorAclReason, isRegularFile, isSymlink, runningUid } from '../trust/rule.js';
 import { scanTree } from '../trust/scan.js';
 import type { Native } from '../../native/types.js';
-import { pluginStatus, policyStatus } from './status.js';
+import { MCP_RUN_KIND_NOTE, pluginStatus, policyStatus } from './status.js';
 
 /** One doctor check (the `--json` shape). `reason` on an ok check is a warning. */
 export interface DoctorCheck {
@@ -324,7 +324,9 @@ export function runDoctor(home: string, options: { version?: string } = {}): Doc
     checks.push({ name: 'policy', ok: false, reason, remedy: remedyOf(reason) });
     return finish();
   }
-  details.set('policy', [policyFile, `allow_cron: ${policy.allowCron}, allow_subagents: ${policy.allowSubagents}`]);
+  const policyLines = [policyFile, `allow_cron: ${policy.allowCron}, allow_subagents: ${policy.allowSubagents}`];
+  if (!(policy.allowCron && policy.allowSubagents)) policyLines.push(MCP_RUN_KIND_NOTE);
+  details.set('policy', policyLines);
   checks.push({ name: 'policy', ok: true });
 
   let rootFd: number;

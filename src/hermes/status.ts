@@ -125,6 +125,13 @@ export function policyStatus(home: string): { status: PolicyStatus; policy?: Pol
   };
 }
 
+/**
+ * Said wherever the run-kind rule is shown and calls of kind `unknown` are refused: an MCP host cannot tell a cron
+ * job or subagent from a person, so `memory-bridge mcp` without `--run-kind` is kind `unknown` (PRODUCT.md §3).
+ */
+export const MCP_RUN_KIND_NOTE =
+  'MCP hosts need --run-kind interactive or both opt-ins: memory-bridge mcp without --run-kind is run kind "unknown", refused unless allow_cron and allow_subagents are both true';
+
 /** The run-kind rule of PRODUCT.md §3 for a policy. */
 export function runKindRule(policy: Pick<Policy, 'allowCron' | 'allowSubagents'>): RunKindRule {
   return {
@@ -175,6 +182,7 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
   lines.push(`  cron                           ${allowed(rk.cron)} (allow_cron: ${pol.allowCron})`);
   lines.push(`  subagent                       ${allowed(rk.subagent)} (allow_subagents: ${pol.allowSubagents})`);
   lines.push(`  cron subagent, or unknown      ${allowed(rk.cronSubagentOrUnknown)} (needs both)`);
+  if (!rk.cronSubagentOrUnknown) lines.push(`  ${MCP_RUN_KIND_NOTE}`);
   lines.push('Limits:');
   const width = Math.max(...pol.limits.map((l) => l.key.length));
   for (const l of pol.limits) {

@@ -74,6 +74,18 @@ test('status › shows the effective configuration with defaults marked', (t) =>
   t.regex(text.stdout, /max_results\s+7 results\s+\(set; default 10, ceiling 10\)/);
 });
 
+test('status and doctor › say when MCP-mode calls would be refused, and stay quiet when both opt-ins are set', (t) => {
+  const { home } = setup({ allow_cron: true });
+  for (const args of [['status', '--home', home], ['doctor', '--home', home]]) {
+    const r = run(...args);
+    t.regex(r.stdout, /MCP hosts need --run-kind interactive or both opt-ins/, args[0]);
+  }
+  const both = setup({ allow_cron: true, allow_subagents: true });
+  for (const args of [['status', '--home', both.home], ['doctor', '--home', both.home]]) {
+    t.notRegex(run(...args).stdout, /MCP hosts need/, args[0]);
+  }
+});
+
 test('status › has no side effects and does not probe the root', (t) => {
   const { home, root, dir } = setup();
   fs.chmodSync(root, 0o777); // an untrusted root: doctor fails, status does not look
