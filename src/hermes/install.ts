@@ -4,7 +4,12 @@
  * The directory holds `plugin.yaml` and `__init__.py` (copied from the package's `plugin/`) and `install.json`:
  *
  *   {"marker": "memory-bridge-plugin", "version": "<package version>", "node": "<absolute node binary>",
- *    "cli": "<absolute dist/src/cli/main.js>", "files": {"plugin.yaml": "<sha256>", "__init__.py": "<sha256>"}}
+ *    "cli": "<absolute dist/src/cli/main.js>", "files": {"plugin.yaml": "<sha256>", "__init__.py": "<sha256>"},
+ *    "timeout_seconds"?: <number>}
+ *
+ * `timeout_seconds` (only when `install --timeout` gave one) is the shim's per-call timeout; the environment
+ * variable MEMORY_BRIDGE_TIMEOUT overrides it, and the shim clamps either to [MIN_TIMEOUT_SECONDS,
+ * MAX_TIMEOUT_SECONDS].
  *
  * `install.json` is how the shim finds the worker without PATH, and its marker (together with `name:
  * memory-bridge` in plugin.yaml) is how we recognise our own directory. A directory without both is someone
@@ -25,6 +30,10 @@ const TOLERATED_ENTRIES = new Set(['__pycache__']);
 const RECORD_FILE = 'install.json';
 const MAX_RECORD_BYTES = 64 * 1024;
 
+/** Bounds of the shim's per-call timeout in seconds (the shim's own constants are the same). */
+export const MIN_TIMEOUT_SECONDS = 0.5;
+export const MAX_TIMEOUT_SECONDS = 600;
+
 /** What install.json says. */
 export interface InstallRecord {
   marker: typeof INSTALL_MARKER;
@@ -32,6 +41,7 @@ export interface InstallRecord {
   node: string;
   cli: string;
   files: Record<string, string>;
+  timeout_seconds?: number;
 }
 
 /** Where the files to install come from. */
@@ -44,6 +54,8 @@ export interface InstallSource {
   cli: string;
   /** Package version (must equal plugin.yaml's version). */
   version: string;
+  /** Per-call timeout for the shim, seconds, within [MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS]; omitted → shim default. */
+  timeoutSeconds?: number;
 }
 
 /** The state of `<home>/plugins/memory-bridge`. */
@@ -122,7 +134,9 @@ export function parseInstallRecord(bytes: Buffer): InstallRecord | undefined {
     if (typeof v !== 'string') return undefined;
     hashes[k] = v;
   }
-  return { marker: INSTALL_MARKER, version: r.version, node: r.node, cli: r.cli, files: hashes };
+  const record: InstallRecord = { marker: INSTALL_MARKER, version: r.version, node: r.node, cli: r.cli, files: hashes };
+  if (typeof r.timeout_seconds === 'number') record.timeout_seconds = r.timeout_seconds;
+  return record;
 }
 
 /**
@@ -241,6 +255,13 @@ function buildFiles(source: InstallSource): { files: PlannedFile[]; record: Inst
     cli: source.cli,
     files: hashes,
   };
+  if (source.timeoutSeconds !== undefined) {
+    const t = source.timeoutSeconds;
+    if (!Number.isFinite(t) || t < MIN_TIMEOUT_SECONDS || t > MAX_TIMEOUT_SECONDS) {
+      throw new InstallError('bad_source', `the timeout must be between ${MIN_TIMEOUT_SECONDS} and ${MAX_TIMEOUT_SECONDS} seconds`);
+    }
+    record.timeout_seconds = t;
+  }
   files.push({ name: RECORD_FILE, bytes: Buffer.from(`${JSON.stringify(record, null, 2)}\n`, 'utf8'), mode: 0o600 });
   return { files, record };
 }

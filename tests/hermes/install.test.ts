@@ -203,6 +203,22 @@ test('install › a missing home is refused rather than created', (t) => {
   t.false(fs.existsSync(home));
 });
 
+test('install › --timeout records the per-call timeout for the shim, within bounds', (t) => {
+  const home = freshHome();
+  t.is(run('install', '--home', home, '--timeout', '45').code, 0);
+  const recordPath = path.join(home, 'plugins', 'memory-bridge', 'install.json');
+  t.is(JSON.parse(fs.readFileSync(recordPath, 'utf8')).timeout_seconds, 45);
+  t.regex(run('install', '--home', home, '--timeout', '45').stdout, /already this install/);
+  t.is(inspectPluginDir(path.join(home, 'plugins', 'memory-bridge')).kind, 'ours');
+  for (const bad of ['0', '0.1', '601', 'soon', 'NaN']) {
+    const r = run('install', '--home', freshHome(), '--timeout', bad);
+    t.is(r.code, 2, bad);
+    t.regex(r.stderr, /timeout/, bad);
+  }
+  t.false('timeout_seconds' in JSON.parse(fs.readFileSync(path.join(
+    (() => { const h = freshHome(); run('install', '--home', h); return h; })(), 'plugins', 'memory-bridge', 'install.json'), 'utf8')));
+});
+
 test('install › unknown flags are usage errors', (t) => {
   t.is(run('install', '--frobnicate').code, 2);
   t.is(run('uninstall', 'extra').code, 2);

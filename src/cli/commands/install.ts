@@ -5,9 +5,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pluginDataDirOf, resolveHermesHome } from '../../hermes/home.js';
-import { applyInstall, InstallError, planInstall, type InstallPlan } from '../../hermes/install.js';
+import {
+  applyInstall,
+  InstallError,
+  MAX_TIMEOUT_SECONDS,
+  MIN_TIMEOUT_SECONDS,
+  planInstall,
+  type InstallPlan,
+} from '../../hermes/install.js';
 import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, packageRoot, packageVersion, type Command } from '../command.js';
+
+/** `--timeout` → seconds within the shim's bounds, or a usage error. */
+function timeoutFlag(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = /^[0-9]+(\.[0-9]+)?$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(n) || n < MIN_TIMEOUT_SECONDS || n > MAX_TIMEOUT_SECONDS) {
+    throw new UsageError(`--timeout must be a number of seconds from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS}`);
+  }
+  return n;
+}
 
 function mode(m: number): string {
   return `0${m.toString(8)}`;
@@ -27,6 +44,7 @@ function describePlan(plan: InstallPlan, dryRun: boolean): string[] {
   );
   for (const f of plan.files) lines.push(`  ${f.name}  ${f.bytes.length} bytes, mode ${mode(f.mode)}`);
   lines.push(`  the shim ${verb} start: ${plan.record.node} ${plan.record.cli} worker`);
+  if (plan.record.timeout_seconds !== undefined) lines.push(`  per-call timeout: ${plan.record.timeout_seconds} s`);
   if (plan.replacedChanges.length > 0) lines.push(`  local changes ${verb} be discarded (--force): ${plan.replacedChanges.join(', ')}`);
   return lines;
 }
@@ -57,7 +75,7 @@ export function nextSteps(home: string, fromDefault: boolean): string[] {
 export const command: Command = {
   name: 'install',
   summary: 'install the Hermes plugin shim into a profile (plugins/memory-bridge/)',
-  usage: `usage: memory-bridge install [--home DIR] [--dry-run] [--force]
+  usage: `usage: memory-bridge install [--home DIR] [--dry-run] [--force] [--timeout SECONDS]
 
 Copy the plugin (plugin.yaml, __init__.py) and an install record naming this node binary and CLI into
 <home>/plugins/memory-bridge/ (directories 0700, files 0600). The home is --home, else $HERMES_HOME, else
@@ -67,11 +85,20 @@ symbolic link is refused.
 
   --home DIR   the Hermes profile home
   --dry-run    print what would be written and write nothing
-  --force      also replace a memory-bridge install that has local changes (never another plugin)`,
+  --force      also replace a memory-bridge install that has local changes (never another plugin)
+  --timeout S  seconds one tool call may wait for the worker (${MIN_TIMEOUT_SECONDS}-${MAX_TIMEOUT_SECONDS}; default 10); a call that
+               runs out answers "unavailable" but the worker keeps going, so the next call finds its index
+               warm. MEMORY_BRIDGE_TIMEOUT in Hermes's environment overrides it.`,
   async run(argv) {
-    const parsed = parseArgs(argv, { home: { type: 'string' }, 'dry-run': { type: 'boolean' }, force: { type: 'boolean' } });
+    const parsed = parseArgs(argv, {
+      home: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      force: { type: 'boolean' },
+      timeout: { type: 'string' },
+    });
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const dryRun = boolFlag(parsed, 'dry-run');
+    const timeoutSeconds = timeoutFlag(stringFlag(parsed, 'timeout'));
     const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
     for (const note of resolved.notes) process.stderr.write(`memory-bridge install: note: ${note}\n`);
     const root = packageRoot();
@@ -84,6 +111,7 @@ symbolic link is refused.
           node: process.execPath,
           cli: path.join(root, 'dist', 'src', 'cli', 'main.js'),
           version: packageVersion(),
+          ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
         },
         { force: boolFlag(parsed, 'force') },
       );
