@@ -167,6 +167,14 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
     }
     throw e;
   }
+  if (gid !== null) {
+    // The export never changes --out itself; say so when the group could not reach the files through it.
+    const st = native.fstat(outFd);
+    const traversable = (st.mode & 0o001) !== 0 || (st.gid === gid && (st.mode & 0o010) !== 0);
+    if (!traversable) {
+      log(`export-fleet: warning: ${out} is not traversable by group ${opts.group} (mode ${(st.mode & 0o7777).toString(8)}, group ${st.gid}); members of that group cannot reach the files until you give it g+x and that group`);
+    }
+  }
   let lockFd: number | null = null;
   const tree = new OutTree(native, wn, outFd, modes, opts.dryRun);
   try {
@@ -385,7 +393,11 @@ async function applyRead(
   }
 
   // 4. Phase-1 manifest: everything this run may create, and its temp names.
-  const planned: Manifest = { version: 1, files: { ...manifest.files }, temps: [] };
+  for (const s of steps) {
+    if (s.op === 'write') tree.planDirs(s.ready.loc.dir);
+    if (s.op === 'history') tree.planDirs([...s.dir, HISTORY_DIR]);
+  }
+  const planned: Manifest = { version: 1, files: { ...manifest.files }, dirs: tree.dirRecord(false), temps: [] };
   for (const [rel, e] of newEntries) planned.files[rel] = e;
   for (const s of steps) {
     if (s.op === 'write') planned.temps.push(`${s.ready.loc.dir.join('/')}/${s.temp}`);
@@ -480,7 +492,7 @@ async function applyRead(
 
   // 8. Make this run's changes durable, then record the final state.
   await tree.syncAll();
-  tree.saveManifest({ version: 1, files: finalFiles, temps: [] });
+  tree.saveManifest({ version: 1, files: finalFiles, dirs: tree.dirRecord(true), temps: [] });
 
   if (blocked.length > 0) summary.ok = false;
   for (const b of blocked) log(`export-fleet: left alone: ${b}`);

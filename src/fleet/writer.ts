@@ -12,6 +12,8 @@
  *   even after SIGKILL; rename(2) replaces the visible name atomically.
  * - An existing object is overwritten or removed only when the manifest lists it and it is a regular file owned by
  *   the running user with one link. Symlinks, directories, other owners' files and unlisted files are left alone.
+ * - Mode and group are set only on directories the export created itself (the manifest records them with their
+ *   inode); a directory the operator made keeps its mode and group, and is used only when it passes the trust rule.
  */
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -73,22 +75,39 @@ export interface ManifestEntry {
   kind: 'current' | 'history';
 }
 
-/** The manifest: every file the exporter wrote and still owns, plus temp files of a run that did not finish. */
+/**
+ * The manifest: every file the exporter wrote and still owns, the directories it created, plus temp files of a run
+ * that did not finish.
+ */
 export interface Manifest {
   version: 1;
   files: Record<string, ManifestEntry>;
+  /**
+   * Directories the export created: relative path → identity (`<inode>-<birth time ns>`, or the inode alone where the
+   * filesystem reports no birth time, so a directory replaced under a reused inode number is not mistaken for
+   * ours), or `""` for one a run
+   * planned to create but may not have (it was killed first). Manifests of earlier versions have none, so their
+   * directories are treated as the operator's (mode and group left alone).
+   */
+  dirs: Record<string, string>;
   temps: string[];
 }
 
 /** An empty manifest (a fresh `--out`). */
 export function emptyManifest(): Manifest {
-  return { version: 1, files: {}, temps: [] };
+  return { version: 1, files: {}, dirs: {}, temps: [] };
 }
 
 /** True for a root-relative path the exporter could have written: 3 or 4 portable segments, a `.md` file. */
 function plausibleFile(rel: string): boolean {
   const segs = rel.split('/');
   return (segs.length === 3 || (segs.length === 4 && segs[2] === 'history')) && segs.every(isPortableName) && rel.endsWith('.md');
+}
+
+/** True for a directory the exporter could have made: 1–3 portable segments, the third only `history`. */
+function plausibleDir(rel: string): boolean {
+  const segs = rel.split('/');
+  return segs.length >= 1 && segs.length <= 3 && (segs.length < 3 || segs[2] === 'history') && segs.every(isPortableName);
 }
 
 /** True for a temp path the exporter could have made: 0–3 portable directories, then a temp name. */
@@ -116,8 +135,20 @@ export function parseManifest(bytes: Buffer): Manifest {
       m.files[rel] = { source: v.source, domain: v.domain, point: v.point, kind: v.kind };
     }
   }
+  const d = (raw as { dirs?: unknown }).dirs;
+  if (typeof d === 'object' && d !== null && !Array.isArray(d)) {
+    for (const [rel, ino] of Object.entries(d as Record<string, unknown>)) {
+      if (plausibleDir(rel) && typeof ino === 'string' && /^(?:[0-9]{1,20}(?:-[0-9]{1,25})?)?$/.test(ino)) m.dirs[rel] = ino;
+    }
+  }
   if (Array.isArray(r.temps)) m.temps = r.temps.filter((t): t is string => typeof t === 'string' && plausibleTemp(t));
   return m;
+}
+
+/** Identity of an open directory for Manifest.dirs: inode plus birth time (statx) where the filesystem has one. */
+function dirIdentity(fd: number): string {
+  const st = fs.fstatSync(fd, { bigint: true });
+  return st.birthtimeNs > 0n ? `${st.ino}-${st.birthtimeNs}` : `${st.ino}`;
 }
 
 /** What is at a name: nothing, or a stat taken without following a symlink. */
@@ -130,6 +161,10 @@ export type Presence = { kind: 'absent' } | { kind: 'present'; stat: FileStat };
 export class OutTree {
   private readonly dirs = new Map<string, number>();
   private readonly touched = new Set<number>();
+  /** Directories the export created (see Manifest.dirs): relative path → inode, `""` while not yet confirmed. */
+  private readonly ownDirs = new Map<string, string>();
+  /** Directories this run planned to create (their `""` entries are never adopted when found already there). */
+  private readonly plannedNow = new Set<string>();
   readonly uid: number;
   /** Device and mount of `--out`: the reader refuses notes on another filesystem or bind mount, so we never write there. */
   private readonly place: RootPlace;
@@ -182,6 +217,7 @@ export class OutTree {
         continue;
       }
       let child: number;
+      let made = false;
       try {
         child = this.native.openDirAt(fd, seg);
       } catch (e) {
@@ -189,6 +225,7 @@ export class OutTree {
         if (!create || this.dryRun) return null;
         try {
           this.wn.mkdirAt(fd, seg, 0o700);
+          made = true;
         } catch (err) {
           if (!(err instanceof NativeError) || err.errno !== EEXIST) throw err;
         }
@@ -199,7 +236,7 @@ export class OutTree {
         }
       }
       try {
-        this.fixMode(child, this.modes.dir);
+        if (this.claimDir(next, child, made)) this.fixMode(child, this.modes.dir);
         const { reason } = checkDirDescriptor(this.native, child, this.uid, this.place);
         if (reason !== null) throw new BlockedError(next, `untrusted directory (${reason})`);
       } catch (e) {
@@ -211,6 +248,60 @@ export class OutTree {
       rel = next;
     }
     return fd;
+  }
+
+  /**
+   * Decide whether the directory open on `fd` at `rel` is one the export created, updating the record: true when
+   * it was just made (`made`, mkdirat succeeded), or the manifest lists it with this inode, or lists it as planned
+   * by an earlier run that was killed before confirming it. A recorded inode that no longer matches (the operator
+   * replaced the directory) drops the record.
+   */
+  private claimDir(rel: string, fd: number, made: boolean): boolean {
+    const ino = dirIdentity(fd);
+    const rec = this.ownDirs.get(rel);
+    if (made || rec === ino || (rec === '' && !this.plannedNow.has(rel))) {
+      this.ownDirs.set(rel, ino);
+      return true;
+    }
+    this.ownDirs.delete(rel);
+    return false;
+  }
+
+  /**
+   * Record that this run is about to create the missing directories on the way to `segs` (saved in the phase-1
+   * manifest as `""`, so a directory made just before a SIGKILL is still known as ours at the next run). Existing
+   * directories are not recorded. Never throws: a blocked path fails later, at the write.
+   */
+  planDirs(segs: readonly string[]): void {
+    for (let i = 1; i <= segs.length; i++) {
+      const rel = segs.slice(0, i).join('/');
+      if (this.dirs.has(rel) || this.ownDirs.get(rel) === '') continue;
+      let fd: number | null;
+      try {
+        fd = this.openDir(segs.slice(0, i), false);
+      } catch {
+        return;
+      }
+      if (fd !== null) continue;
+      for (let j = i; j <= segs.length; j++) {
+        const missing = segs.slice(0, j).join('/');
+        if (!this.ownDirs.has(missing)) {
+          this.ownDirs.set(missing, '');
+          this.plannedNow.add(missing);
+        }
+      }
+      return;
+    }
+  }
+
+  /**
+   * The directory record for the manifest. `final` drops planned entries this run never created (blocked or
+   * raced), so only confirmed inodes and a killed run's plan survive.
+   */
+  dirRecord(final: boolean): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [rel, ino] of this.ownDirs) if (!(final && ino === '')) out[rel] = ino;
+    return out;
   }
 
   /** Give an object of ours the configured mode and group (no-op for others' objects and in dry runs). */
@@ -319,7 +410,9 @@ export class OutTree {
     const p = this.presence(this.outFd, MANIFEST_NAME);
     if (p.kind === 'absent') return emptyManifest();
     if (!this.isOwnFile(p.stat)) throw new Error(`${MANIFEST_NAME} is not a regular file owned by this user`);
-    return parseManifest(this.readOwn(this.outFd, MANIFEST_NAME, p.stat, MANIFEST_NAME));
+    const m = parseManifest(this.readOwn(this.outFd, MANIFEST_NAME, p.stat, MANIFEST_NAME));
+    for (const [rel, ino] of Object.entries(m.dirs)) this.ownDirs.set(rel, ino);
+    return m;
   }
 
   /** Replace the manifest atomically (mode 0600: only the exporter needs it). */
@@ -330,8 +423,9 @@ export class OutTree {
       if (!this.isOwnFile(t.stat)) throw new BlockedError(MANIFEST_TEMP, 'not a file the export wrote');
       this.wn.unlinkAt(this.outFd, MANIFEST_TEMP);
     }
-    const sorted: Manifest = { version: 1, files: {}, temps: [...m.temps].sort() };
+    const sorted: Manifest = { version: 1, files: {}, dirs: {}, temps: [...m.temps].sort() };
     for (const k of Object.keys(m.files).sort()) sorted.files[k] = m.files[k]!;
+    for (const k of Object.keys(m.dirs).sort()) sorted.dirs[k] = m.dirs[k]!;
     const bytes = Buffer.from(`${JSON.stringify(sorted, null, 1)}\n`, 'utf8');
     const fd = this.wn.createExclusive(this.outFd, MANIFEST_TEMP, 0o600);
     try {

@@ -13,6 +13,7 @@ import { ExportError } from '../../src/fleet/errors.js';
 import { findSecrets, SECRET_KINDS } from '../../src/fleet/secrets.js';
 import { allText, exportWith, mdFiles, payload, qdrantOptions, snapshot, uuid } from './helpers.js';
 import type { ExportOptions } from '../../src/fleet/export.js';
+import { MANIFEST_NAME, parseManifest } from '../../src/fleet/writer.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli', 'main.js');
 const rootTest = isRoot ? test : test.skip;
@@ -193,6 +194,44 @@ rootTest('dirs › --group leaves the mode and group of a directory the operator
   await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
   t.is(fs.statSync(work).mode & 0o7777, 0o700);
   t.is(fs.statSync(work).gid, before.gid);
+});
+
+rootTest('dirs › a later --group run regroups the directories an earlier run created, recorded by inode (needs root)', async (t) => {
+  const out = tempOut();
+  const file = path.join(path.dirname(out), 'cards.jsonl');
+  writeCards(file, 2);
+  await exportWith(jsonlOptions(out, file));
+  t.is(fs.statSync(path.join(out, 'work/hermes')).mode & 0o7777, 0o700);
+  const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as { dirs: Record<string, string> };
+  t.regex(manifest.dirs['work/hermes']!, new RegExp(`^${fs.statSync(path.join(out, 'work/hermes')).ino}(-[0-9]+)?$`));
+  // The operator replaces one created directory with their own: it is no longer the export's.
+  fs.rmSync(path.join(out, 'shared'), { recursive: true });
+  fs.mkdirSync(path.join(out, 'shared'), { mode: 0o700 });
+  await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
+  for (const d of ['work', 'work/hermes', 'shared/hermes']) {
+    t.is(fs.statSync(path.join(out, d)).mode & 0o7777, 0o750, d);
+    t.is(fs.statSync(path.join(out, d)).gid, FOREIGN_GID, d);
+  }
+  t.is(fs.statSync(path.join(out, 'shared')).mode & 0o7777, 0o700);
+  t.not(fs.statSync(path.join(out, 'shared')).gid, FOREIGN_GID);
+});
+
+rootTest('dirs › a directory a killed run planned and made is still its own at the next run (needs root)', async (t) => {
+  const out = tempOut();
+  const file = path.join(path.dirname(out), 'cards.jsonl');
+  writeCards(file, 1);
+  // What a run killed right after its mkdir leaves: the plan in the manifest, the directory at 0700.
+  fs.mkdirSync(path.join(out, 'work'), { mode: 0o700 });
+  fs.writeFileSync(path.join(out, MANIFEST_NAME), JSON.stringify({ version: 1, files: {}, dirs: { work: '', 'work/hermes': '' }, temps: [] }), { mode: 0o600 });
+  await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
+  t.is(fs.statSync(path.join(out, 'work')).mode & 0o7777, 0o750);
+  t.is(fs.statSync(path.join(out, 'work')).gid, FOREIGN_GID);
+});
+
+test('dirs › a damaged manifest cannot claim a directory outside the layout', (t) => {
+  const m = parseManifest(Buffer.from(JSON.stringify({ version: 1, files: {}, dirs: { '..': '', 'a/b/c': '1', 'a/b/history': '5-7', work: 'x', '': '', 'a/.b': '' }, temps: [] })));
+  t.deepEqual(m.dirs, { 'a/b/history': '5-7' });
+  t.deepEqual(parseManifest(Buffer.from('{"version":1,"files":{},"temps":[]}')).dirs, {}, 'a manifest of an earlier version claims no directory');
 });
 
 test('dirs › without --group a 0755 directory the operator made stays 0755', async (t) => {

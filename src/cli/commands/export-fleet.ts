@@ -34,7 +34,8 @@ Options:
   --include-expired    also write cards past their expires_at
   --redact             write cards holding credentials with each one replaced by [redacted:<kind>]
                        (default: such cards are skipped and their ids reported)
-  --group NAME         directories 0750 and files 0640 owned by this group (default 0700/0600)
+  --group NAME         directories 0750 and files 0640 owned by this group (default 0700/0600); only
+                       directories the export created are changed, never DIR or folders you made
   --keep-history N     keep the newest N earlier revisions per card (default: all; 0 keeps none)
   --dry-run            read and compare, report what would change, change nothing
   --json               print the summary as one JSON object on stdout
