@@ -58,6 +58,8 @@ interface Entry {
   meta: string;
   /** The last `sync` generation that listed this note. */
   seen: number;
+  /** Size of the note file in bytes when it was indexed (for the cache's byte bound). */
+  bytes: number;
 }
 
 /** The document given to MiniSearch (every field always a string, so field statistics count every note). */
@@ -218,6 +220,7 @@ export class NoteIndex implements KnownNotes {
   private readonly terms = new Map<string, TermSlot>();
   private removals = 0;
   private generation = 0;
+  private heldBytes = 0;
   /** Ranking scratch, indexed by MiniSearch short document id; all zero between calls. */
   private total = new Float64Array(0);
   private termScore = new Float64Array(0);
@@ -231,6 +234,11 @@ export class NoteIndex implements KnownNotes {
   /** Number of notes held. */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Summed file size, in bytes, of the notes held (what the per-view cache bounds; see tools/search.ts). */
+  get bytes(): number {
+    return this.heldBytes;
   }
 
   /** KnownNotes: true when the index holds verified text for exactly this id and identity key. */
@@ -264,9 +272,11 @@ export class NoteIndex implements KnownNotes {
       }
       if (held !== undefined) this.removeEntry(note.id, held);
       const parsed = parseNote(note.text);
-      const entry: Entry = { key: note.key, title: parsed.title, body: parsed.body, meta: parsed.meta.join('\n'), seen: generation };
+      const bytes = note.stat.size;
+      const entry: Entry = { key: note.key, title: parsed.title, body: parsed.body, meta: parsed.meta.join('\n'), seen: generation, bytes };
       addDocument(this.mini, docOf(note.id, entry), this.terms);
       this.entries.set(note.id, entry);
+      this.heldBytes += bytes;
       changed = true;
     }
     const gone: [string, Entry][] = [];
@@ -505,6 +515,7 @@ export class NoteIndex implements KnownNotes {
   private removeEntry(id: string, entry: Entry): void {
     this.mini.remove(docOf(id, entry));
     this.entries.delete(id);
+    this.heldBytes -= entry.bytes;
     this.removals++;
   }
 

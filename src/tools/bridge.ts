@@ -6,7 +6,7 @@
 import { BridgeError, errorResult, type ErrorResult } from '../errors.js';
 import { profileOf } from './caller.js';
 import { runRead } from './read.js';
-import { DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
+import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
 import type { Bridge, BridgeOptions, LogEvent, ReadResult, SearchResult, ToolName, ToolResult } from './types.js';
 
 /** Default operator log: one line on stderr, `memory-bridge: <tool> <reason>` (plus the class of an internal error). */
@@ -26,10 +26,12 @@ function className(err: unknown): string {
  *
  * @param options.log       where refusal events go (default `stderrLog`); a throwing logger is ignored
  * @param options.maxIndexes most per-view search indexes kept (default 8, an integer ≥ 1; RangeError otherwise)
+ * @param options.maxIndexBytes most summed note bytes (file sizes) across the kept indexes (default 256 MiB, a
+ *   number ≥ 1; RangeError otherwise); least recently used views are dropped after a search, never the one just used
  */
 export function createBridge(options: BridgeOptions = {}): Bridge {
   const log = options.log ?? stderrLog;
-  const indexes = new IndexCache(options.maxIndexes ?? DEFAULT_MAX_INDEXES);
+  const indexes = new IndexCache(options.maxIndexes ?? DEFAULT_MAX_INDEXES, options.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES);
 
   function emit(event: LogEvent): void {
     try {

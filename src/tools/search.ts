@@ -19,17 +19,57 @@ import type { SearchResult } from './types.js';
 
 /** Default number of per-view indexes kept in memory (BridgeOptions.maxIndexes). */
 export const DEFAULT_MAX_INDEXES = 8;
+/**
+ * Default bound on the summed note bytes of all held indexes (BridgeOptions.maxIndexBytes): 256 MiB of note
+ * files, four views at the policy ceiling of max_total_bytes (64 MiB). The index of one view costs a few times its
+ * note bytes in memory (text plus postings), so this keeps a worker serving many large homes bounded.
+ */
+export const DEFAULT_MAX_INDEX_BYTES = 256 * 1024 * 1024;
 
 /**
  * Indexes by view — (profile home, root, names rule) — least recently used dropped first. One view per home keeps
  * two profiles with different allow lists from sharing statistics (and from churning one index between them).
+ * Two bounds: at most `max` indexes, and, after each search, at most `maxBytes` summed note bytes over the held
+ * indexes — least recently used ones are dropped until the sum fits, never the index just used (a single view
+ * larger than the bound is kept alone).
  */
 export class IndexCache {
   private readonly views = new Map<string, NoteIndex>();
 
-  /** @param max most indexes held at once (an integer ≥ 1) */
-  constructor(private readonly max: number) {
+  /**
+   * @param max most indexes held at once (an integer ≥ 1)
+   * @param maxBytes most summed note bytes held across indexes (a number ≥ 1; default DEFAULT_MAX_INDEX_BYTES)
+   * @throws RangeError on a bad bound
+   */
+  constructor(
+    private readonly max: number,
+    private readonly maxBytes: number = DEFAULT_MAX_INDEX_BYTES,
+  ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('maxIndexes: an integer ≥ 1');
+    if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1) throw new RangeError('maxIndexBytes: a number ≥ 1');
+  }
+
+  /** Summed note bytes of the held indexes. */
+  get bytes(): number {
+    let sum = 0;
+    for (const index of this.views.values()) sum += index.bytes;
+    return sum;
+  }
+
+  /** Drop least recently used indexes other than `key` until the byte bound holds (call after a sync). */
+  fit(key: string): void {
+    let total = this.bytes;
+    for (const [other, index] of this.views) {
+      if (total <= this.maxBytes) return;
+      if (other === key) continue;
+      this.views.delete(other);
+      total -= index.bytes;
+    }
+  }
+
+  /** True when the view's index is held. */
+  holds(key: string): boolean {
+    return this.views.has(key);
   }
 
   static keyOf(home: string, policy: Pick<Policy, 'root' | 'names'>): string {
@@ -103,6 +143,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
       indexes.drop(key);
       throw err;
     }
+    indexes.fit(key);
     const { hits, truncated } = index.search(query, limit, limits);
     return { ok: true, results: hits, truncated: truncated || scan.truncated };
   } finally {

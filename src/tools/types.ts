@@ -65,4 +65,6 @@ export interface BridgeOptions {
   log?: (event: LogEvent) => void;
   /** Most profile indexes kept in memory at once (least recently used dropped first). Default 8. */
   maxIndexes?: number;
+  /** Most summed note bytes (file sizes) across the kept indexes; least recently used dropped first. Default 256 MiB. */
+  maxIndexBytes?: number;
 }

@@ -125,6 +125,29 @@ test.serial('search › index views are bounded by maxIndexes, least recently us
   t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
 });
 
+test.serial('search › index views are bounded by summed note bytes, least recently used first, never the view in use', (t) => {
+  const w = gardenWorld();
+  const other = addHome(w, 'other', { allow: ['projects/**'] });
+  const size = (id: string) => fs.statSync(path.join(w.root, id)).size;
+  const first = size('projects/garden.md') + size('decisions/watering.md') + size('projects/notes.md');
+  const second = size('projects/garden.md') + size('projects/notes.md');
+  // Room for either view alone, not for both.
+  const tight = createBridge({ log: () => undefined, maxIndexBytes: Math.max(first, second) + 1 });
+  tight.search({ query: 'garden' }, w.caller);
+  tight.search({ query: 'garden' }, other);
+  t.is(countingOpens(() => tight.search({ query: 'garden' }, w.caller)).opens, 3, 'the least recently used view was dropped');
+  const roomy = createBridge({ log: () => undefined, maxIndexBytes: first + second });
+  roomy.search({ query: 'garden' }, w.caller);
+  roomy.search({ query: 'garden' }, other);
+  t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
+  // A view larger than the bound is still kept while it is the one in use.
+  const tiny = createBridge({ log: () => undefined, maxIndexBytes: 1 });
+  tiny.search({ query: 'garden' }, w.caller);
+  t.is(countingOpens(() => tiny.search({ query: 'garden' }, w.caller)).opens, 0);
+  t.throws(() => createBridge({ maxIndexBytes: 0 }), { instanceOf: RangeError });
+  t.throws(() => createBridge({ maxIndexBytes: Number.NaN }), { instanceOf: RangeError });
+});
+
 test('search › making a note group-writable drops it from the very next search', (t) => {
   const w = gardenWorld();
   const bridge = createBridge({ log: () => undefined });
