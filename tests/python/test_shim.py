@@ -507,6 +507,14 @@ class WorkerFailureTests(ShimTestCase):
         self.shim.CALL_TIMEOUT_SECONDS = 3600.0
         self.assertEqual(self.search(), UNAVAILABLE)
 
+    def test_timeout_bounds_match_the_install_command(self):
+        script = (
+            f"import({json.dumps((REPO / 'dist' / 'src' / 'hermes' / 'install.js').as_uri())})"
+            ".then(m => process.stdout.write(JSON.stringify([m.MIN_TIMEOUT_SECONDS, m.MAX_TIMEOUT_SECONDS])))"
+        )
+        done = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+        self.assertEqual(json.loads(done.stdout), [self.shim.MIN_TIMEOUT_SECONDS, self.shim.MAX_TIMEOUT_SECONDS])
+
     def test_timeout_settings_are_bounded_and_bad_values_ignored(self):
         timeout = self.shim._timeout_seconds
         self.shim.CALL_TIMEOUT_SECONDS = 10.0
