@@ -79,7 +79,7 @@ const NS_PER_S = 1_000_000_000n;
  * glibc's makedev(): the same encoding Node and libuv derive from statx, so a device id from statAt and from
  * fstat (both statx here) always compares equal.
  */
-function makedev(major: number, minor: number): bigint {
+export function makedev(major: number, minor: number): bigint {
   const ma = BigInt(major >>> 0);
   const mi = BigInt(minor >>> 0);
   return ((ma & 0xfffff000n) << 32n) | ((ma & 0xfffn) << 8n) | ((mi & 0xffffff00n) << 12n) | (mi & 0xffn);
@@ -98,6 +98,19 @@ function requireComponent(cname: Uint8Array): void {
     if (b === 0 || b === 0x2f) throw new NativeError('statx', EINVAL);
   }
   if (cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e))) throw new NativeError('statx', EINVAL);
+}
+
+/**
+ * The low 32 bits of `makedev(major, minor)` without a bigint: major bits 0-11 at 8-19, minor bits 0-7 at 0-7 and
+ * bits 8-19 at 20-31.
+ */
+export function makedevLow(major: number, minor: number): number {
+  return (((major & 0xfff) << 8) | ((minor & 0xfff00) << 12) | (minor & 0xff)) >>> 0;
+}
+
+/** The high 32 bits of `makedev(major, minor)`: minor bits 20-31 at 0-11, major bits 12-31 at 12-31. */
+export function makedevHigh(major: number, minor: number): number {
+  return ((major & 0xfffff000) | ((minor >>> 20) & 0xfff)) >>> 0;
 }
 
 function timestampNs(buf: Buffer, offset: number): bigint {
@@ -232,12 +245,8 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
           requireComponent(cname);
           const mask = statxCall(dirfd, cname, AT_SYMLINK_NOFOLLOW);
           const w = statWords;
-          const major = w[STXW.devMajor]!;
-          const minor = w[STXW.devMinor]!;
-          // makedev() split into words: the low word holds major bits 0-11 and minor bits 0-19, the high word major
-          // bits 12-31 and minor bits 20-31 (the same 64-bit value as `makedev` below).
-          out[RAW.DEV_LO] = (((major & 0xfff) << 8) | ((minor & 0xfff00) << 12) | (minor & 0xff)) >>> 0;
-          out[RAW.DEV_HI] = ((major & 0xfffff000) | ((minor >>> 20) & 0xfff)) >>> 0;
+          out[RAW.DEV_LO] = makedevLow(w[STXW.devMajor]!, w[STXW.devMinor]!);
+          out[RAW.DEV_HI] = makedevHigh(w[STXW.devMajor]!, w[STXW.devMinor]!);
           out[RAW.MODE] = w[STXW.mode]! & 0xffff;
           out[RAW.NLINK] = w[STXW.nlink]!;
           out[RAW.UID] = w[STXW.uid]!;

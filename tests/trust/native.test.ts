@@ -3,7 +3,8 @@ import net from 'node:net';
 import path from 'node:path';
 import test from 'ava';
 import { getNative, nativeFor } from '../../native/index.js';
-import { DT, NativeError } from '../../native/types.js';
+import { makedev, makedevHigh, makedevLow } from '../../native/linux.js';
+import { DT, NativeError, RAW, RAW_FLAG_MNT_ID, RAW_STAT_WORDS, fileStatFromRaw } from '../../native/types.js';
 import { addAclEntry, makeFifo, makeTempDir, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
 import { realNative } from './support.js';
 
@@ -260,4 +261,67 @@ test('native › platforms without bindings get null (callers refuse with unsupp
 test('native › the macOS binding is only loaded on macOS: elsewhere its library is absent and the answer is null', (t) => {
   if (process.platform === 'darwin') return t.pass();
   t.is(nativeFor('darwin', 'arm64'), null);
+});
+
+test('native › statRawAt decodes (fileStatFromRaw) to exactly what statAt returns, for notes, directories and symlinks', (t) => {
+  const sub = path.join(dir, 'raw');
+  fs.mkdirSync(sub);
+  writeNote(sub, 'note.md', 'raw words');
+  fs.mkdirSync(path.join(sub, 'inner'));
+  fs.symlinkSync('note.md', path.join(sub, 'link.md'));
+  const statRawAt = native.statRawAt;
+  if (statRawAt === undefined) return t.fail('the linux binding offers statRawAt');
+  const words = new Uint32Array(RAW_STAT_WORDS);
+  withDir(sub, (fd) => {
+    for (const name of ['note.md', 'inner', 'link.md']) {
+      words.fill(0xffffffff);
+      statRawAt(fd, Buffer.from(`${name}\0`), words);
+      t.deepEqual(fileStatFromRaw(words), native.statAt(fd, name), name);
+    }
+  });
+});
+
+test('native › statRawAt refuses names that are not one NUL-terminated component, before any system call', (t) => {
+  const words = new Uint32Array(RAW_STAT_WORDS);
+  withDir(dir, (fd) => {
+    for (const bad of ['', '\0', '.\0', '..\0', 'a/b\0', 'a\0b\0', 'no-terminator', '/abs\0']) {
+      t.is(errnoOf(() => native.statRawAt!(fd, Buffer.from(bad, 'latin1'), words)), EINVAL, JSON.stringify(bad));
+    }
+    t.is(errnoOf(() => native.statRawAt!(fd, Buffer.from(`${'n'.repeat(256)}\0`), words)), 36, 'longer than NAME_MAX');
+    t.is(errnoOf(() => native.statRawAt!(fd, Buffer.from('absent.md\0'), words)), ENOENT);
+  });
+});
+
+test('native › the raw device words hold makedev(major, minor) for majors and minors across every bit range', (t) => {
+  const samples = [0, 1, 0xff, 0x100, 0xfff, 0x1000, 0xfffff, 0x100000, 0xfffff000, 0xffffffff, 0x12345678, 0x8000_0000];
+  for (const major of samples) {
+    for (const minor of samples) {
+      const joined = (BigInt(makedevHigh(major, minor)) << 32n) | BigInt(makedevLow(major, minor));
+      t.is(joined, makedev(major, minor), `${major}:${minor}`);
+    }
+  }
+});
+
+test('native › fileStatFromRaw reads 64-bit fields and signed times from their word pairs', (t) => {
+  const words = new Uint32Array(RAW_STAT_WORDS);
+  words[RAW.MODE] = 0o100600;
+  words[RAW.INO_LO] = 0x89abcdef;
+  words[RAW.INO_HI] = 0x01234567;
+  words[RAW.SIZE_LO] = 5;
+  words[RAW.SIZE_HI] = 1;
+  words[RAW.MTIME_S_LO] = 0xffffffff; // -1 s
+  words[RAW.MTIME_S_HI] = 0xffffffff;
+  words[RAW.MTIME_NS] = 250;
+  words[RAW.CTIME_S_LO] = 2;
+  words[RAW.CTIME_NS] = 999_999_999;
+  let st = fileStatFromRaw(words);
+  t.is(st.ino, 0x0123456789abcdefn);
+  t.is(st.size, 0x1_0000_0005);
+  t.is(st.mtimeNs, -1_000_000_000n + 250n);
+  t.is(st.ctimeNs, 2_999_999_999n);
+  t.false('mntId' in st, 'no mount id unless the flag says it was reported');
+  words[RAW.FLAGS] = RAW_FLAG_MNT_ID;
+  words[RAW.MNT_LO] = 7;
+  st = fileStatFromRaw(words);
+  t.is(st.mntId, 7n);
 });
