@@ -25,7 +25,7 @@ export const MAX_STEM = 64;
 /** Hex digits of the short hash suffix (48 bits). */
 export const HASH_HEX = 12;
 
-/** Name of the per-client history folder. A client id equal to it is always rewritten (with a hash). */
+/** Name of the per-client history folder. A client id equal to it in any case is always rewritten (with a hash). */
 export const HISTORY_DIR = 'history';
 
 /** True when `name` passes the portable rule and does not start with a dot. */
@@ -64,10 +64,17 @@ export function domainSegment(domain: string): string {
 
 /**
  * Folder or file-stem name for a client id or slot name: the raw value when it already passes the portable rule,
- * fits {@link MAX_STEM} and is not reserved; otherwise sanitised + hash.
+ * fits {@link MAX_STEM}, is all lower-case and is not reserved (compared without case); otherwise sanitised + hash.
+ *
+ * Why lower-case only: policy patterns match without regard to case and some filesystems fold case, so `HISTORY`
+ * would be taken for the `history` folder by a policy that denies history folders, and `Hermes` and `hermes` would
+ * share one folder on a case-insensitive filesystem. A name with any upper-case letter keeps its spelling but gains the
+ * hash of its exact raw value, so no two raw values fold to the same segment.
  */
 export function freeTextSegment(raw: string, reserved: readonly string[] = [], forceHash = false): string {
-  if (!forceHash && isPortableName(raw) && raw.length <= MAX_STEM && !reserved.includes(raw)) return raw;
+  const lower = raw.toLowerCase();
+  const isReserved = reserved.some((r) => r.toLowerCase() === lower);
+  if (!forceHash && isPortableName(raw) && raw.length <= MAX_STEM && raw === lower && !isReserved) return raw;
   return hashed(raw);
 }
 

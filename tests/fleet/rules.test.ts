@@ -94,16 +94,24 @@ test('layout › only exactly work, personal and shared are literal domain folde
   t.is(seen.size, hostile.length, 'different raw domains never share a folder');
 });
 
-test('layout › client and slot names stay literal only when already portable, short and not reserved', (t) => {
+test('layout › client and slot names stay literal only when already portable, lower-case, short and not reserved', (t) => {
   t.is(freeTextSegment('hermes-node_1.2'), 'hermes-node_1.2');
   for (const raw of ['..', '.', '.hidden', 'a/b', '../../etc/passwd', 'a\u0000b', 'a\u200bb', 'a\u202eb', 'Ünïcode',
-    'sp ace', '', 'x'.repeat(65), 'back\\slash']) {
+    'sp ace', '', 'x'.repeat(65), 'back\\slash', 'Hermes', 'HERMES', 'gpu_Profile']) {
     const seg = freeTextSegment(raw);
     t.true(isPortableName(seg), `${JSON.stringify(raw)} → ${seg}`);
     t.regex(seg, /-[0-9a-f]{12}$/);
     t.false(seg.includes('/'));
   }
-  t.not(freeTextSegment('history', ['history']), 'history');
+  for (const raw of ['history', 'HISTORY', 'History', 'hIsToRy']) {
+    const seg = freeTextSegment(raw, ['history']);
+    t.not(seg.toLowerCase(), 'history', raw);
+    t.regex(seg, /-[0-9a-f]{12}$/);
+  }
+  // Names that differ only in case never fold to one segment (case-insensitive filesystems and policy patterns).
+  const folded = ['hermes', 'Hermes', 'HERMES', 'hErMeS'].map((r) => freeTextSegment(r).toLowerCase());
+  t.is(new Set(folded).size, 4, folded.join(' '));
+  t.is(cardLocation({ id: ID, domain: 'work', client_id: 'HISTORY', slot_name: 'x', memory_type: 'episodic' }).dir[1].toLowerCase() === 'history', false);
   t.not(freeTextSegment('a b'), freeTextSegment('a_b'), 'a changed name never equals an unchanged one');
   t.not(freeTextSegment('a b'), freeTextSegment('a\tb'), 'two different raw values do not merge');
 });
