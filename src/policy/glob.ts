@@ -590,17 +590,43 @@ function namesOf(id: string): Name[] | null {
   return names;
 }
 
+/** True when `namesOf(id)` is not null (no empty, `.` or `..` segment; '' is the root), without splitting `id`. */
+function wellFormedId(id: string): boolean {
+  let start = 0;
+  for (let i = 0; i <= id.length; i++) {
+    if (i < id.length && id.charCodeAt(i) !== 0x2f) continue;
+    const len = i - start;
+    if (id.length > 0) {
+      if (len === 0) return false;
+      if (id.charCodeAt(start) === 0x2e && (len === 1 || (len === 2 && id.charCodeAt(start + 1) === 0x2e))) return false;
+    }
+    start = i + 1;
+  }
+  return true;
+}
+
 /**
  * A compiled, validated pattern list (`allow` or `deny`). Immutable.
  * Ids and directory ids are root-relative POSIX paths without a leading `/`; the root directory itself is ''.
  * A malformed id (empty, `.` or `..` segment) matches nothing and is below nothing.
  */
 export class PatternSet {
+  /**
+   * 'all' when a lone `**` alternative makes every well-formed id match and every directory be covered (the trie's
+   * root leads through `**` to a terminal node); 'none' when the list is empty (the root has no way out and is not
+   * terminal); else 'some'. The first two answer every predicate without splitting the id, with the same results
+   * as the trie run.
+   */
+  private readonly shape: 'all' | 'none' | 'some';
+
   private constructor(
     private readonly root: TrieNode,
     /** The patterns as given, for status output. */
     readonly patterns: readonly string[],
   ) {
+    if (root.globstar?.terminal === true) this.shape = 'all';
+    else if (root.edges.size === 0 && root.globstar === null && !root.terminal) this.shape = 'none';
+    else this.shape = 'some';
     Object.freeze(this);
   }
 
@@ -649,6 +675,7 @@ export class PatternSet {
 
   /** True when some pattern matches the whole id `id` (case-insensitively). */
   matches(id: string): boolean {
+    if (this.shape !== 'some') return this.shape === 'all' && wellFormedId(id);
     for (const state of reach(this.root, namesOf(id))) if (state.terminal) return true;
     return false;
   }
@@ -658,6 +685,7 @@ export class PatternSet {
    * pattern can match any id that extends `dirId` by one or more segments.
    */
   mayContainBelow(dirId: string): boolean {
+    if (this.shape !== 'some') return this.shape === 'all' && wellFormedId(dirId);
     for (const state of reach(this.root, namesOf(dirId))) if (state.loop || state.edges.size > 0) return true;
     return false;
   }
@@ -667,6 +695,7 @@ export class PatternSet {
    * matched `dirId`'s segments, has nothing left but `**` (e.g. `Q/**` with Q matching dirId, or `**` alone).
    */
   coversAllBelow(dirId: string): boolean {
+    if (this.shape !== 'some') return this.shape === 'all' && wellFormedId(dirId);
     for (const state of reach(this.root, namesOf(dirId))) if (state.loop && state.terminal) return true;
     return false;
   }

@@ -357,3 +357,35 @@ test('glob › malformed ids (empty, "." or ".." segments, leading or trailing "
   }
   t.true(set.matches('a/x/b.md'));
 });
+
+test('glob › "**" alone and the empty list answer every id as the trie run does, malformed ids included', (t) => {
+  const all = PatternSet.compile(['**']);
+  const allToo = PatternSet.compile(['notes/*.md', '**/x.md', '**']);
+  // The same list in a shape the fast path does not recognise: the trie run answers, and must agree.
+  const viaTrie = PatternSet.compile(['*', '*/**']);
+  const none = PatternSet.compile([]);
+  const ids = ['a', 'a.md', 'a/b/c.md', '.x/y.md', '...', '..md', 'a/...md', 'é/ß.md', 'a b/c'];
+  for (const id of ids) {
+    for (const set of [all, allToo]) {
+      t.true(set.matches(id), id);
+      t.true(set.mayContainBelow(id), id);
+      t.true(set.coversAllBelow(id), id);
+    }
+    t.is(viaTrie.matches(id), true, id);
+    t.is(viaTrie.coversAllBelow(id), true, id);
+    t.false(none.matches(id), id);
+    t.false(none.mayContainBelow(id), id);
+    t.false(none.coversAllBelow(id), id);
+  }
+  t.true(all.matches(''));
+  t.true(all.mayContainBelow(''));
+  t.false(none.mayContainBelow(''));
+  for (const bad of ['', 'a//b.md', '/a', 'a/', 'a/./b.md', 'a/../b.md', '.', '..', './a', 'a/.', '/', '//']) {
+    if (bad === '') continue;
+    for (const set of [all, allToo, none, viaTrie]) {
+      t.false(set.matches(bad), bad);
+      t.false(set.mayContainBelow(bad), bad);
+      t.false(set.coversAllBelow(bad), bad);
+    }
+  }
+});
