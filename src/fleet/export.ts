@@ -70,10 +70,15 @@ export interface ExportSummary {
   ok: boolean;
   written: number;
   unchanged: number;
+  /**
+   * Files deleted: current files of cards gone from the source, no longer live or moved, and history files pruned by
+   * `--keep-history`.
+   */
   removed: number;
   history: number;
   skipped_secret: number;
   skipped_invalid: number;
+  /** Cards not live (past `expires_at` and not pinned, or a status other than `active`), when not `--include-expired`. */
   skipped_expired: number;
 }
 
@@ -479,7 +484,8 @@ async function applyRead(
         const { dir, name } = splitRel(h.rel);
         try {
           const dirFd = tree.openDir(dir, false);
-          if (dirFd !== null) tree.removeOwn(dirFd, name, h.rel);
+          // Counted in `removed` with the current files of vanished cards: both are files this run deleted.
+          if (dirFd !== null && tree.removeOwn(dirFd, name, h.rel) === 'removed') summary.removed += 1;
           delete finalFiles[h.rel];
         } catch (e) {
           if (!(e instanceof BlockedError)) throw e;

@@ -31,7 +31,7 @@ Source (default: Qdrant, configured like the fleet itself):
 Options:
   --out DIR            output directory: must exist and pass the same trust rule as a memory root
   --domain D           export only this domain (repeatable); also limits what is removed
-  --include-expired    also write cards past their expires_at
+  --include-expired    also write cards that are not live (past expires_at, or not active)
   --redact             write cards holding credentials with each one replaced by [redacted:<kind>]
                        (default: such cards are skipped and their ids reported)
   --group NAME         directories 0750 and files 0640 owned by this group (default 0700/0600); only
