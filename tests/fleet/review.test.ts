@@ -95,6 +95,14 @@ test('jsonl › a complete last line without a newline is read as complete', asy
   t.like(r.summary, { ok: true, written: 3 });
 });
 
+test('jsonl › a byte-order mark at the start of the file is not a broken line', async (t) => {
+  const out = tempOut();
+  const file = path.join(path.dirname(out), 'cards.jsonl');
+  fs.writeFileSync(file, `\uFEFF${writeCards(file, 2)}`);
+  const r = await exportWith(jsonlOptions(out, file));
+  t.like(r.summary, { ok: true, written: 2, skipped_invalid: 0 });
+});
+
 test('jsonl › a card that fails validation keeps its earlier file; a record without an id removes nothing', async (t) => {
   const out = tempOut();
   const file = path.join(path.dirname(out), 'cards.jsonl');
