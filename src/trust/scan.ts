@@ -223,7 +223,14 @@ const EMPTY = Buffer.alloc(0);
  * skipped, still charged, the same cold and warm).
  *
  * @param rootFd  open descriptor of the trusted root (not closed here)
- * @param filter  the policy's allow/enter decisions
+ * Warm calls: with a binding that has `statRawAt`, the scan keeps a `ScanMemo` per `known` object (see there):
+ * listings reused by directory identity, policy answers per listing and filter object, and the last raw stat of
+ * each note, so an unchanged note costs one statx, a word comparison, the trust rule on its (reused) FileStat and
+ * `known.has`. Returned `ScannedNote` objects of unchanged known notes are the same objects call after call; treat
+ * them as read-only.
+ *
+ * @param filter  the policy's allow/enter decisions; for one filter object they must be a pure function of the id
+ *   (a `Policy` is frozen), since the memo keeps them
  * @param limits  per-call budgets from the policy
  * @param known   identities whose verified text the index already holds
  * @param native  bindings (defaults to this platform's; tests pass a counting wrapper)
