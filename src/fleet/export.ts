@@ -15,7 +15,7 @@ import { BridgeError } from '../errors.js';
 import { openTrustedDir, closeQuietly } from '../trust/path.js';
 import { isLive, parseCard, type Card } from './card.js';
 import { ExportError } from './errors.js';
-import { cardLocation, historyFile, HISTORY_DIR, parseHistoryFile, type CardLocation } from './layout.js';
+import { cardLocation, historyFile, HISTORY_DIR, parseHistoryFile, type CardLocation, type ChangedNames } from './layout.js';
 import { bodyText, parseRendered, renderCard } from './render.js';
 import { findSecrets, redact, redactForName } from './secrets.js';
 import { readJsonl } from './source-jsonl.js';
@@ -277,7 +277,7 @@ async function applyRead(
     // Path segments are built from the raw values with name placeholders (`redacted-flk-token`), never from the
     // front matter's `[redacted:flk_token]`, which sanitises into a name the `flk_` rule matches again.
     let named = c0;
-    let changed = {};
+    let changed: ChangedNames = {};
     if (cardStrings(c).some((s) => findSecrets(s).length > 0)) {
       if (!opts.redact) {
         summary.skipped_secret += 1;
@@ -371,7 +371,7 @@ async function applyRead(
   for (const [rel, e] of Object.entries(unidentified > 0 ? {} : manifest.files)) {
     if (e.kind !== 'current' || !inScope(e) || currentPaths.has(rel)) continue;
     const moved = readyById.get(e.point);
-    if (keep.has(e.point) && moved === undefined) continue; // skipped for a secret: its last clean export stays
+    if (keep.has(e.point) && moved === undefined) continue; // skipped for a secret or invalid: its last export stays
     removals.push(rel);
     if (moved === undefined || keepHistory === 0) continue;
     try {
