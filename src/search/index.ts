@@ -12,8 +12,9 @@
  * all its words before notes holding some), then by BM25+ score (rounded to 12 significant digits so that
  * floating-point summation order, which depends on index history, cannot reorder ties), then by id in ascending
  * UTF-16 code-unit order. Fields: `title` (first heading, boost 2.5), `body` (1), `meta` (front matter title, tags
- * and aliases, 1.5). The last query term also matches as a prefix; terms of 5 or more code points also match at
- * edit distance 1.
+ * and aliases, 1.5). The last query term also matches as a prefix (a last term under PREFIX_FULL_CHARS code points
+ * expands to at most PREFIX_SHORT_MAX_TERMS terms, see `rank`); terms of 5 or more code points also match at edit
+ * distance 1.
  */
 import MiniSearch from 'minisearch';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
@@ -304,9 +305,10 @@ export class NoteIndex implements KnownNotes {
    * `max` are turned into `RankedMatch` objects.
    *
    * Bounded prefix expansion (the only departure from plain MiniSearch, deterministic): when the last query term
-   * is shorter than PREFIX_FULL_CHARS code points, only the PREFIX_SHORT_MAX_TERMS longest-listed expansions are
-   * used — those with the most postings (summed over fields), ties by term in ascending UTF-16 order — so a
-   * one-letter query does not score every note through thousands of terms. The exact term always counts.
+   * is shorter than PREFIX_FULL_CHARS code points and has more than PREFIX_SHORT_MAX_TERMS prefix expansions, only
+   * the PREFIX_SHORT_MAX_TERMS expansions with the most postings (summed over fields; ties by term in ascending
+   * UTF-16 order) are used, so a one-letter query does not score every note through thousands of terms. The exact
+   * term always counts. Scratch arrays grow with MiniSearch's next short id and are kept zeroed between calls.
    */
   rank(query: string, max = Infinity): RankedMatch[] {
     const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
