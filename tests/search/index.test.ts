@@ -2,7 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { FileStat } from '../../native/types.js';
 import MiniSearch from 'minisearch';
-import { addDocument, miniSearchOptions, NoteIndex, type Doc } from '../../src/search/index.js';
+import { addDocument, miniSearchOptions, NoteIndex, removeDocument, type Doc } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 
 const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
@@ -227,12 +227,20 @@ test('addDocument builds exactly the index MiniSearch.add builds, also after rem
   for (const d of docs) both((m, isOwn) => (isOwn ? m.add(d) : addDocument(m, d, terms)));
   t.is(JSON.stringify(fast), JSON.stringify(own));
   // Remove documents so some terms leave the tree, then add them back through the (now stale) cache.
-  both((m) => m.remove(docs[0]!));
-  both((m) => m.remove(docs[3]!));
+  both((m, isOwn) => (isOwn ? m.remove(docs[0]!) : removeDocument(m, docs[0]!, terms)));
+  both((m, isOwn) => (isOwn ? m.remove(docs[3]!) : removeDocument(m, docs[3]!, terms)));
   t.is(JSON.stringify(fast), JSON.stringify(own));
   both((m, isOwn) => (isOwn ? m.add(docs[3]!) : addDocument(m, docs[3]!, terms)));
   both((m, isOwn) => (isOwn ? m.add(docs[0]!) : addDocument(m, docs[0]!, terms)));
   t.is(JSON.stringify(fast), JSON.stringify(own));
   t.deepEqual(fast.search('moss tag1'), own.search('moss tag1'));
+  // Remove everything, in another order, then rebuild: the same state at each step.
+  for (const d of [docs[2]!, docs[0]!, docs[3]!, docs[1]!]) {
+    both((m, isOwn) => (isOwn ? m.remove(d) : removeDocument(m, d, terms)));
+    t.is(JSON.stringify(fast), JSON.stringify(own));
+  }
+  for (const d of docs) both((m, isOwn) => (isOwn ? m.add(d) : addDocument(m, d, terms)));
+  t.is(JSON.stringify(fast), JSON.stringify(own));
+  t.throws(() => removeDocument(fast, { id: 'zz.md', title: '', body: '', meta: '' }, terms), { message: /unknown id/ });
   t.throws(() => addDocument(fast, docs[1]!, terms), { message: /duplicate/ });
 });
