@@ -54,6 +54,9 @@ export interface SizeResult {
     changedSearch: Summary;
     pairedWarmAfterChange: Summary;
     rssAfterWarmupMB: number | null;
+    /** Same, with the node options of the bin's shebang line (null when it has none). */
+    rssAfterWarmupLauncherMB: number | null;
+    launcherOptions: string[];
     rssAfterRunMB: number | null;
     peakRssMB: number | null;
   };
@@ -66,6 +69,16 @@ const mb = (mib: number | null): number | null => (mib === null ? null : Math.ro
 
 function log(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
+}
+
+/**
+ * Node options from the CLI's `#!/usr/bin/env -S node <options>` line: what a host that runs the `memory-bridge`
+ * bin directly gets, and a host that runs `node dist/src/cli/main.js` (as the README's host examples do) does not.
+ */
+function shebangNodeOptions(): string[] {
+  const first = fs.readFileSync(serverMain, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\S*env\s+-S\s+node\s+(.*)$/.exec(first);
+  return m ? m[1]!.trim().split(/\s+/).filter((o) => o.startsWith('--')) : [];
 }
 
 function ourArgs(home: string, cpuProf: string | null): string[] {
@@ -244,6 +257,20 @@ async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg
       }
     }
 
+    // RSS once more with the bin's shebang node options (what `memory-bridge mcp` run as a program gets).
+    const launcherOptions = ours ? shebangNodeOptions() : [];
+    let rssLauncher: number | null = null;
+    if (ours && launcherOptions.length > 0) {
+      const s = await connect(process.execPath, [...launcherOptions, ...ourArgs(c.home, null)]);
+      try {
+        await search(s, 'obsidian');
+        await search(s, 'notes');
+        rssLauncher = mb(rssOf(s.pid).rssMiB);
+      } finally {
+        await disconnect(s);
+      }
+    }
+
     const perQueryMedian = (m: Record<string, number[]>): Record<string, number> =>
       Object.fromEntries(Object.entries(m).map(([q, xs]) => [q, Math.round(median(xs) * 100) / 100]));
     const after = ours ? rssOf(ours.pid) : null;
@@ -267,6 +294,8 @@ async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg
             changedSearch: summarise(changed),
             pairedWarmAfterChange: summarise(paired),
             rssAfterWarmupMB: rssAfterWarmup,
+            rssAfterWarmupLauncherMB: rssLauncher,
+            launcherOptions,
             rssAfterRunMB: mb(after?.rssMiB ?? null),
             peakRssMB: mb(after?.hwmMiB ?? null),
           }
@@ -310,7 +339,8 @@ function evaluate(results: SizeResult[]): Target[] {
     target('cold first search p50 @2k ÷ fs server spawn→tools/list p50 @2k', mid?.ours?.coldFirstSearch.p50, mid?.fsServer.spawnToToolsList.p50, 2, 'spawn to first result'),
     target('read p50 @10k ÷ fs server read_text_file p50 @10k', big?.ours?.read.p50, big?.fsServer.readTextFile.p50, 1, 'same 20 notes'),
     target('search after one changed note p50 @10k ÷ warm p50 @10k', big?.ours?.changedSearch.p50, big?.ours?.warmSearch.p50, 1.5, 'append to one note, then search (interleaved with the warm rounds)'),
-    target('RSS after warm-up @10k ÷ 250 MB', big?.ours?.rssAfterWarmupMB, 250, 1, 'VmRSS of the server process, MB = 10^6 bytes'),
+    target('RSS after warm-up @10k ÷ 250 MB (node main.js, as the README configures hosts)', big?.ours?.rssAfterWarmupMB, 250, 1, 'VmRSS of the server process, MB = 10^6 bytes'),
+    target("RSS after warm-up @10k ÷ 250 MB (with the bin's shebang node options)", big?.ours?.rssAfterWarmupLauncherMB, 250, 1, 'what `memory-bridge mcp` run as a program gets'),
   ];
 }
 
@@ -344,7 +374,10 @@ function renderTables(results: SizeResult[], targets: Target[], env: Record<stri
       `- ${r.notes.toLocaleString('en-US')} notes: warm search ${r.reps.warm * q} (${r.reps.warm} rounds × ${q} queries, each also run through rg and grep), ` +
         `cold start ${r.reps.cold}, read ${r.reps.read * 20} (${r.reps.read} rounds × 20 notes), changed note ${r.reps.changed}` +
         (r.ours
-          ? `; server RSS at the end of the run ${fmt(r.ours.rssAfterRunMB)} MB, peak ${fmt(r.ours.peakRssMB)} MB (the cold index build).`
+          ? `; server RSS at the end of the run ${fmt(r.ours.rssAfterRunMB)} MB, peak ${fmt(r.ours.peakRssMB)} MB` +
+            (r.ours.rssAfterWarmupLauncherMB !== null
+              ? `; RSS after warm-up with the bin's shebang options (${r.ours.launcherOptions.join(' ')}) ${fmt(r.ours.rssAfterWarmupLauncherMB)} MB.`
+              : '.')
           : '.'),
     );
   }
@@ -452,6 +485,7 @@ async function main(): Promise<void> {
       alternation: 'each repetition alternates which side runs first (per query / per note / per cold start)',
       warm: 'after the index-building first call and one warm-up call; no limit argument (policy default)',
       cold: 'spawn of `node dist/src/cli/main.js mcp` to the first search result; filesystem server: spawn to tools/list',
+      server: '`node dist/src/cli/main.js mcp --home <home> --run-kind interactive` as the README configures hosts; RSS is also measured once with the node options of the bin shebang',
       changed: 'append one line to one note, then the next search; two per warm round, interleaved with the warm searches',
       baselines: 'rg -l -i -F <term> <root> and grep -rliF <term> <root>, spawn to exit, page cache warm',
       statistic: 'nearest-rank percentiles over all samples',
