@@ -105,7 +105,99 @@ export interface IndexStats {
 }
 
 /** Postings of one term: field id → (short document id → term frequency). */
-type TermData = Map<number, Map<number, number>>;
+type TermData = Map<number, Postings>;
+
+/**
+ * Postings of one term in one field: short document ids with their term frequencies, in two parallel arrays,
+ * ids ascending. Stands in for the `Map<number, number>` MiniSearch 7.2 keeps there and implements every part of
+ * it that MiniSearch uses (`size`, `get`, `has`, `set`, `delete`, `keys`, `entries`, iteration, `forEach`), with the
+ * same iteration order: MiniSearch never reuses a short id and a note's postings are added when it is added, so
+ * insertion order is ascending id order. About a third of a Map's memory per posting, and cheaper to build.
+ */
+export class Postings {
+  private readonly ids: number[] = [];
+  private readonly tfs: number[] = [];
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** Index of `id`, or -(insertion point) - 1 when absent. */
+  private find(id: number): number {
+    const ids = this.ids;
+    let lo = 0;
+    let hi = ids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = ids[mid]!;
+      if (at === id) return mid;
+      if (at < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -lo - 1;
+  }
+
+  get(id: number): number | undefined {
+    const i = this.find(id);
+    return i >= 0 ? this.tfs[i] : undefined;
+  }
+
+  has(id: number): boolean {
+    return this.find(id) >= 0;
+  }
+
+  set(id: number, tf: number): this {
+    const n = this.ids.length;
+    if (n === 0 || id > this.ids[n - 1]!) {
+      this.ids.push(id);
+      this.tfs.push(tf);
+      return this;
+    }
+    const i = this.find(id);
+    if (i >= 0) {
+      this.tfs[i] = tf;
+    } else {
+      this.ids.splice(-i - 1, 0, id);
+      this.tfs.splice(-i - 1, 0, tf);
+    }
+    return this;
+  }
+
+  delete(id: number): boolean {
+    const i = this.find(id);
+    if (i < 0) return false;
+    this.ids.splice(i, 1);
+    this.tfs.splice(i, 1);
+    return true;
+  }
+
+  /** Calls `fn(tf, id)` for each posting in order (on a snapshot, like the iterators). */
+  forEach(fn: (tf: number, id: number, self: this) => void): void {
+    const ids = this.ids.slice();
+    const tfs = this.tfs.slice();
+    for (let i = 0; i < ids.length; i++) fn(tfs[i]!, ids[i]!, this);
+  }
+
+  /** Ids in order (a snapshot: removing during iteration, as MiniSearch's lazy cleanup may, is safe). */
+  keys(): IterableIterator<number> {
+    return this.ids.slice()[Symbol.iterator]();
+  }
+
+  entries(): IterableIterator<[number, number]> {
+    const tfs = this.tfs;
+    return this.ids.map((id, i): [number, number] => [id, tfs[i]!])[Symbol.iterator]();
+  }
+
+  [Symbol.iterator](): IterableIterator<[number, number]> {
+    return this.entries();
+  }
+
+  /** Scoring loop without iterator objects: calls `fn(id, tf)` for each posting in order. */
+  each(fn: (id: number, tf: number) => void): void {
+    const { ids, tfs } = this;
+    for (let i = 0; i < ids.length; i++) fn(ids[i]!, tfs[i]!);
+  }
+}
 
 /**
  * MiniSearch 7.2 private state and methods this module uses. The version is pinned in package.json, and
@@ -192,7 +284,7 @@ export function addDocument(mini: MiniSearch<Doc>, doc: Doc, terms: Map<string, 
       }
       let postings = data.get(fieldId);
       if (postings === undefined) {
-        postings = new Map();
+        postings = new Postings();
         data.set(fieldId, postings);
       }
       postings.set(shortId, slot.count);
@@ -394,7 +486,7 @@ export class NoteIndex implements KnownNotes {
             const matching = freqs.size;
             const avg = m._avgFieldLength[fieldId]!;
             const scale = weight * boosts[f]!;
-            for (const [docId, tf] of freqs) {
+            freqs.each((docId, tf) => {
               const fieldLength = m._fieldLength.get(docId)![fieldId]!;
               const raw = bm25(tf, matching, m._documentCount, fieldLength, avg);
               if (termMark[docId] === 0) {
@@ -402,7 +494,7 @@ export class NoteIndex implements KnownNotes {
                 termTouched.push(docId);
               }
               termScore[docId] = termScore[docId]! + scale * raw;
-            }
+            });
           }
         };
         const exact = m._index.get(term);
