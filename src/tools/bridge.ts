@@ -28,10 +28,15 @@ function className(err: unknown): string {
  * @param options.maxIndexes most per-view search indexes kept (default 8, an integer ≥ 1; RangeError otherwise)
  * @param options.maxIndexBytes most summed note bytes (file sizes) across the kept indexes (default 256 MiB, a
  *   number ≥ 1; RangeError otherwise); least recently used views are dropped after a search, never the one just used
+ * @param options.racyMarginMs ms after a note's last change during which it is re-verified every call (default 3000)
  */
 export function createBridge(options: BridgeOptions = {}): Bridge {
   const log = options.log ?? stderrLog;
-  const indexes = new IndexCache(options.maxIndexes ?? DEFAULT_MAX_INDEXES, options.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES);
+  const indexes = new IndexCache(
+    options.maxIndexes ?? DEFAULT_MAX_INDEXES,
+    options.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES,
+    options.racyMarginMs,
+  );
 
   function emit(event: LogEvent): void {
     try {

@@ -44,6 +44,8 @@ export class IndexCache {
   constructor(
     private readonly max: number,
     private readonly maxBytes: number = DEFAULT_MAX_INDEX_BYTES,
+    /** ScanLimits.racyMarginMs for scans into these indexes (undefined: the trust layer's default). */
+    readonly racyMarginMs?: number,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('maxIndexes: an integer ≥ 1');
     if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1) throw new RangeError('maxIndexBytes: a number ≥ 1');
@@ -136,7 +138,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
   const rootFd = openTrustedDir(policy.root, 'root', native);
   try {
     const index = indexes.get(key);
-    const scan = scanTree(rootFd, policy, scanLimitsOf(policy), index, native);
+    const scan = scanTree(rootFd, policy, { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs }, index, native);
     try {
       index.sync(scan.notes);
     } catch (err) {

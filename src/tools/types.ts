@@ -67,4 +67,10 @@ export interface BridgeOptions {
   maxIndexes?: number;
   /** Most summed note bytes (file sizes) across the kept indexes; least recently used dropped first. Default 256 MiB. */
   maxIndexBytes?: number;
+  /**
+   * How long (ms) after a note's last change its identity key cannot vouch for it, so it is opened and verified
+   * again on every call (kernel timestamps are coarse; see ScanLimits.racyMarginMs). Default 3000. Lowering it only
+   * makes sense in tests that count opens of notes they have just written.
+   */
+  racyMarginMs?: number;
 }

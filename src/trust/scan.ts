@@ -24,6 +24,7 @@ import {
 import {
   MAX_ID_SEGMENTS,
   RAW_ENTRY_CEILING,
+  type IdentityKey,
   type KnownNotes,
   type NameRule,
   type NoteFilter,
@@ -260,6 +261,8 @@ export function scanTree(
   // wrapper that counts or interposes calls (tests) has none, so it sees every listing and every statAt.
   const rawStat = native.statRawAt !== undefined;
   const memo = rawStat ? scanMemoOf(known) : null;
+  const callStarted = Date.now();
+  const racyMargin = limits.racyMarginMs ?? RACY_MARGIN_MS;
   if (memo !== null) {
     const rootId = `${rootStat.dev}:${rootStat.ino}:${rootStat.mntId ?? ''}`;
     if (memo.root !== rootId || memo.names !== limits.names) {
@@ -550,6 +553,18 @@ export function scanTree(
    * `maxTotalBytes` (PRODUCT.md §6: an untrusted note never moves a budget or a flag), and the text read and
    * validated. A known note is returned without text and never opened.
    */
+  /**
+   * The identity key under which a note verified in this call is stored. Kernel timestamps are coarse (a clock
+   * tick of a few ms; 2 s on FAT), so a chmod, an ACL change or a write in the same tick as the note's last change,
+   * and after this verification, would leave device, inode, size, mtime and ctime as they were. When this call
+   * started within the racy margin of the note's ctime, the key gets a suffix that no stat ever produces, so the
+   * warm path does not vouch for it and the next call verifies the note again (git's "racy" rule for its index).
+   */
+  const verifiedKey = (st: FileStat): IdentityKey => {
+    const key = identityKey(st);
+    return callStarted - Number(st.ctimeNs / 1_000_000n) > racyMargin ? key : `${key}:racy`;
+  };
+
   const candidate = (dirFd: number, e: Entry, listing: Listing): void => {
     const name = e.name!;
     const id = e.id;
@@ -604,7 +619,7 @@ export function scanTree(
         skip(decoded.reason);
         return;
       }
-      notes.push({ id, key: identityKey(fst), stat: fst, text: decoded.text });
+      notes.push({ id, key: verifiedKey(fst), stat: fst, text: decoded.text });
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       skip('io_error');

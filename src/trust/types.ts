@@ -31,6 +31,12 @@ export interface ScanLimits {
   maxTotalBytes: number;
   /** Largest note in bytes. */
   maxFileBytes: number;
+  /**
+   * How long (ms) after a note's last change (ctime) a verification of it still counts as racy: its identity key
+   * is then stored in a form the warm path never matches, so the note is opened and verified again on the next call.
+   * Default `RACY_MARGIN_MS` (3000); tests that count opens of freshly written notes pass 0.
+   */
+  racyMarginMs?: number;
 }
 
 /** Hard ceiling on raw directory entries listed per call (PRODUCT.md §5): more → `unavailable`. */

@@ -100,7 +100,7 @@ test('search › a denied or untrusted note that matches never changes the respo
 
 test.serial('search › a warm call does not reopen unchanged notes and a changed note is re-read', (t) => {
   const w = gardenWorld();
-  const bridge = createBridge({ log: () => undefined });
+  const bridge = createBridge({ log: () => undefined, racyMarginMs: 0 });
   const cold = countingOpens(() => bridge.search({ query: 'garden' }, w.caller));
   t.is(cold.opens, 3);
   const warm = countingOpens(() => bridge.search({ query: 'garden' }, w.caller));
@@ -115,11 +115,11 @@ test.serial('search › a warm call does not reopen unchanged notes and a change
 test.serial('search › index views are bounded by maxIndexes, least recently used first', (t) => {
   const w = gardenWorld();
   const other = addHome(w, 'other', { allow: ['projects/**'] });
-  const tight = createBridge({ log: () => undefined, maxIndexes: 1 });
+  const tight = createBridge({ log: () => undefined, maxIndexes: 1, racyMarginMs: 0 });
   tight.search({ query: 'garden' }, w.caller);
   tight.search({ query: 'garden' }, other);
   t.is(countingOpens(() => tight.search({ query: 'garden' }, w.caller)).opens, 3, 'the first view was dropped');
-  const roomy = createBridge({ log: () => undefined, maxIndexes: 2 });
+  const roomy = createBridge({ log: () => undefined, maxIndexes: 2, racyMarginMs: 0 });
   roomy.search({ query: 'garden' }, w.caller);
   roomy.search({ query: 'garden' }, other);
   t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
@@ -132,16 +132,16 @@ test.serial('search › index views are bounded by summed note bytes, least rece
   const first = size('projects/garden.md') + size('decisions/watering.md') + size('projects/notes.md');
   const second = size('projects/garden.md') + size('projects/notes.md');
   // Room for either view alone, not for both.
-  const tight = createBridge({ log: () => undefined, maxIndexBytes: Math.max(first, second) + 1 });
+  const tight = createBridge({ log: () => undefined, maxIndexBytes: Math.max(first, second) + 1, racyMarginMs: 0 });
   tight.search({ query: 'garden' }, w.caller);
   tight.search({ query: 'garden' }, other);
   t.is(countingOpens(() => tight.search({ query: 'garden' }, w.caller)).opens, 3, 'the least recently used view was dropped');
-  const roomy = createBridge({ log: () => undefined, maxIndexBytes: first + second });
+  const roomy = createBridge({ log: () => undefined, maxIndexBytes: first + second, racyMarginMs: 0 });
   roomy.search({ query: 'garden' }, w.caller);
   roomy.search({ query: 'garden' }, other);
   t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
   // A view larger than the bound is still kept while it is the one in use.
-  const tiny = createBridge({ log: () => undefined, maxIndexBytes: 1 });
+  const tiny = createBridge({ log: () => undefined, maxIndexBytes: 1, racyMarginMs: 0 });
   tiny.search({ query: 'garden' }, w.caller);
   t.is(countingOpens(() => tiny.search({ query: 'garden' }, w.caller)).opens, 0);
   t.throws(() => createBridge({ maxIndexBytes: 0 }), { instanceOf: RangeError });

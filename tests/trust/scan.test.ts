@@ -443,3 +443,38 @@ test.serial('scan › many scans, successful and failing, leave the descriptor c
   }
   t.is(openDescriptorCount(), before);
 });
+
+test('scan › a note verified within the racy margin of its last change is verified again on the next call', (t) => {
+  // Kernel timestamps are coarse: an ACL grant added in the same clock tick as the note's last change, right after
+  // a verification, would leave the identity key unchanged. With the real margin, a freshly written note is stored
+  // under a key the warm path never matches, so the next call opens it and sees the ACL.
+  const root = freshRoot();
+  writeNote(root, 'fresh.md', 'just written');
+  const lim = limits({ racyMarginMs: undefined });
+  const known = new KeyMap();
+  const first = scan(root, ALLOW_ALL, lim, known);
+  t.is(first.notes.length, 1);
+  t.regex(first.notes[0]!.key, /:racy$/);
+  known.keys.set('fresh.md', first.notes[0]!.key);
+  const counting = countingNative(native);
+  const second = scan(root, ALLOW_ALL, lim, known, counting.native);
+  t.is(second.notes[0]!.text, 'just written', 'the racy note was read again, not vouched for by its key');
+  t.true((counting.calls.openFileAt ?? 0) >= 1);
+  maskedWriteAcl(path.join(root, 'fresh.md'), 'user', STRANGER);
+  known.keys.set('fresh.md', second.notes[0]!.key);
+  t.deepEqual(ids(scan(root, ALLOW_ALL, lim, known)), [], 'the ACL grant is seen by the very next call');
+});
+
+test('scan › a note whose last change is older than the racy margin is vouched for by its identity key', (t) => {
+  const root = freshRoot();
+  writeNote(root, 'settled.md', 'old enough');
+  const lim = limits({ racyMarginMs: 0 });
+  const known = new KeyMap();
+  const first = scan(root, ALLOW_ALL, lim, known);
+  t.notRegex(first.notes[0]!.key, /:racy$/);
+  known.keys.set('settled.md', first.notes[0]!.key);
+  const counting = countingNative(native);
+  const second = scan(root, ALLOW_ALL, lim, known, counting.native);
+  t.is(second.notes[0]!.text, undefined);
+  t.is(counting.calls.openFileAt ?? 0, 0);
+});

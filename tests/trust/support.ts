@@ -28,7 +28,10 @@ export function filterDenying(...deny: string[]): NoteFilter {
 
 export const ALLOW_ALL: NoteFilter = filterDenying();
 
-/** Default limits of PRODUCT.md §4 with the portable name rule, overridable per test. */
+/**
+ * Default limits of PRODUCT.md §4 with the portable name rule, overridable per test. The racy margin is 0 because
+ * these tests write notes a moment before scanning them; the racy rule has its own tests with the real margin.
+ */
 export function limits(over: Partial<ScanLimits> = {}): ScanLimits {
   return {
     names: 'portable',
@@ -36,6 +39,7 @@ export function limits(over: Partial<ScanLimits> = {}): ScanLimits {
     maxDepth: 8,
     maxTotalBytes: 16 * 1024 * 1024,
     maxFileBytes: 262144,
+    racyMarginMs: 0,
     ...over,
   };
 }
