@@ -373,13 +373,15 @@ class _Worker:
     """One `memory-bridge worker` child and the bytes read from it so far. Used only under the client's lock."""
 
     def __init__(self, node: str, cli: str) -> None:
-        # A minimal environment: no PATH, no secrets, nothing from the Hermes process. The paths are absolute.
+        # A minimal environment: no PATH, no secrets, nothing from the Hermes process. The paths are absolute. The one
+        # variable set is a small young generation, which keeps the long-lived worker's resident memory down
+        # (docs/BENCHMARKS.md); node reads it from NODE_OPTIONS.
         self.proc = subprocess.Popen(
             [node, cli, "worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={},
+            env={"NODE_OPTIONS": "--max-semi-space-size=2"},
             cwd="/",
             bufsize=0,
             close_fds=True,
