@@ -73,7 +73,7 @@ function log(msg: string): void {
 
 /**
  * Node options from the CLI's `#!/usr/bin/env -S node <options>` line: what a host that runs the `memory-bridge`
- * bin directly gets, and a host that runs `node dist/src/cli/main.js` (as the README's host examples do) does not.
+ * bin directly gets, and what the README's host examples (and the Hermes shim, through NODE_OPTIONS) pass.
  */
 function shebangNodeOptions(): string[] {
   const first = fs.readFileSync(serverMain, 'utf8').split('\n', 1)[0] ?? '';
@@ -82,7 +82,8 @@ function shebangNodeOptions(): string[] {
 }
 
 function ourArgs(home: string, cpuProf: string | null): string[] {
-  const base = [serverMain, 'mcp', '--home', home, '--run-kind', 'interactive'];
+  // Started the way the README configures hosts: node with the launcher's options, then the CLI.
+  const base = [...shebangNodeOptions(), serverMain, 'mcp', '--home', home, '--run-kind', 'interactive'];
   return cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf, ...base] : base;
 }
 
@@ -261,7 +262,7 @@ async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg
     const launcherOptions = ours ? shebangNodeOptions() : [];
     let rssLauncher: number | null = null;
     if (ours && launcherOptions.length > 0) {
-      const s = await connect(process.execPath, [...launcherOptions, ...ourArgs(c.home, null)]);
+      const s = await connect(process.execPath, ourArgs(c.home, null));
       try {
         await search(s, 'obsidian');
         await search(s, 'notes');
@@ -339,7 +340,7 @@ function evaluate(results: SizeResult[]): Target[] {
     target('cold first search p50 @2k ÷ fs server spawn→tools/list p50 @2k', mid?.ours?.coldFirstSearch.p50, mid?.fsServer.spawnToToolsList.p50, 2, 'spawn to first result'),
     target('read p50 @10k ÷ fs server read_text_file p50 @10k', big?.ours?.read.p50, big?.fsServer.readTextFile.p50, 1, 'same 20 notes'),
     target('search after one changed note p50 @10k ÷ warm p50 @10k', big?.ours?.changedSearch.p50, big?.ours?.warmSearch.p50, 1.5, 'append to one note, then search (interleaved with the warm rounds)'),
-    target('RSS after warm-up @10k ÷ 250 MB (node main.js, as the README configures hosts)', big?.ours?.rssAfterWarmupMB, 250, 1, 'VmRSS of the server process, MB = 10^6 bytes'),
+    target('RSS after warm-up @10k ÷ 250 MB (node with the launcher options, as the README configures hosts)', big?.ours?.rssAfterWarmupMB, 250, 1, 'VmRSS of the server process, MB = 10^6 bytes'),
     target("RSS after warm-up @10k ÷ 250 MB (with the bin's shebang node options)", big?.ours?.rssAfterWarmupLauncherMB, 250, 1, 'what `memory-bridge mcp` run as a program gets'),
   ];
 }
@@ -484,8 +485,8 @@ async function main(): Promise<void> {
       client: '@modelcontextprotocol/sdk Client over StdioClientTransport; wall clock per tools/call round trip',
       alternation: 'each repetition alternates which side runs first (per query / per note / per cold start)',
       warm: 'after the index-building first call and one warm-up call; no limit argument (policy default)',
-      cold: 'spawn of `node dist/src/cli/main.js mcp` to the first search result; filesystem server: spawn to tools/list',
-      server: '`node dist/src/cli/main.js mcp --home <home> --run-kind interactive` as the README configures hosts; RSS is also measured once with the node options of the bin shebang',
+      cold: 'spawn of `node <launcher options> dist/src/cli/main.js mcp` to the first search result; filesystem server: spawn to tools/list',
+      server: '`node <launcher options> dist/src/cli/main.js mcp --home <home> --run-kind interactive` as the README configures hosts (launcher options: those of the bin shebang)',
       changed: 'append one line to one note, then the next search; two per warm round, interleaved with the warm searches',
       baselines: 'rg -l -i -F <term> <root> and grep -rliF <term> <root>, spawn to exit, page cache warm',
       statistic: 'nearest-rank percentiles over all samples',
