@@ -1,20 +1,35 @@
 /**
  * The MCP stdio server (PRODUCT.md §2, §3): two read-only tools over one caller fixed at launch.
  *
- * Built on the official SDK's low-level `Server`, not `McpServer`, because argument validation must happen in our
- * handler: bad arguments get the §2 `invalid_request` JSON (with a hint), never the SDK's own validator text.
+ * Built on the official SDK's `Protocol` (JSON-RPC framing, ping, cancellation, request bookkeeping) and stdio
+ * transport, with the server side of `initialize` written here (`ToolServer`), not on `McpServer` or the low-level
+ * `Server`: argument validation must happen in our handler (bad arguments get the §2 `invalid_request` JSON with a
+ * hint, never the SDK's validator text), and `Server`'s module statically loads ajv and the experimental tasks
+ * code (about 30 ms of a cold start; docs/BENCHMARKS.md) for features two read-only tools never use (sampling,
+ * elicitation, logging, tasks). `ToolServer` answers `initialize` exactly as `Server._oninitialize` does.
  * Tool failures are results with `isError: true`; an unknown tool name is a protocol error (JSON-RPC InvalidParams),
  * as in the SDK's own high-level server. Operator logs are one short reason code per line on stderr; stdout carries
  * only protocol messages.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   ErrorCode,
+  InitializedNotificationSchema,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
   McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult,
+  type ClientCapabilities,
+  type Implementation,
+  type InitializeRequest,
+  type InitializeResult,
+  type ServerCapabilities,
+  type ServerNotification,
+  type ServerRequest,
+  type ServerResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -60,8 +75,8 @@ export const TOOLS: readonly Tool[] = Object.freeze([
 
 /**
  * tools/call as it arrives, before any checking of `params`: we look at `name` and `arguments` ourselves.
- * The SDK's `Server.setRequestHandler` wraps tools/call in `CallToolRequestSchema`, which rejects an `arguments`
- * value that is not an object with the SDK's own error text; PRODUCT.md §2 wants our `invalid_request` JSON there.
+ * (The SDK's `Server.setRequestHandler` wraps tools/call in `CallToolRequestSchema`, which rejects an `arguments`
+ * value that is not an object with the SDK's own error text; PRODUCT.md §2 wants our `invalid_request` JSON there.)
  */
 const RawCallToolRequestSchema = z.object({
   method: z.literal('tools/call'),
@@ -109,17 +124,79 @@ export function handleToolCall(
   return toCallToolResult(result);
 }
 
-/** Create the low-level server with both handlers installed (not yet connected). */
-export function createMcpServer(opts: McpServerOptions): Server {
+/**
+ * The server side of an MCP session that offers tools only and never sends requests or notifications of its own.
+ *
+ * `initialize` is answered as the SDK's `Server` answers it: the client's protocol version when the SDK supports
+ * it, else the latest; our capabilities; our name and version. `ping`, cancellation and progress come from
+ * `Protocol`. Registering a handler for a method that needs a capability we did not declare throws, as in
+ * `Server` (only `tools/list` and `tools/call` need one here: `tools`).
+ */
+export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
+  private clientCapabilities: ClientCapabilities | undefined;
+  private clientInfo: Implementation | undefined;
+
+  constructor(
+    private readonly serverInfo: Implementation,
+    private readonly capabilities: ServerCapabilities,
+  ) {
+    super();
+    this.setRequestHandler(InitializeRequestSchema, (request) => this.onInitialize(request));
+    this.setNotificationHandler(InitializedNotificationSchema, () => undefined);
+  }
+
+  /** What the client declared in `initialize` (undefined before it). */
+  getClientCapabilities(): ClientCapabilities | undefined {
+    return this.clientCapabilities;
+  }
+
+  /** The client's name and version from `initialize` (undefined before it). */
+  getClientVersion(): Implementation | undefined {
+    return this.clientInfo;
+  }
+
+  private onInitialize(request: InitializeRequest): InitializeResult {
+    const requested = request.params.protocolVersion;
+    this.clientCapabilities = request.params.capabilities;
+    this.clientInfo = request.params.clientInfo;
+    const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    return { protocolVersion, capabilities: this.capabilities, serverInfo: this.serverInfo };
+  }
+
+  /** We send no requests except what `Protocol` itself may send (none needs a client capability). */
+  protected assertCapabilityForMethod(): void {}
+
+  /** We send no notifications except cancellation and progress, which need no capability. */
+  protected assertNotificationCapability(): void {}
+
+  protected assertRequestHandlerCapability(method: string): void {
+    // Protocol's constructor registers ping before our fields exist.
+    if (this.capabilities === undefined) return;
+    if ((method === 'tools/list' || method === 'tools/call') && this.capabilities.tools === undefined) {
+      throw new Error(`Server does not support tools (required for ${method})`);
+    }
+    if (method.startsWith('tasks/')) throw new Error(`Server does not support tasks capability (required for ${method})`);
+  }
+
+  /** We never send task-augmented requests. */
+  protected assertTaskCapability(method: string): void {
+    throw new Error(`Client does not support task creation (required for ${method})`);
+  }
+
+  /** A request asking for task creation is refused (no tasks capability), with `Server`'s message. */
+  protected assertTaskHandlerCapability(method: string): void {
+    if (this.capabilities === undefined) return;
+    throw new Error(`Server does not support task creation (required for ${method})`);
+  }
+}
+
+/** Create the server with both tool handlers installed (not yet connected). */
+export function createMcpServer(opts: McpServerOptions): ToolServer {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
-  const server = new Server(
-    { name: 'memory-bridge', version: opts.version },
-    { capabilities: { tools: { listChanged: false } } },
-  );
+  const server = new ToolServer({ name: 'memory-bridge', version: opts.version }, { tools: { listChanged: false } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...TOOLS] }));
-  // Registered through Protocol's method to skip Server's tools/call wrapper (see RawCallToolRequestSchema); the
-  // capability check that Server adds still runs (it is a virtual method) against the tools capability above.
-  Protocol.prototype.setRequestHandler.call(server, RawCallToolRequestSchema, (request: z.infer<typeof RawCallToolRequestSchema>) =>
+  // tools/call is registered with a schema that leaves `params` unchecked (see RawCallToolRequestSchema).
+  server.setRequestHandler(RawCallToolRequestSchema, (request: z.infer<typeof RawCallToolRequestSchema>) =>
     handleToolCall(request.params, opts.bridge, opts.caller, log),
   );
   server.onerror = () => log('transport_error');
