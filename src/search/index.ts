@@ -61,6 +61,8 @@ interface Entry {
   seen: number;
   /** Size of the note file in bytes when it was indexed (for the cache's byte bound). */
   bytes: number;
+  /** False once removed from the index (so a positional memo of the last sync can never revive it). */
+  live: boolean;
 }
 
 /** The document given to MiniSearch (every field always a string, so field statistics count every note). */
@@ -372,6 +374,13 @@ export class NoteIndex implements KnownNotes {
   private termScore = new Float64Array(0);
   private cover = new Uint8Array(0);
   private termMark = new Uint8Array(0);
+  /**
+   * The notes of the last `sync` and the entry each one ended up in, by position. The scan hands back the very same
+   * ScannedNote object for a note it found unchanged and known, call after call and in the same order, so on the
+   * warm path `sync` recognises a note by object identity at the same position instead of a Map lookup by id.
+   */
+  private lastNotes: (ScannedNote | undefined)[] = [];
+  private lastEntries: (Entry | undefined)[] = [];
 
   constructor() {
     this.mini = new MiniSearch<Doc>(miniSearchOptions());
@@ -389,7 +398,12 @@ export class NoteIndex implements KnownNotes {
 
   /** KnownNotes: true when the index holds verified text for exactly this id and identity key. */
   has(id: string, key: IdentityKey): boolean {
-    return this.entries.get(id)?.key === key;
+    const held = this.entries.get(id);
+    if (held === undefined || held.key !== key) return false;
+    // Keep the caller's string: the scan passes the same key object for an unchanged note on every call, so the
+    // next comparison is a pointer check instead of a character compare.
+    held.key = key;
+    return true;
   }
 
   /**
@@ -407,24 +421,50 @@ export class NoteIndex implements KnownNotes {
     const generation = ++this.generation;
     let marked = 0;
     let changed = false;
-    for (const note of notes) {
-      const held = this.entries.get(note.id);
+    const lastNotes = this.lastNotes;
+    const lastEntries = this.lastEntries;
+    // Only notes without text are remembered (a note read in this call comes back as a new object next time, and
+    // its text must not be kept alive by the memo).
+    const nowNotes = new Array<ScannedNote | undefined>(notes.length);
+    const nowEntries = new Array<Entry | undefined>(notes.length);
+    for (let i = 0; i < notes.length; i++) {
+      const note = notes[i]!;
+      // Same object at the same position as last time: the entry it was matched with, unless since removed (a
+      // live entry is the one `entries` maps its id to, since an id is removed before it is added again).
+      let held: Entry | undefined;
+      if (note.text === undefined && lastNotes[i] === note) {
+        held = lastEntries[i];
+        if (held !== undefined && !held.live) held = undefined;
+      }
+      held ??= this.entries.get(note.id);
       if (held !== undefined && held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
       marked++;
       if (note.text === undefined) {
         if (held === undefined || held.key !== note.key) throw new Error('NoteIndex.sync: unknown note without text');
         held.seen = generation;
+        nowNotes[i] = note;
+        nowEntries[i] = held;
         continue;
       }
       if (held !== undefined) this.removeEntry(note.id, held);
       const parsed = parseNote(note.text);
       const bytes = note.stat.size;
-      const entry: Entry = { key: note.key, title: parsed.title, body: parsed.body, meta: parsed.meta.join('\n'), seen: generation, bytes };
+      const entry: Entry = {
+        key: note.key,
+        title: parsed.title,
+        body: parsed.body,
+        meta: parsed.meta.join('\n'),
+        seen: generation,
+        bytes,
+        live: true,
+      };
       addDocument(this.mini, docOf(note.id, entry), this.terms);
       this.entries.set(note.id, entry);
       this.heldBytes += bytes;
       changed = true;
     }
+    this.lastNotes = nowNotes;
+    this.lastEntries = nowEntries;
     const gone: [string, Entry][] = [];
     if (marked < this.entries.size) {
       for (const [id, entry] of this.entries) if (entry.seen !== generation) gone.push([id, entry]);
@@ -661,6 +701,7 @@ export class NoteIndex implements KnownNotes {
 
   private removeEntry(id: string, entry: Entry): void {
     removeDocument(this.mini, docOf(id, entry), this.terms);
+    entry.live = false;
     this.entries.delete(id);
     this.heldBytes -= entry.bytes;
     this.removals++;
