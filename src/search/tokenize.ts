@@ -32,8 +32,6 @@ const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
 /** Characters of scripts that do not separate words with spaces (Script_Extensions, so U+30FC "ー" counts). */
 const SPACELESS = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
 const APOSTROPHES = /['\u2019]/g;
-/** WORD for `tokenize`'s exec loop (its own object: `lastIndex` is state, and `tokenize` never re-enters). */
-const WORD_ONE = new RegExp(WORD.source, 'gu');
 /** Fast path: pure ASCII text needs neither NFKC nor the spaceless-script check. */
 const NON_ASCII = /[^\u0000-\u007f]/;
 
@@ -88,18 +86,57 @@ export interface TermSpan {
 export function tokenize(text: string): string[] {
   const ascii = !NON_ASCII.test(text);
   if (ascii) return tokenizeAscii(text.toLowerCase());
-  const normalized = text.normalize('NFKC').toLowerCase();
+  return tokenizeMixed(text.normalize('NFKC').toLowerCase());
+}
+
+/** One letter, mark or number at `lastIndex` (sticky, so it tests exactly one code point there). */
+const WORD_CHAR_AT = /[\p{L}\p{M}\p{N}]/uy;
+
+/**
+ * Width in UTF-16 code units of the word character (category L, M or N) at `i` of `text`, or 0 when the code
+ * point there is not one. ASCII is classified by char code; anything else by WORD_CHAR_AT.
+ */
+function wordCharWidth(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c < 0x80) return isAsciiWordChar(c) || (c >= 0x41 && c <= 0x5a) ? 1 : 0;
+  WORD_CHAR_AT.lastIndex = i;
+  return WORD_CHAR_AT.test(text) ? WORD_CHAR_AT.lastIndex - i : 0;
+}
+
+/**
+ * `tokenize` for NFKC-normalized, lowercased text: the matches of WORD, found by one scan over char codes that
+ * asks a regular expression only about non-ASCII characters (most notes are mostly ASCII, and a global Unicode
+ * regular expression over the whole text cost about twice as much). Words holding non-ASCII characters of a
+ * spaceless script are segmented (rule 3); every word then goes through `push`.
+ */
+function tokenizeMixed(text: string): string[] {
   const out: string[] = [];
-  // A plain loop over one shared regular expression instead of the generator of `wordSpans`: this runs over every
-  // note on a cold build, where generator objects and span tuples were a measurable share of the time.
-  const word = WORD_ONE;
-  word.lastIndex = 0;
-  for (let m = word.exec(normalized); m !== null; m = word.exec(normalized)) {
-    const w = m[0];
-    if (!ascii && SPACELESS.test(w)) {
-      for (const [seg] of segments(w, m.index)) push(out, seg);
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    let w = 0;
+    while (i < n && (w = wordCharWidth(text, i)) === 0) i++;
+    if (i >= n) break;
+    const start = i;
+    let nonAscii = false;
+    for (;;) {
+      while (i < n && (w = wordCharWidth(text, i)) > 0) {
+        if (w > 1 || text.charCodeAt(i) >= 0x80) nonAscii = true;
+        i += w;
+      }
+      const c = text.charCodeAt(i);
+      if (i + 1 < n && (c === 0x27 || c === 0x2019) && wordCharWidth(text, i + 1) > 0) {
+        if (c === 0x2019) nonAscii = true;
+        i++;
+        continue;
+      }
+      break;
+    }
+    const word = text.slice(start, i);
+    if (nonAscii && SPACELESS.test(word)) {
+      for (const [seg] of segments(word, start)) push(out, seg);
     } else {
-      push(out, w);
+      push(out, word);
     }
   }
   return out;
