@@ -466,11 +466,11 @@ export function scanTree(
    */
   const trustedFileAt = (dirFd: number, name: string): boolean => {
     try {
-      if (noteStatReason(native.statAt(dirFd, name), uid, rootPlace, Number.MAX_SAFE_INTEGER) !== null) return false;
+      if (noteStatReason(native.statAt(dirFd, name), uid, rootPlace, limits.maxFileBytes) !== null) return false;
       const fd = native.openFileAt(dirFd, name);
       try {
         const fst = native.fstat(fd);
-        return (noteStatReason(fst, uid, rootPlace, Number.MAX_SAFE_INTEGER) ?? descriptorAclReason(native, fd, uid)) === null;
+        return (noteStatReason(fst, uid, rootPlace, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid)) === null;
       } finally {
         closeQuietly(native, fd);
       }
@@ -517,16 +517,24 @@ export function scanTree(
     return false;
   };
 
-  /** Charge one trusted note; false (and the scan stops, truncated) when a budget is exhausted. */
-  const charge = (size: number): boolean => {
+  /**
+   * Charge one trusted note; false (and the scan stops, truncated) when a budget is exhausted. `count: false`
+   * charges the bytes only: a note about to be read counts toward `maxEntries` once its content has passed
+   * (`countEntry`), so a binary or invalid UTF-8 note never takes a trusted note's place, while the bytes read to
+   * find that out stay charged (they bound the work of one call).
+   */
+  const charge = (size: number, count = true): boolean => {
     if (candidates >= limits.maxEntries || bytes + size > limits.maxTotalBytes) {
       truncated = true;
       stopped = true;
       return false;
     }
-    candidates++;
+    if (count) candidates++;
     bytes += size;
     return true;
+  };
+  const countEntry = (): void => {
+    candidates++;
   };
 
   /**
@@ -609,7 +617,7 @@ export function scanTree(
         skip(reason);
         return;
       }
-      if (!charge(fst.size)) return;
+      if (!charge(fst.size, false)) return;
       const raw = readSettled(native, dirFd, name, fd, fst);
       if (raw === null) {
         skip('io_error');
@@ -620,6 +628,7 @@ export function scanTree(
         skip(decoded.reason);
         return;
       }
+      countEntry();
       notes.push({ id, key: verifiedKey(fst), stat: fst, text: decoded.text });
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;

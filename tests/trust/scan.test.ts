@@ -478,3 +478,22 @@ test('scan › a note whose last change is older than the racy margin is vouched
   t.is(second.notes[0]!.text, undefined);
   t.is(counting.calls.openFileAt ?? 0, 0);
 });
+
+test('scan › a binary or invalid UTF-8 note never takes a trusted note’s max_entries place (its bytes stay charged)', (t) => {
+  const root = freshRoot();
+  writeNote(root, '0-nul.md', Buffer.from('zz\0\n'));
+  writeNote(root, '1-latin1.md', Buffer.from([0x7a, 0xe9]));
+  writeNote(root, '2-ok.md', 'zz ok\n');
+  const r = scan(root, ALLOW_ALL, limits({ maxEntries: 1 }));
+  t.deepEqual(ids(r), ['2-ok.md']);
+  t.false(r.truncated);
+  t.true(scan(root, ALLOW_ALL, limits({ maxEntries: 1, maxTotalBytes: 4 + 2 })).truncated, 'bytes read are still charged');
+});
+
+test('scan › the depth look-ahead ignores an allowed note too large to be served', (t) => {
+  const root = freshRoot();
+  writeNote(root, 'top.md', 'zz');
+  writeNote(root, 'a/b/big.md', 'x'.repeat(50));
+  t.false(scan(root, ALLOW_ALL, limits({ maxDepth: 2, maxFileBytes: 20 })).truncated);
+  t.true(scan(root, ALLOW_ALL, limits({ maxDepth: 2, maxFileBytes: 60 })).truncated);
+});
