@@ -8,17 +8,14 @@ import path from 'node:path';
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { ReadResult, SearchResult } from '../../src/tools/types.js';
-import { ACL_TAG, aclBytes, removeTree, setXattr, writeNote } from '../helpers/fixtures.js';
-import { makeWorld, type World } from './world.js';
+import { ACL_TAG, aclBytes, setXattr, writeNote } from '../helpers/fixtures.js';
+import { worldTracker, type World } from './world.js';
 
-const worlds: World[] = [];
-test.after.always(() => {
-  for (const w of worlds) removeTree(w.tmp);
-});
+const { world, removeAll } = worldTracker();
+test.after.always(removeAll);
 
 function warmWorld(): { w: World; bridge: ReturnType<typeof createBridge> } {
-  const w = makeWorld({ allow: ['notes/**'] });
-  worlds.push(w);
+  const w = world({ allow: ['notes/**'] });
   writeNote(w.root, 'notes/alpha.md', '# Alpha\n\nThe lantern festival starts at dusk.\n');
   writeNote(w.root, 'notes/beta.md', '# Beta\n\nLanterns hang along the east fence.\n');
   const bridge = createBridge({ log: () => undefined });

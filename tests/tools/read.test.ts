@@ -4,18 +4,11 @@ import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
 import { capContent } from '../../src/tools/read.js';
 import type { LogEvent } from '../../src/tools/types.js';
-import { FOREIGN_UID, isRoot, removeTree, writeNote } from '../helpers/fixtures.js';
-import { makeWorld, type World } from './world.js';
+import { FOREIGN_UID, isRoot, writeNote } from '../helpers/fixtures.js';
+import { worldTracker } from './world.js';
 
-const worlds: World[] = [];
-function world(fields: Record<string, unknown> = {}): World {
-  const w = makeWorld(fields);
-  worlds.push(w);
-  return w;
-}
-test.after.always(() => {
-  for (const w of worlds) removeTree(w.tmp);
-});
+const { world, removeAll } = worldTracker();
+test.after.always(removeAll);
 
 const NOT_FOUND = JSON.stringify({ ok: false, error: { code: 'not_found_or_denied', message: 'No readable document has that id.' } });
 

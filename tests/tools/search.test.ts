@@ -4,18 +4,11 @@ import test from 'ava';
 import { getNative } from '../../native/index.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { LogEvent, SearchResult } from '../../src/tools/types.js';
-import { isRoot, removeTree, writeNote } from '../helpers/fixtures.js';
-import { addHome, makeWorld, type World } from './world.js';
+import { isRoot, writeNote } from '../helpers/fixtures.js';
+import { addHome, worldTracker, type World } from './world.js';
 
-const worlds: World[] = [];
-function world(fields: Record<string, unknown> = {}): World {
-  const w = makeWorld(fields);
-  worlds.push(w);
-  return w;
-}
-test.after.always(() => {
-  for (const w of worlds) removeTree(w.tmp);
-});
+const { world, removeAll } = worldTracker();
+test.after.always(removeAll);
 
 /** Count note opens (`.md` names; the policy file is opened on every call) on the real bindings while `fn` runs. */
 function countingOpens<T>(fn: () => T): { value: T; opens: number } {

@@ -38,3 +38,20 @@ export function addHome(world: World, name: string, fields: Record<string, unkno
   const { home } = makeHome(world.tmp, { version: 1, root: world.root, allow: ['**'], ...fields }, name);
   return { home, cron: false, subagent: false };
 }
+
+/**
+ * Worlds made by one test file, removed together: call `removeAll` from that file's `test.after.always`.
+ */
+export function worldTracker(): { world(fields?: Record<string, unknown>): World; removeAll(): void } {
+  const worlds: World[] = [];
+  return {
+    world(fields = {}) {
+      const w = makeWorld(fields);
+      worlds.push(w);
+      return w;
+    },
+    removeAll() {
+      for (const w of worlds) fs.rmSync(w.tmp, { recursive: true, force: true });
+    },
+  };
+}
