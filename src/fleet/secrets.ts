@@ -66,11 +66,6 @@ export function findSecrets(text: string): Finding[] {
   return found.sort((a, b) => a.start - b.start || b.end - a.end);
 }
 
-/** True when `text` holds any of the ten kinds. */
-export function hasSecret(text: string): boolean {
-  return findSecrets(text).length > 0;
-}
-
 /**
  * Replace each finding with `[redacted:<kind>]`. Overlapping findings collapse into one replacement named after
  * the finding that starts first (the longest, when two start together). Returns the text unchanged when nothing

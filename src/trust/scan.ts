@@ -3,7 +3,7 @@
  * order of their raw names, every directory and note judged on its own open descriptor, with the per-call
  * budgets (candidates, bytes, depth, raw entries) and the `truncated` rules of the reference design.
  */
-import { DT, NativeError, RAW_STAT_WORDS, fileStatFromRaw, type DirEntry, type FileStat, type Native } from '../../native/types.js';
+import { DT, NativeError, RAW_STAT_WORDS, fileStatFromRaw, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { idWithinLimits, isNoteName, segmentReason } from './names.js';
 import { closeQuietly, openFailureReason } from './path.js';
@@ -43,10 +43,10 @@ function isAscii(raw: Uint8Array): boolean {
 
 /**
  * Decodes a raw directory entry name, or null when it is not valid UTF-8. ASCII names (the common case) skip
- * the decoder.
+ * the decoder and return `latin1`, the same bytes already decoded as Latin-1 (the listing's sort key).
  */
-export function decodeName(raw: Buffer): string | null {
-  if (isAscii(raw)) return raw.toString('latin1');
+function decodeName(raw: Uint8Array, latin1: string): string | null {
+  if (isAscii(raw)) return latin1;
   try {
     return nameDecoder.decode(raw);
   } catch {
@@ -59,16 +59,6 @@ function byLatin1<T extends { sortKey: string }>(a: T, b: T): number {
   return a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0;
 }
 
-/**
- * Directory entries sorted in ascending byte order of their raw names (in place). Each name is decoded once as
- * Latin-1 (one character per byte, so `<` on the strings is byte order, shorter prefix first, like memcmp).
- */
-export function sortByName(entries: DirEntry[]): DirEntry[] {
-  const keyed = entries.map((entry) => ({ sortKey: entry.name.toString('latin1'), entry }));
-  keyed.sort(byLatin1);
-  for (let i = 0; i < keyed.length; i++) entries[i] = keyed[i]!.entry;
-  return entries;
-}
 
 /** d_type for a stat result, for entries the filesystem listed as DT_UNKNOWN. */
 function typeOf(st: FileStat): number {
@@ -324,16 +314,7 @@ export function scanTree(
         });
         continue;
       }
-      let name: string | null;
-      if (isAscii(raw)) {
-        name = sortKey;
-      } else {
-        try {
-          name = nameDecoder.decode(raw);
-        } catch {
-          name = null;
-        }
-      }
+      const name = decodeName(raw, sortKey);
       const nameReason = name === null ? null : segmentReason(name, limits.names);
       const usable = name !== null && nameReason === null;
       const id = usable ? prefix + name : '';
