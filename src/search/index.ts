@@ -33,20 +33,21 @@ export const PREFIX_FULL_CHARS = 3;
 /** Most prefix expansions of a shorter last term (those with the most postings; see `NoteIndex.rank`). */
 export const PREFIX_SHORT_MAX_TERMS = 64;
 /** MiniSearch 7.2 defaults: weights of prefix and typo expansions, and the BM25+ parameters. */
-const PREFIX_WEIGHT = 0.375;
-const FUZZY_WEIGHT = 0.45;
+export const PREFIX_WEIGHT = 0.375;
+export const FUZZY_WEIGHT = 0.45;
 const BM25_K = 1.2;
 const BM25_B = 0.7;
 const BM25_D = 0.5;
 
 /** BM25+ of one term in one field of one document, the same expression MiniSearch 7.2 evaluates. */
-function bm25(termFreq: number, matching: number, total: number, fieldLength: number, avgFieldLength: number): number {
+export function bm25(termFreq: number, matching: number, total: number, fieldLength: number, avgFieldLength: number): number {
   const invDocFreq = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
   return invDocFreq * (BM25_D + (termFreq * (BM25_K + 1)) / (termFreq + BM25_K * (1 - BM25_B + (BM25_B * fieldLength) / avgFieldLength)));
 }
 
 
-const FIELDS = ['title', 'body', 'meta'] as const;
+/** Indexed fields, in the order MiniSearch assigns their field ids (0, 1, 2) and scores them. */
+export const FIELDS = ['title', 'body', 'meta'] as const;
 
 /** What the index keeps per note: its identity key and the fields it was indexed with (needed for `remove`). */
 interface Entry {
