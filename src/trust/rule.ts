@@ -192,7 +192,17 @@ export function regularFileAtReason(native: Native, dirFd: number, name: string)
  * moves the inode.
  */
 export function sameState(a: FileStat, b: FileStat): boolean {
-  return identityKey(a) === identityKey(b) && a.nlink === b.nlink && a.mode === b.mode && a.uid === b.uid;
+  // Field by field: the same comparison as equal identity keys, without building two strings from bigints.
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs &&
+    a.nlink === b.nlink &&
+    a.mode === b.mode &&
+    a.uid === b.uid
+  );
 }
 
 /**
