@@ -20,6 +20,7 @@ import MiniSearch from 'minisearch';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { parseNote } from './markdown.js';
 import { countCodePoints, makeSnippet } from './snippet.js';
+import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
 
 /** Most distinct query terms used (a 500-character query of one-letter words would otherwise fan out widely). */
@@ -111,28 +112,34 @@ export interface IndexStats {
 type TermData = Map<number, Postings>;
 
 /**
- * Postings of one term in one field: short document ids with their term frequencies, in two parallel arrays,
- * ids ascending. Stands in for the `Map<number, number>` MiniSearch 7.2 keeps there and implements every part of
- * it that MiniSearch uses (`size`, `get`, `has`, `set`, `delete`, `keys`, `entries`, iteration, `forEach`), with the
- * same iteration order: MiniSearch never reuses a short id and a note's postings are added when it is added, so
- * insertion order is ascending id order. About a third of a Map's memory per posting, and cheaper to build.
+ * Postings of one term in one field: short document ids with their term frequencies, ids ascending, interleaved in
+ * one Int32Array (id, tf, id, tf, …) that doubles when full. Stands in for the `Map<number, number>` MiniSearch 7.2
+ * keeps there and implements every part of it that MiniSearch uses (`size`, `get`, `has`, `set`, `delete`, `keys`,
+ * `entries`, iteration, `forEach`), with the same iteration order: MiniSearch never reuses a short id and a note's
+ * postings are added when it is added, so insertion order is ascending id order.
+ *
+ * Why a typed array: the index is built once and then lives long, so everything it allocates survives; a JS array
+ * of numbers would be copied by every young-generation collection it lives through (the launcher's young
+ * generation is 2 MiB), while a typed array's backing store above 64 bytes lives outside the collected heap. It
+ * also takes 8 bytes per posting instead of 16 (two arrays of tagged values).
  */
 export class Postings {
-  private readonly ids: number[] = [];
-  private readonly tfs: number[] = [];
+  /** id, tf pairs; `2 * size` entries are in use. */
+  private buf: Int32Array = EMPTY;
+  private n = 0;
 
   get size(): number {
-    return this.ids.length;
+    return this.n;
   }
 
-  /** Index of `id`, or -(insertion point) - 1 when absent. */
+  /** Pair index of `id`, or -(insertion point) - 1 when absent. */
   private find(id: number): number {
-    const ids = this.ids;
+    const buf = this.buf;
     let lo = 0;
-    let hi = ids.length - 1;
+    let hi = this.n - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const at = ids[mid]!;
+      const at = buf[mid << 1]!;
       if (at === id) return mid;
       if (at < id) lo = mid + 1;
       else hi = mid - 1;
@@ -142,7 +149,7 @@ export class Postings {
 
   get(id: number): number | undefined {
     const i = this.find(id);
-    return i >= 0 ? this.tfs[i] : undefined;
+    return i >= 0 ? this.buf[(i << 1) + 1] : undefined;
   }
 
   has(id: number): boolean {
@@ -150,45 +157,88 @@ export class Postings {
   }
 
   set(id: number, tf: number): this {
-    const n = this.ids.length;
-    if (n === 0 || id > this.ids[n - 1]!) {
-      this.ids.push(id);
-      this.tfs.push(tf);
+    const n = this.n;
+    let buf = this.buf;
+    if (n === 0 || id > buf[(n - 1) << 1]!) {
+      if (n << 1 === buf.length) buf = this.grow();
+      buf[n << 1] = id;
+      buf[(n << 1) + 1] = tf;
+      this.n = n + 1;
       return this;
     }
     const i = this.find(id);
     if (i >= 0) {
-      this.tfs[i] = tf;
-    } else {
-      this.ids.splice(-i - 1, 0, id);
-      this.tfs.splice(-i - 1, 0, tf);
+      buf[(i << 1) + 1] = tf;
+      return this;
     }
+    const at = -i - 1;
+    if (n << 1 === buf.length) buf = this.grow();
+    buf.copyWithin((at + 1) << 1, at << 1, n << 1);
+    buf[at << 1] = id;
+    buf[(at << 1) + 1] = tf;
+    this.n = n + 1;
     return this;
   }
 
   delete(id: number): boolean {
     const i = this.find(id);
     if (i < 0) return false;
-    this.ids.splice(i, 1);
-    this.tfs.splice(i, 1);
+    this.buf.copyWithin(i << 1, (i + 1) << 1, this.n << 1);
+    this.n--;
     return true;
+  }
+
+  /** Add a posting after every held one (`id` above all held ids; not checked). */
+  append(id: number, tf: number): void {
+    const n = this.n;
+    const buf = n << 1 === this.buf.length ? this.grow() : this.buf;
+    buf[n << 1] = id;
+    buf[(n << 1) + 1] = tf;
+    this.n = n + 1;
+  }
+
+  /**
+   * Add the postings `pairs[from .. to)` (id, tf, id, tf, …; ids ascending and above every held id; not checked)
+   * after the held ones, in one copy. An empty Postings gets exactly that many; a non-empty one grows by half
+   * at least, so repeated small batches cost amortized O(1) per posting.
+   */
+  appendPairs(pairs: Int32Array, from: number, to: number): void {
+    const used = this.n << 1;
+    const need = used + (to - from);
+    if (need > this.buf.length) {
+      const buf = new Int32Array(used === 0 ? need : Math.max(need, (this.buf.length + (this.buf.length >>> 1) + 1) & ~1));
+      buf.set(this.buf.subarray(0, used));
+      this.buf = buf;
+    }
+    this.buf.set(pairs.subarray(from, to), used);
+    this.n = need >>> 1;
+  }
+
+  /** Double the capacity (at least 2 pairs); returns the new buffer. */
+  private grow(): Int32Array {
+    const buf = new Int32Array(Math.max(4, this.buf.length * 2));
+    buf.set(this.buf);
+    this.buf = buf;
+    return buf;
   }
 
   /** Calls `fn(tf, id)` for each posting in order (on a snapshot, like the iterators). */
   forEach(fn: (tf: number, id: number, self: this) => void): void {
-    const ids = this.ids.slice();
-    const tfs = this.tfs.slice();
-    for (let i = 0; i < ids.length; i++) fn(tfs[i]!, ids[i]!, this);
+    const pairs = this.buf.slice(0, this.n << 1);
+    for (let i = 0; i < pairs.length; i += 2) fn(pairs[i + 1]!, pairs[i]!, this);
   }
 
   /** Ids in order (a snapshot: removing during iteration, as MiniSearch's lazy cleanup may, is safe). */
   keys(): IterableIterator<number> {
-    return this.ids.slice()[Symbol.iterator]();
+    const ids: number[] = [];
+    for (let i = 0; i < this.n; i++) ids.push(this.buf[i << 1]!);
+    return ids[Symbol.iterator]();
   }
 
   entries(): IterableIterator<[number, number]> {
-    const tfs = this.tfs;
-    return this.ids.map((id, i): [number, number] => [id, tfs[i]!])[Symbol.iterator]();
+    const pairs: [number, number][] = [];
+    for (let i = 0; i < this.n; i++) pairs.push([this.buf[i << 1]!, this.buf[(i << 1) + 1]!]);
+    return pairs[Symbol.iterator]();
   }
 
   [Symbol.iterator](): IterableIterator<[number, number]> {
@@ -197,10 +247,14 @@ export class Postings {
 
   /** Scoring loop without iterator objects: calls `fn(id, tf)` for each posting in order. */
   each(fn: (id: number, tf: number) => void): void {
-    const { ids, tfs } = this;
-    for (let i = 0; i < ids.length; i++) fn(ids[i]!, tfs[i]!);
+    const buf = this.buf;
+    const end = this.n << 1;
+    for (let i = 0; i < end; i += 2) fn(buf[i]!, buf[i + 1]!);
   }
 }
+
+/** The shared empty buffer of a Postings without any posting yet (never written: the first `set` grows it). */
+const EMPTY = new Int32Array(0);
 
 /**
  * MiniSearch 7.2 private state and methods this module uses. The version is pinned in package.json, and
@@ -231,111 +285,307 @@ interface MiniSearchInternals {
 
 const newTermData = (): TermData => new Map();
 
+/** Most postings staged before `TermCache.flush` writes them (12 bytes each). */
+const MAX_PENDING = 1 << 19;
+
 /**
- * What `addDocument` caches per term: the term's postings inside MiniSearch (may be detached by a removal; then
- * empty and refetched) and a scratch count for the field being added (`stamp` says which field pass it is for).
+ * What `addDocument` and `removeDocument` keep per term of one MiniSearch instance, by the term's id in `table`:
+ * the term's postings inside MiniSearch (so a known term skips the walk down the radix tree) and scratch counts
+ * for the field being added. Every cached `TermData` and `Postings` is attached to the tree: the two functions
+ * drop an entry when they detach it, and `reset` drops them all.
  */
-export interface TermSlot {
-  term: string;
-  data: TermData | undefined;
-  stamp: number;
-  count: number;
+export class TermCache {
+  /** Interned terms of every text added or removed so far. */
+  table = new TermTable();
+  /** By term id: the term's postings map inside MiniSearch, or undefined when not fetched or since dropped. */
+  data: (TermData | undefined)[] = [];
+  /** By term id × FIELDS.length + field id: the term's postings in that field, or undefined (then see `data`). */
+  postings: (Postings | undefined)[] = [];
+  /** By term id: the field pass that last counted the term, and its count in that pass. */
+  stamp = new Int32Array(0);
+  count = new Int32Array(0);
+
+  /**
+   * Postings staged by `stageDocument` and not yet in their Postings: per entry the postings slot (term id ×
+   * FIELDS.length + field id), the short document id and the term frequency. `flush` writes them.
+   */
+  private pendingSlot = new Int32Array(0);
+  private pendingDoc = new Int32Array(0);
+  private pendingTf = new Int32Array(0);
+  private pending = 0;
+
+  /** Stage one posting (its Postings already exists in `postings[slot]`). */
+  stage(slot: number, doc: number, tf: number): void {
+    const at = this.pending;
+    if (at === this.pendingSlot.length) {
+      if (at >= MAX_PENDING) {
+        this.flush();
+        return this.stage(slot, doc, tf);
+      }
+      this.growPending();
+    }
+    this.pendingSlot[at] = slot;
+    this.pendingDoc[at] = doc;
+    this.pendingTf[at] = tf;
+    this.pending = at + 1;
+  }
+
+  private growPending(): void {
+    const cap = Math.max(4096, this.pendingSlot.length * 2);
+    for (const key of ['pendingSlot', 'pendingDoc', 'pendingTf'] as const) {
+      const next = new Int32Array(cap);
+      next.set(this[key]);
+      this[key] = next;
+    }
+  }
+
+  /**
+   * Write every staged posting into its Postings. Staged postings of one slot are in ascending short id order
+   * (documents are staged in the order MiniSearch numbers them) and above every id held there, so each list is
+   * appended to. A large batch is grouped by slot with a counting sort and copied into each list at once (one
+   * allocation of the exact size for a list built from scratch); a small one is appended entry by entry.
+   */
+  flush(): void {
+    const n = this.pending;
+    if (n === 0) return;
+    this.pending = 0;
+    const { pendingSlot, pendingDoc, pendingTf, postings } = this;
+    const slots = postings.length;
+    if (n * 4 < slots) {
+      for (let k = 0; k < n; k++) postings[pendingSlot[k]!]!.append(pendingDoc[k]!, pendingTf[k]!);
+    } else {
+      // start[s] .. start[s + 1]: the pairs of slot s in `pairs` (in pair units).
+      const start = new Int32Array(slots + 1);
+      for (let k = 0; k < n; k++) start[pendingSlot[k]! + 1]!++;
+      for (let s = 0; s < slots; s++) start[s + 1]! += start[s]!;
+      const cursor = start.slice(0, slots);
+      const pairs = new Int32Array(n * 2);
+      for (let k = 0; k < n; k++) {
+        const at = cursor[pendingSlot[k]!]!++ << 1;
+        pairs[at] = pendingDoc[k]!;
+        pairs[at + 1] = pendingTf[k]!;
+      }
+      for (let s = 0; s < slots; s++) {
+        const from = start[s]!;
+        const to = start[s + 1]!;
+        if (to > from) postings[s]!.appendPairs(pairs, from << 1, to << 1);
+      }
+    }
+    // A cold build stages hundreds of thousands of postings; keep only a small log between syncs.
+    if (this.pendingSlot.length > 1 << 16) {
+      this.pendingSlot = new Int32Array(0);
+      this.pendingDoc = new Int32Array(0);
+      this.pendingTf = new Int32Array(0);
+    }
+  }
+
+  /** Grow the per-id arrays to cover every id of `table`. */
+  fit(): void {
+    const size = this.table.size;
+    if (this.stamp.length >= size) return;
+    const cap = Math.max(size, this.stamp.length * 2, 1024);
+    const stamp = new Int32Array(cap);
+    stamp.set(this.stamp);
+    this.stamp = stamp;
+    this.count = new Int32Array(cap);
+  }
+
+  /** Forget every cached postings reference (after a change this cache did not see). */
+  reset(): void {
+    this.data = [];
+    this.postings = [];
+  }
+
+  /** Terms whose postings are cached, i.e. that some indexed note holds. */
+  live(): number {
+    let n = 0;
+    for (const d of this.data) if (d !== undefined) n++;
+    return n;
+  }
+
+  /**
+   * A cache holding only the live terms (ids renumbered in their old order, so still in order of first sight), for
+   * when removals have left many dead ones.
+   */
+  compacted(): TermCache {
+    const next = new TermCache();
+    for (let id = 0; id < this.table.size; id++) {
+      const data = this.data[id];
+      if (data === undefined) continue;
+      const to = next.table.intern(this.table.term(id));
+      next.data[to] = data;
+      for (let f = 0; f < FIELDS.length; f++) next.postings[to * FIELDS.length + f] = this.postings[id * FIELDS.length + f];
+    }
+    return next;
+  }
+
+  /** Postings of term `id` in field `fieldId` inside MiniSearch, or undefined (cached on the way). */
+  postingsOf(m: MiniSearchInternals, id: number, fieldId: number): Postings | undefined {
+    const slot = id * FIELDS.length + fieldId;
+    let postings = this.postings[slot];
+    if (postings === undefined) {
+      let data = this.data[id];
+      if (data === undefined) {
+        data = m._index.get(this.table.term(id));
+        if (data === undefined) return undefined;
+        this.data[id] = data;
+      }
+      postings = data.get(fieldId);
+      this.postings[slot] = postings;
+    }
+    return postings;
+  }
 }
 
-/** Field passes of `addDocument` so far (process-wide; only equality with a slot's stamp matters). */
+/** Field passes of `addDocument` and `removeDocument` so far (process-wide; only equality with a stamp matters). */
 let passes = 0;
 
 /**
+ * Count the terms of `text` into `cache`: afterwards `cache.table.scratch[0 .. n)` holds the distinct term ids in
+ * order of first occurrence (n returned) and `cache.count[id]` each one's term frequency.
+ */
+function countTerms(cache: TermCache, text: string): number {
+  const total = cache.table.ids(text);
+  cache.fit();
+  const ids = cache.table.scratch;
+  const { stamp, count } = cache;
+  // A pass number is never reused, so stamps left by earlier passes never match.
+  const pass = ++passes;
+  let distinct = 0;
+  for (let k = 0; k < total; k++) {
+    const id = ids[k]!;
+    if (stamp[id] !== pass) {
+      stamp[id] = pass;
+      count[id] = 1;
+      // In place: distinct ≤ k, so this never overwrites an id still to be read.
+      ids[distinct++] = id;
+    } else {
+      count[id]!++;
+    }
+  }
+  return distinct;
+}
+
+/**
  * Add `doc` to `mini` exactly as `MiniSearch.add` would with `miniSearchOptions()` — same postings, term
- * frequencies, field lengths (distinct terms per field) and insertion order (terms in order of first
- * occurrence) — but faster: each token costs one lookup in `terms`, which counts frequencies in place and caches
- * the term's postings so a known term skips the walk down MiniSearch's radix tree. `MiniSearch.remove` undoes it.
+ * frequencies, field lengths (distinct terms per field) and insertion order (fields in FIELDS order, within a field
+ * terms in order of first occurrence; this order decides the radix tree's shape and `toJSON`) — except that the
+ * postings themselves are only staged in `cache`: the index is complete after `cache.flush()`.
  *
- * `terms` may hold postings that `remove` has since detached from the tree; those are empty (MiniSearch drops a
- * term exactly when its postings become empty) and are refetched.
+ * Faster than `MiniSearch.add`: the terms of a field are interned as ids by `cache.table` (no string per token)
+ * and counted in typed arrays; a known term's postings come from `cache` without a walk down the radix tree; and
+ * staged postings are written list by list at the flush instead of one at a time.
  *
  * @throws Error on a duplicate id
  */
-export function addDocument(mini: MiniSearch<Doc>, doc: Doc, terms: Map<string, TermSlot>): void {
+function stageDocument(mini: MiniSearch<Doc>, doc: Doc, cache: TermCache): void {
   const m = mini as unknown as MiniSearchInternals;
   if (m._idToShortId.has(doc.id)) throw new Error('NoteIndex: duplicate id');
   const shortId = m.addDocumentId(doc.id);
-  for (const field of FIELDS) {
-    const fieldId = m._fieldIds[field]!;
-    const stamp = ++passes;
-    const distinct: TermSlot[] = [];
-    for (const term of tokenize(doc[field])) {
-      let slot = terms.get(term);
-      if (slot === undefined) {
-        slot = { term, data: undefined, stamp: 0, count: 0 };
-        terms.set(term, slot);
+  for (let f = 0; f < FIELDS.length; f++) {
+    const fieldId = m._fieldIds[FIELDS[f]!]!;
+    const distinct = countTerms(cache, doc[FIELDS[f]!]);
+    m.addFieldLength(shortId, fieldId, m._documentCount - 1, distinct);
+    const ids = cache.table.scratch;
+    const { count, data: dataOf, postings: postingsOf } = cache;
+    for (let k = 0; k < distinct; k++) {
+      const id = ids[k]!;
+      const slot = id * FIELDS.length + fieldId;
+      if (postingsOf[slot] === undefined) {
+        // First posting of this term in this field (since the last removal emptied it): the term enters the tree
+        // now if it is not there, and the field's postings enter its map now, as MiniSearch orders them.
+        let data = dataOf[id];
+        if (data === undefined) {
+          data = m._index.fetch(cache.table.term(id), newTermData);
+          dataOf[id] = data;
+        }
+        let postings = data.get(fieldId);
+        if (postings === undefined) {
+          postings = new Postings();
+          data.set(fieldId, postings);
+        }
+        postingsOf[slot] = postings;
       }
-      if (slot.stamp !== stamp) {
-        slot.stamp = stamp;
-        slot.count = 1;
-        distinct.push(slot);
-      } else {
-        slot.count++;
-      }
+      cache.stage(slot, shortId, count[id]!);
     }
-    m.addFieldLength(shortId, fieldId, m._documentCount - 1, distinct.length);
-    for (const slot of distinct) {
-      let data = slot.data;
-      if (data === undefined || data.size === 0) {
-        data = m._index.fetch(slot.term, newTermData);
-        slot.data = data;
-      }
-      let postings = data.get(fieldId);
-      if (postings === undefined) {
-        postings = new Postings();
-        data.set(fieldId, postings);
-      }
-      postings.set(shortId, slot.count);
-    }
+  }
+}
+
+/**
+ * Add `doc` to `mini` exactly as `MiniSearch.add` would with `miniSearchOptions()` (see `stageDocument`).
+ * `removeDocument` undoes it.
+ *
+ * @throws Error on a duplicate id
+ */
+export function addDocument(mini: MiniSearch<Doc>, doc: Doc, cache: TermCache): void {
+  try {
+    stageDocument(mini, doc, cache);
+  } finally {
+    cache.flush();
+  }
+}
+
+/**
+ * Add `docs` in order, exactly as `MiniSearch.add` of each would; the postings are written once at the end (the
+ * cold build's path).
+ *
+ * @throws Error on a duplicate id (the documents before it are added)
+ */
+export function addDocuments(mini: MiniSearch<Doc>, docs: readonly Doc[], cache: TermCache): void {
+  try {
+    for (const doc of docs) stageDocument(mini, doc, cache);
+  } finally {
+    cache.flush();
   }
 }
 
 /**
  * Remove `doc` (with exactly the fields it was added with) from `mini`, leaving the same state `MiniSearch.remove`
  * leaves — postings, emptied field entries and terms dropped from the tree, document bookkeeping, running field
- * averages — but with one lookup in `terms` per token and one postings update per distinct term, instead of a walk
- * down the radix tree for every token. When a term of `doc` is not cached (which `addDocument` makes impossible),
- * it falls back to `MiniSearch.remove` before changing anything.
+ * averages — with one postings update per distinct term of each field instead of a walk down the radix tree per
+ * token. When some term of `doc` is not in the index under this note (which `addDocument` makes impossible), it
+ * falls back to `MiniSearch.remove` before changing anything, and `cache` is reset.
  *
  * @throws Error when `doc.id` is not in the index
  */
-export function removeDocument(mini: MiniSearch<Doc>, doc: Doc, terms: Map<string, TermSlot>): void {
+export function removeDocument(mini: MiniSearch<Doc>, doc: Doc, cache: TermCache): void {
   const m = mini as unknown as MiniSearchInternals;
   const shortId = m._idToShortId.get(doc.id);
   if (shortId === undefined) throw new Error('NoteIndex: removing an unknown id');
-  const perField: TermSlot[][] = [];
-  for (const field of FIELDS) {
-    const fieldId = m._fieldIds[field]!;
-    const stamp = ++passes;
-    const distinct: TermSlot[] = [];
-    for (const term of tokenize(doc[field])) {
-      const slot = terms.get(term);
-      if (slot === undefined || slot.data?.get(fieldId)?.has(shortId) !== true) {
+  cache.flush();
+  // Distinct term ids of each field, checked before anything changes.
+  const perField: Int32Array[] = [];
+  for (let f = 0; f < FIELDS.length; f++) {
+    const fieldId = m._fieldIds[FIELDS[f]!]!;
+    const distinct = countTerms(cache, doc[FIELDS[f]!]);
+    const ids = cache.table.scratch.slice(0, distinct);
+    for (let k = 0; k < distinct; k++) {
+      if (cache.postingsOf(m, ids[k]!, fieldId)?.has(shortId) !== true) {
         mini.remove(doc);
+        cache.reset();
         return;
       }
-      if (slot.stamp !== stamp) {
-        slot.stamp = stamp;
-        distinct.push(slot);
-      }
     }
-    perField.push(distinct);
+    perField.push(ids);
   }
   for (let f = 0; f < FIELDS.length; f++) {
     const fieldId = m._fieldIds[FIELDS[f]!]!;
-    const distinct = perField[f]!;
-    m.removeFieldLength(shortId, fieldId, m._documentCount, distinct.length);
-    for (const slot of distinct) {
-      const data = slot.data!;
-      const postings = data.get(fieldId)!;
-      if (postings.size <= 1) data.delete(fieldId);
-      else postings.delete(shortId);
-      if (data.size === 0) m._index.delete(slot.term);
+    const ids = perField[f]!;
+    m.removeFieldLength(shortId, fieldId, m._documentCount, ids.length);
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k]!;
+      const data = cache.data[id]!;
+      const postings = cache.postings[id * FIELDS.length + fieldId]!;
+      if (postings.size <= 1) {
+        data.delete(fieldId);
+        cache.postings[id * FIELDS.length + fieldId] = undefined;
+      } else {
+        postings.delete(shortId);
+      }
+      if (data.size === 0) {
+        m._index.delete(cache.table.term(id));
+        cache.data[id] = undefined;
+      }
     }
   }
   m._storedFields.delete(shortId);
@@ -359,14 +609,14 @@ export function miniSearchOptions(): ConstructorParameters<typeof MiniSearch<Doc
   };
 }
 
-/** Removals after which detached entries are swept from the term cache. */
+/** Removals after which the term cache is checked for dead terms (see `sync`). */
 const PRUNE_AFTER_REMOVALS = 512;
 
 export class NoteIndex implements KnownNotes {
   private readonly entries = new Map<string, Entry>();
   private readonly mini: MiniSearch<Doc>;
-  /** Term → its postings inside `mini` and scratch counts (see `addDocument`). */
-  private readonly terms = new Map<string, TermSlot>();
+  /** Term ids, their postings inside `mini` and scratch counts (see `addDocument`). */
+  private terms = new TermCache();
   private removals = 0;
   private generation = 0;
   private heldBytes = 0;
@@ -428,41 +678,47 @@ export class NoteIndex implements KnownNotes {
     // its text must not be kept alive by the memo).
     const nowNotes = new Array<ScannedNote | undefined>(notes.length);
     const nowEntries = new Array<Entry | undefined>(notes.length);
-    for (let i = 0; i < notes.length; i++) {
-      const note = notes[i]!;
-      // Same object at the same position as last time: the entry it was matched with, unless since removed (a
-      // live entry is the one `entries` maps its id to, since an id is removed before it is added again).
-      let held: Entry | undefined;
-      if (note.text === undefined && lastNotes[i] === note) {
-        held = lastEntries[i];
-        if (held !== undefined && !held.live) held = undefined;
+    // New notes' postings are staged and written after the loop (or before a removal, which flushes first), so a
+    // cold build writes each postings list once, at its final size.
+    try {
+      for (let i = 0; i < notes.length; i++) {
+        const note = notes[i]!;
+        // Same object at the same position as last time: the entry it was matched with, unless since removed (a
+        // live entry is the one `entries` maps its id to, since an id is removed before it is added again).
+        let held: Entry | undefined;
+        if (note.text === undefined && lastNotes[i] === note) {
+          held = lastEntries[i];
+          if (held !== undefined && !held.live) held = undefined;
+        }
+        held ??= this.entries.get(note.id);
+        if (held !== undefined && held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
+        marked++;
+        if (note.text === undefined) {
+          if (held === undefined || held.key !== note.key) throw new Error('NoteIndex.sync: unknown note without text');
+          held.seen = generation;
+          nowNotes[i] = note;
+          nowEntries[i] = held;
+          continue;
+        }
+        if (held !== undefined) this.removeEntry(note.id, held);
+        const parsed = parseNote(note.text);
+        const bytes = note.stat.size;
+        const entry: Entry = {
+          key: note.key,
+          title: parsed.title,
+          body: parsed.body,
+          meta: parsed.meta.join('\n'),
+          seen: generation,
+          bytes,
+          live: true,
+        };
+        stageDocument(this.mini, docOf(note.id, entry), this.terms);
+        this.entries.set(note.id, entry);
+        this.heldBytes += bytes;
+        changed = true;
       }
-      held ??= this.entries.get(note.id);
-      if (held !== undefined && held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
-      marked++;
-      if (note.text === undefined) {
-        if (held === undefined || held.key !== note.key) throw new Error('NoteIndex.sync: unknown note without text');
-        held.seen = generation;
-        nowNotes[i] = note;
-        nowEntries[i] = held;
-        continue;
-      }
-      if (held !== undefined) this.removeEntry(note.id, held);
-      const parsed = parseNote(note.text);
-      const bytes = note.stat.size;
-      const entry: Entry = {
-        key: note.key,
-        title: parsed.title,
-        body: parsed.body,
-        meta: parsed.meta.join('\n'),
-        seen: generation,
-        bytes,
-        live: true,
-      };
-      addDocument(this.mini, docOf(note.id, entry), this.terms);
-      this.entries.set(note.id, entry);
-      this.heldBytes += bytes;
-      changed = true;
+    } finally {
+      this.terms.flush();
     }
     this.lastNotes = nowNotes;
     this.lastEntries = nowEntries;
@@ -473,7 +729,10 @@ export class NoteIndex implements KnownNotes {
     for (const [id, entry] of gone) this.removeEntry(id, entry);
     if (changed || gone.length > 0) this.exactAverages();
     if (this.removals >= PRUNE_AFTER_REMOVALS) {
-      for (const [term, slot] of this.terms) if (slot.data === undefined || slot.data.size === 0) this.terms.delete(term);
+      // Terms no note holds any more stay interned; once they outnumber the live ones, keep only the live ones
+      // (so the cache stays within twice the index's own vocabulary, at an amortized O(1) cost per term).
+      const live = this.terms.live();
+      if (this.terms.table.size - live > live) this.terms = this.terms.compacted();
       this.removals = 0;
     }
   }

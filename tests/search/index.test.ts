@@ -2,7 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { FileStat } from '../../native/types.js';
 import MiniSearch from 'minisearch';
-import { addDocument, miniSearchOptions, NoteIndex, removeDocument, type Doc } from '../../src/search/index.js';
+import { addDocument, addDocuments, miniSearchOptions, NoteIndex, removeDocument, TermCache, type Doc } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 
 const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
@@ -219,7 +219,7 @@ test('addDocument builds exactly the index MiniSearch.add builds, also after rem
   ];
   const own = new MiniSearch<Doc>(miniSearchOptions());
   const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const terms = new Map();
+  const terms = new TermCache();
   const both = (fn: (m: MiniSearch<Doc>, own: boolean) => void) => {
     fn(own, true);
     fn(fast, false);
@@ -243,4 +243,93 @@ test('addDocument builds exactly the index MiniSearch.add builds, also after rem
   t.is(JSON.stringify(fast), JSON.stringify(own));
   t.throws(() => removeDocument(fast, { id: 'zz.md', title: '', body: '', meta: '' }, terms), { message: /unknown id/ });
   t.throws(() => addDocument(fast, docs[1]!, terms), { message: /duplicate/ });
+});
+
+/** `count` documents over a vocabulary of `vocabulary` words (seeded, so every run builds the same corpus). */
+function generatedDocs(count: number, vocabulary: number, seed: number): Doc[] {
+  let state = seed;
+  const next = (n: number): number => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % n;
+  };
+  const word = (): string => {
+    const w = `w${next(vocabulary).toString(36)}`;
+    return next(9) === 0 ? w.toUpperCase() : next(13) === 0 ? `${w}'s` : w;
+  };
+  const docs: Doc[] = [];
+  for (let i = 0; i < count; i++) {
+    const body = Array.from({ length: 5 + next(120) }, word).join(next(2) === 0 ? ' ' : ', ');
+    docs.push({ id: `g${i}.md`, title: next(4) === 0 ? '' : `${word()} ${word()}`, body, meta: next(3) === 0 ? `${word()}\n${word()}` : '' });
+  }
+  return docs;
+}
+
+test('addDocuments (the cold build) builds exactly the index MiniSearch.add builds', (t) => {
+  const docs = generatedDocs(400, 900, 5);
+  const own = new MiniSearch<Doc>(miniSearchOptions());
+  for (const d of docs) own.add(d);
+  const fast = new MiniSearch<Doc>(miniSearchOptions());
+  addDocuments(fast, docs, new TermCache());
+  t.is(JSON.stringify(fast), JSON.stringify(own));
+  t.deepEqual(fast.search('w1 w2z'), own.search('w1 w2z'));
+});
+
+test('staged postings of many batches, small and large, with removals between them, equal MiniSearch', (t) => {
+  const docs = generatedDocs(300, 400, 9);
+  const own = new MiniSearch<Doc>(miniSearchOptions());
+  const fast = new MiniSearch<Doc>(miniSearchOptions());
+  const cache = new TermCache();
+  // Batches of 1 (entry-by-entry flush), 2..40 and 120 documents (counting-sort flush), each followed by the
+  // removal of some earlier documents, so lists are appended to after they were built, emptied and rebuilt.
+  let at = 0;
+  const removed = new Set<number>();
+  for (const size of [1, 1, 2, 40, 120, 3, 1, 60, 72]) {
+    const batch = docs.slice(at, at + size);
+    for (const d of batch) own.add(d);
+    addDocuments(fast, batch, cache);
+    at += size;
+    for (let i = 0; i < at; i += 7 + size) {
+      if (removed.has(i)) continue;
+      removed.add(i);
+      own.remove(docs[i]!);
+      removeDocument(fast, docs[i]!, cache);
+    }
+    t.is(JSON.stringify(fast), JSON.stringify(own), `after a batch of ${size}`);
+  }
+});
+
+test('removing a document whose text changed falls back to MiniSearch.remove and leaves its state', (t) => {
+  const docs = generatedDocs(30, 60, 3);
+  const own = new MiniSearch<Doc>(miniSearchOptions());
+  const fast = new MiniSearch<Doc>(miniSearchOptions());
+  const cache = new TermCache();
+  for (const d of docs) own.add(d);
+  addDocuments(fast, docs, cache);
+  // A field that no longer matches what was indexed: a term the note never held.
+  const changed = { ...docs[4]!, body: `${docs[4]!.body} neverindexed` };
+  own.remove(changed);
+  removeDocument(fast, changed, cache);
+  t.is(JSON.stringify(fast), JSON.stringify(own));
+  // The cache was reset and still serves further additions and removals exactly.
+  const more = generatedDocs(10, 60, 4).map((d) => ({ ...d, id: `more-${d.id}` }));
+  for (const d of more) own.add(d);
+  addDocuments(fast, more, cache);
+  own.remove(docs[5]!);
+  removeDocument(fast, docs[5]!, cache);
+  t.is(JSON.stringify(fast), JSON.stringify(own));
+});
+
+test('after enough removals to compact the term cache, the index still answers like a fresh one', (t) => {
+  // Every sync replaces all notes with ones of fresh vocabulary, so most interned terms die and the cache is
+  // compacted (more than 512 removals with dead terms outnumbering live ones).
+  const ix = new NoteIndex();
+  let last: Doc[] = [];
+  for (let round = 0; round < 4; round++) {
+    last = generatedDocs(300, 500, 100 + round).map((d) => ({ ...d, body: `${d.body} r${round}x`.replace(/w/g, `v${round}`) }));
+    ix.sync(last.map((d) => note(d.id, `# ${d.title}\n${d.body}`, `r${round}`)));
+  }
+  const fresh = new NoteIndex();
+  fresh.sync(last.map((d) => note(d.id, `# ${d.title}\n${d.body}`, 'f')));
+  t.deepEqual(ix.stats(), fresh.stats());
+  for (const q of ['v31 v32', 'r3x', 'v3a', 'r2x']) t.deepEqual(ix.rank(q), fresh.rank(q), q);
 });

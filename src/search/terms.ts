@@ -1,0 +1,243 @@
+/**
+ * A term table: interns the terms of texts as small integer ids, so that indexing a note costs one hash probe per
+ * token and no string for a term the table has seen before (PRODUCT.md §6 terms; the rules are `tokenize`'s).
+ *
+ * Why: building the index of 2,000 notes tokenized 624,000 tokens, and each one cost a lowercased copy of its text,
+ * a sliced string and a `Map` lookup that hashed that fresh string (together about half of the build). Here a
+ * pure-ASCII text is scanned once by char code: letters are lowercased on the fly, `tokenize`'s ASCII rules are
+ * applied (runs of a–z/0–9; an apostrophe between two word characters joins them and is dropped; a term is cut to
+ * MAX_TERM_CHARS), and a hash of the term is computed as it goes. The term is then looked up in an open-addressing
+ * table of its own (hash → id, verified by comparing char codes with the stored term); a string is built only on
+ * a miss. A text holding any non-ASCII code unit is handed to `tokenize` itself (NFKC, Unicode classes, word
+ * segmentation) and its terms are looked up as strings, so both ways give exactly `tokenize(text)`.
+ *
+ * Ids are 0, 1, 2, … in order of first sight and never change; the table only grows (a caller that wants to drop
+ * dead terms builds a new table).
+ */
+import { MAX_TERM_CHARS, tokenize } from './tokenize.js';
+
+/**
+ * For a byte: its lowercase form when it is a word character of `tokenize`'s ASCII rules (0–9, A–Z,
+ * a–z), else 0 (256 entries, so any byte indexes it).
+ */
+const WORD_LOWER = new Uint8Array(256);
+for (let c = 0x30; c <= 0x39; c++) WORD_LOWER[c] = c;
+for (let c = 0x61; c <= 0x7a; c++) WORD_LOWER[c] = c;
+for (let c = 0x41; c <= 0x5a; c++) WORD_LOWER[c] = c + 0x20;
+
+const APOSTROPHE = 0x27;
+/** FNV-1a 32-bit offset basis and prime, applied per UTF-16 code unit. */
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+
+/** Final avalanche of a running FNV-1a hash (murmur3's fmix32), so the low bits used for the slot are mixed. */
+function finish(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** Hash of a whole term string (the same value the ASCII scan computes for the same code units). */
+function hashOf(term: string): number {
+  let h = FNV_OFFSET;
+  for (let k = 0; k < term.length; k++) h = Math.imul(h ^ term.charCodeAt(k), FNV_PRIME);
+  return finish(h);
+}
+
+/** Longest text whose byte copy the table keeps for the next call (larger ones get a buffer of their own). */
+const KEEP_BYTES = 1 << 20;
+const encoder = new TextEncoder();
+
+export class TermTable {
+  /** Term string of each id. */
+  private readonly terms: string[] = [];
+  /** Finished hash of each id's term (for probes and for rehashing on growth). */
+  private hashes = new Int32Array(256);
+  /** Where each id's term starts in `pool`, and its length there; -1 for a term with a non-ASCII code unit. */
+  private offsets = new Int32Array(256);
+  private lengths = new Int32Array(256);
+  /** The bytes of every ASCII term, back to back (what the ASCII scan compares a candidate with). */
+  private pool = new Uint8Array(4096);
+  private poolUsed = 0;
+  /** Open-addressing slots (linear probing): id + 1, or 0 when empty. Length a power of two, at most half full. */
+  private slots = new Int32Array(512);
+  /** The text being scanned, as bytes (UTF-8, so one byte per code unit when the text is ASCII). */
+  private bytes = new Uint8Array(4096);
+  /**
+   * Term ids written by `ids` (valid until the next call; the table grows and reuses it). Callers may overwrite it
+   * between calls.
+   */
+  scratch = new Int32Array(1024);
+
+  /** Distinct terms interned so far; ids are 0 .. size-1 in order of first sight. */
+  get size(): number {
+    return this.terms.length;
+  }
+
+  /** The term string of `id` (undefined outside 0 .. size-1). */
+  term(id: number): string {
+    return this.terms[id]!;
+  }
+
+  /** Id of `term` (a string as `tokenize` returns it), or -1. */
+  find(term: string): number {
+    const h = hashOf(term);
+    const { slots, hashes, terms } = this;
+    const mask = slots.length - 1;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const s = slots[i]!;
+      if (s === 0) return -1;
+      if (hashes[s - 1] === h && terms[s - 1] === term) return s - 1;
+    }
+  }
+
+  /** Id of `term`, interning it when new. */
+  intern(term: string): number {
+    const h = hashOf(term);
+    const { slots, hashes, terms } = this;
+    const mask = slots.length - 1;
+    let i = h & mask;
+    for (; ; i = (i + 1) & mask) {
+      const s = slots[i]!;
+      if (s === 0) break;
+      if (hashes[s - 1] === h && terms[s - 1] === term) return s - 1;
+    }
+    return this.add(term, h, i);
+  }
+
+  /**
+   * Term ids of `text`, in text order: exactly one id per term of `tokenize(text)`, duplicates kept. Written into
+   * `this.scratch` (grown when needed; valid until the next call); returns the count. Terms not seen before get
+   * the next ids, in order of first occurrence.
+   */
+  ids(text: string): number {
+    const n = text.length;
+    let bytes = this.bytes;
+    if (bytes.length < n) {
+      bytes = new Uint8Array(Math.max(n, bytes.length * 2));
+      if (bytes.length <= KEEP_BYTES) this.bytes = bytes;
+    }
+    // One native copy that also tells whether the text is ASCII: then every code unit became one byte.
+    const { read, written } = encoder.encodeInto(text, bytes);
+    if (read !== n || written !== n) return this.idsOfTerms(text);
+    // A term takes at least one code unit and is followed by a separator or the end: at most ceil(n / 2) terms.
+    if (this.scratch.length <= n >>> 1) this.scratch = new Int32Array(Math.max((n >>> 1) + 1, this.scratch.length * 2));
+    const out = this.scratch;
+    let count = 0;
+    let i = 0;
+    while (i < n) {
+      let lower = WORD_LOWER[bytes[i]!]!;
+      if (lower === 0) {
+        i++;
+        continue;
+      }
+      // A word starts at i. Its term (lowercased, apostrophes dropped, clipped) is written over the word's own
+      // bytes from `start` on: the write position never passes the read position.
+      const start = i;
+      const clip = start + MAX_TERM_CHARS;
+      let end = start;
+      let h = FNV_OFFSET;
+      for (;;) {
+        if (end < clip) {
+          bytes[end++] = lower;
+          h = Math.imul(h ^ lower, FNV_PRIME);
+        }
+        if (++i >= n) break;
+        lower = WORD_LOWER[bytes[i]!]!;
+        if (lower !== 0) continue;
+        // An apostrophe followed by a word character joins the two runs and is dropped.
+        if (bytes[i] === APOSTROPHE && i + 1 < n) {
+          lower = WORD_LOWER[bytes[i + 1]!]!;
+          if (lower !== 0) {
+            i++;
+            continue;
+          }
+        }
+        break;
+      }
+      out[count++] = this.internBytes(bytes, start, end - start, finish(h));
+    }
+    return count;
+  }
+
+  /** `ids` for a text with non-ASCII code units: `tokenize`'s terms, interned as strings. */
+  private idsOfTerms(text: string): number {
+    const terms = tokenize(text);
+    if (this.scratch.length < terms.length) this.scratch = new Int32Array(Math.max(terms.length, this.scratch.length * 2));
+    const out = this.scratch;
+    for (let k = 0; k < terms.length; k++) out[k] = this.intern(terms[k]!);
+    return terms.length;
+  }
+
+  /** Id of the ASCII term `bytes[start .. start + len)` with finished hash `h`, interning it when new. */
+  private internBytes(bytes: Uint8Array, start: number, len: number, h: number): number {
+    const { slots, hashes, lengths, offsets, pool } = this;
+    const mask = slots.length - 1;
+    let i = h & mask;
+    probe: for (; ; i = (i + 1) & mask) {
+      const s = slots[i]!;
+      if (s === 0) break;
+      const id = s - 1;
+      if (hashes[id] !== h || lengths[id] !== len) continue;
+      const at = offsets[id]!;
+      for (let k = 0; k < len; k++) if (pool[at + k] !== bytes[start + k]) continue probe;
+      return id;
+    }
+    // A fresh flat string, not a slice of some note text (which it would keep alive).
+    return this.add(String.fromCharCode.apply(null, bytes.subarray(start, start + len) as unknown as number[]), h, i);
+  }
+
+  /** Store `term` (hash `h`, known absent) in empty slot `at`; grows the table past half full. */
+  private add(term: string, h: number, at: number): number {
+    const id = this.terms.length;
+    this.terms.push(term);
+    if (id >= this.hashes.length) {
+      this.hashes = grown(this.hashes);
+      this.offsets = grown(this.offsets);
+      this.lengths = grown(this.lengths);
+    }
+    this.hashes[id] = h;
+    const len = term.length;
+    let ascii = true;
+    for (let k = 0; k < len && ascii; k++) ascii = term.charCodeAt(k) < 0x80;
+    if (ascii) {
+      if (this.poolUsed + len > this.pool.length) {
+        const pool = new Uint8Array(Math.max(this.pool.length * 2, this.poolUsed + len));
+        pool.set(this.pool);
+        this.pool = pool;
+      }
+      for (let k = 0; k < len; k++) this.pool[this.poolUsed + k] = term.charCodeAt(k);
+      this.offsets[id] = this.poolUsed;
+      this.lengths[id] = len;
+      this.poolUsed += len;
+    } else {
+      this.offsets[id] = -1;
+      this.lengths[id] = -1;
+    }
+    this.slots[at] = id + 1;
+    if ((id + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    return id;
+  }
+
+  /** Rebuild the slots at `capacity` (a power of two) from the stored hashes. */
+  private rehash(capacity: number): void {
+    const slots = new Int32Array(capacity);
+    const mask = capacity - 1;
+    const hashes = this.hashes;
+    for (let id = 0; id < this.terms.length; id++) {
+      let i = hashes[id]! & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = id + 1;
+    }
+    this.slots = slots;
+  }
+}
+
+/** `a` copied into an Int32Array of twice its length. */
+function grown(a: Int32Array): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
+}

@@ -1,0 +1,154 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseNote } from '../../src/search/markdown.js';
+import { TermTable } from '../../src/search/terms.js';
+import { MAX_TERM_CHARS, tokenize } from '../../src/search/tokenize.js';
+
+/** The terms `ids` gave for `text`, as strings. */
+function termsOf(table: TermTable, text: string): string[] {
+  const n = table.ids(text);
+  const out: string[] = [];
+  for (let k = 0; k < n; k++) out.push(table.term(table.scratch[k]!));
+  return out;
+}
+
+/** True when `table.ids(text)` names exactly tokenize(text), and every id is the one `find` gives its term. */
+function agrees(table: TermTable, text: string): boolean {
+  const expected = tokenize(text);
+  const n = table.ids(text);
+  if (n !== expected.length) return false;
+  const ids = table.scratch.slice(0, n);
+  for (let k = 0; k < n; k++) {
+    if (table.term(ids[k]!) !== expected[k]) return false;
+    if (table.find(expected[k]!) !== ids[k]) return false;
+  }
+  return true;
+}
+
+const VAULT = new URL('../../../../shared/corpora/obsidian-help', import.meta.url).pathname;
+
+function vaultFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) vaultFiles(path, out);
+    else if (name.endsWith('.md')) out.push(path);
+  }
+  return out;
+}
+
+let vault: string[] = [];
+try {
+  vault = vaultFiles(VAULT);
+} catch {
+  vault = [];
+}
+const vaultTest = vault.length > 0 ? test : test.skip;
+
+test('ids are given in order of first sight and repeat for a repeated term', (t) => {
+  const table = new TermTable();
+  const n = table.ids('Moss river moss STONE river');
+  t.deepEqual([...table.scratch.slice(0, n)], [0, 1, 0, 2, 1]);
+  t.is(table.size, 3);
+  t.deepEqual([0, 1, 2].map((id) => table.term(id)), ['moss', 'river', 'stone']);
+  const m = table.ids('stone lichen');
+  t.deepEqual([...table.scratch.slice(0, m)], [2, 3]);
+});
+
+test('find answers -1 for a term never seen and intern gives the next id', (t) => {
+  const table = new TermTable();
+  t.is(table.find('moss'), -1);
+  t.is(table.intern('moss'), 0);
+  t.is(table.intern('庭'), 1);
+  t.is(table.find('moss'), 0);
+  t.is(table.find('庭'), 1);
+  t.is(table.size, 2);
+  // A term interned as a string is found by the ASCII scan, and the other way round.
+  const n = table.ids('MOSS fern');
+  t.deepEqual([...table.scratch.slice(0, n)], [0, 2]);
+  t.is(table.find('fern'), 2);
+});
+
+test('hand-picked edges give exactly the terms of tokenize', (t) => {
+  const long = 'a'.repeat(MAX_TERM_CHARS + 7);
+  const edges = [
+    '',
+    ' ',
+    "'",
+    "''",
+    "a'",
+    "'a",
+    "don't",
+    "Don't STOP '90s rock'n'roll o'",
+    "it''s",
+    "x'y'z",
+    `${long} ${long.toUpperCase()}`,
+    `${'b'.repeat(MAX_TERM_CHARS - 1)}'${'c'.repeat(5)}`,
+    `${'d'.repeat(MAX_TERM_CHARS)}'e`,
+    'foo_bar v1.2 a-b a/b A\tB\nC\r\nD',
+    '\u0000abc\u007f',
+    'naïve café',
+    "don'\u0301t",
+    'cafe\u0301 done',
+    'word\u2019s',
+    "word'\u00e9",
+    'abc\u212a',
+    'ﬁle ＡＢＣ',
+    '庭の水やりは朝に行う and english',
+    'english then 😀 emoji',
+    'lone \ud800 surrogate',
+    'x'.repeat(10000),
+  ];
+  const table = new TermTable();
+  for (const text of edges) t.true(agrees(table, text), JSON.stringify(text.slice(0, 80)));
+  // The same edges again, now with every term known (the hit path of the probe).
+  for (const text of edges) t.true(agrees(table, text), JSON.stringify(text.slice(0, 80)));
+});
+
+test('ids equals tokenize on random text', (t) => {
+  // Mostly ASCII with the characters tokenize's rules turn on (apostrophes, digits, upper case, separators), long
+  // runs near the term length limit, and some non-ASCII (accents, combining marks, the typographic apostrophe, CJK,
+  // astral and lone surrogates) that sends a text down the fallback path.
+  const asciiUnit = fc.constantFrom(...'abcxyzABCXYZ0189', "'", "'", ' ', ' ', '-', '_', '.', '\n', '\t', '\u0000', '~');
+  const rareUnit = fc.constantFrom('é', 'É', '\u0301', '\u2019', '庭', 'の', '😀', '\ud800', 'ﬁ', 'Ａ', '\u212a', 'ß', 'İ');
+  const run = fc.tuple(fc.constantFrom('q', 'Q', 'z9'), fc.integer({ min: 58, max: 70 })).map(([c, n]) => c.repeat(n).slice(0, n));
+  const piece = fc.oneof({ weight: 12, arbitrary: asciiUnit }, { weight: 1, arbitrary: rareUnit }, { weight: 1, arbitrary: run });
+  const text = fc.array(piece, { maxLength: 120 }).map((parts) => parts.join(''));
+  const table = new TermTable();
+  fc.assert(
+    fc.property(text, (s) => agrees(table, s)),
+    { numRuns: 5000, seed: 42 },
+  );
+  // Also from a fresh table each time (no term known before).
+  fc.assert(
+    fc.property(text, (s) => agrees(new TermTable(), s)),
+    { numRuns: 1000, seed: 7 },
+  );
+  t.pass();
+});
+
+test('a table grown past many rehashes still finds every term', (t) => {
+  const table = new TermTable();
+  const words: string[] = [];
+  for (let i = 0; i < 20000; i++) words.push(`w${i.toString(36)}`);
+  const n = table.ids(words.join(' '));
+  t.is(n, words.length);
+  t.is(table.size, words.length);
+  for (let i = 0; i < words.length; i += 97) t.is(table.find(words[i]!), i);
+  t.deepEqual(termsOf(table, 'W0 w1 wz'), ['w0', 'w1', 'wz']);
+});
+
+vaultTest('ids equals tokenize on every field of every obsidian-help note', (t) => {
+  const table = new TermTable();
+  let fields = 0;
+  for (const path of vault) {
+    const text = readFileSync(path, 'utf8');
+    const parsed = parseNote(text);
+    for (const field of [text, parsed.title ?? '', parsed.body, parsed.meta.join('\n')]) {
+      if (!agrees(table, field)) t.fail(`differs on ${path}`);
+      fields++;
+    }
+  }
+  t.true(fields > 100);
+});
