@@ -7,6 +7,7 @@ import { DT, NativeError, RAW_STAT_WORDS, fileStatFromRaw, type FileStat, type N
 import { BridgeError, type Reason } from '../errors.js';
 import { idWithinLimits, isNoteName, segmentReason } from './names.js';
 import { closeQuietly, openFailureReason } from './path.js';
+import { NOT_TAKEN, statPool, type NameArena, type StatPool } from './stat-pool.js';
 import {
   checkDirDescriptor,
   decodeNoteText,
@@ -122,6 +123,8 @@ interface Listing {
   reusable: boolean;
   /** The scan (ScanMemo.generation) that last used it. */
   seen: number;
+  /** The note names shared with the stat pool's worker (built on the listing's first job; see stat-pool.ts). */
+  arena: NameArena | null;
 }
 
 /** Default for `ScanMemo.racyMarginMs`: above the coarsest directory timestamp granularity in use (2 s, FAT). */
@@ -263,6 +266,10 @@ export function scanTree(
     memo.generation++;
   }
   const words = new Uint32Array(RAW_STAT_WORDS);
+  // A second thread may take part of the notes' statx calls (stat-pool.ts); only with the raw binding.
+  const pool: StatPool | null = memo !== null && statPool().beginScan() ? statPool() : null;
+  /** Candidate notes statted through the raw path in this scan (starts the pool after a large scan). */
+  let rawStats = 0;
 
   const notes: ScannedNote[] = [];
   const skipped: Partial<Record<string, number>> = {};
@@ -367,6 +374,7 @@ export function scanTree(
       filter,
       reusable: memo !== null && started - changedMs > memo.racyMarginMs,
       seen: 0,
+      arena: null,
     };
   };
 
@@ -523,11 +531,17 @@ export function scanTree(
    * for word with the entry's snapshot; when equal, the FileStat built from the snapshot (equal in every field to
    * what this answer would build) is returned, else a new one is built and the snapshot replaced.
    *
+   * With the stat pool, the answer may come from the worker thread (`job` >= 0): the same statx of the same name
+   * bytes in the same descriptor, or its errno, thrown as the NativeError statRawAt would have thrown.
+   *
    * @throws NativeError from the stat
    */
-  const statNote = (dirFd: number, e: Entry, listing: Listing): FileStat => {
+  const statNote = (dirFd: number, e: Entry, listing: Listing, job: number): FileStat => {
     if (memo === null) return native.statAt(dirFd, e.name!);
-    native.statRawAt!(dirFd, e.cname, words);
+    rawStats++;
+    const taken = job < 0 ? NOT_TAKEN : pool!.take(job, e.slot / RAW_STAT_WORDS, words);
+    if (taken === NOT_TAKEN) native.statRawAt!(dirFd, e.cname, words);
+    else if (taken !== 0) throw new NativeError('statx', taken);
     if (e.stat !== undefined && sameWords(listing.snaps, e.slot, words)) return e.stat;
     listing.snaps.set(words, e.slot);
     e.stat = fileStatFromRaw(words);
@@ -555,12 +569,12 @@ export function scanTree(
     return racyMargin <= 0 || callStarted - Number(st.ctimeNs / 1_000_000n) > racyMargin ? key : `${key}:racy`;
   };
 
-  const candidate = (dirFd: number, e: Entry, listing: Listing): void => {
+  const candidate = (dirFd: number, e: Entry, listing: Listing, job: number): void => {
     const name = e.name!;
     const id = e.id;
     let st: FileStat;
     try {
-      st = statNote(dirFd, e, listing);
+      st = statNote(dirFd, e, listing, job);
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       skip(err.errno === 2 ? 'missing' : 'io_error');
@@ -619,10 +633,29 @@ export function scanTree(
     }
   };
 
+  /**
+   * True for an entry the walk below hands to `candidate` without a stat of its own (listed type, name rule, note
+   * name, allowed, within the id limits): the entries a stat pool job may carry.
+   */
+  const isCandidate = (e: Entry): boolean =>
+    e.name !== null && e.nameReason === null && e.type !== DT.UNKNOWN && e.type !== DT.DIR && e.type !== DT.LNK &&
+    e.note && allows(e) && e.withinLimits;
+
   /** Scans one open trusted directory (fstat `dirStat`) whose id has `dirDepth` segments (the root has 0). */
   const walk = (dirFd: number, dirStat: FileStat, prefix: string, dirDepth: number): void => {
     const depth = dirDepth + 1; // depth of the entries listed here
     const listing = listingOf(dirFd, dirStat, prefix, depth);
+    // Before this returns (and the caller closes dirFd), retire takes back every entry the worker has not answered.
+    const job = pool === null ? -1 : pool.publish(dirFd, listing, isCandidate);
+    try {
+      walkEntries(dirFd, listing, depth, job);
+    } finally {
+      if (job >= 0) pool!.retire(job);
+    }
+  };
+
+  /** The entries of `walk`'s listing, in order. */
+  const walkEntries = (dirFd: number, listing: Listing, depth: number, job: number): void => {
     for (const e of listing.entries) {
       if (stopped) return;
       if (e.name === null) {
@@ -658,7 +691,7 @@ export function scanTree(
       } else if (!e.withinLimits) {
         skip('bad_name');
       } else {
-        candidate(dirFd, e, listing);
+        candidate(dirFd, e, listing, job);
       }
     }
   };
@@ -700,7 +733,10 @@ export function scanTree(
   } catch (err) {
     if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
     throw err;
+  } finally {
+    pool?.endScan();
   }
+  if (memo !== null) statPool().noteScan(rawStats, native);
   if (memo !== null && memo.listings.size > 0) {
     // Forget directories this scan did not visit (removed, denied, or past a budget stop).
     for (const [prefix, listing] of memo.listings) if (listing.seen !== memo.generation) memo.listings.delete(prefix);

@@ -1,0 +1,273 @@
+/**
+ * The stat helper thread (Linux, little-endian): a `node:worker_threads` worker that performs part of a warm scan's
+ * per-note `statx` calls in parallel with the main thread, on the main thread's own directory descriptors
+ * (descriptors belong to the process, so both threads name the same open directory).
+ *
+ * This module is also imported by the main thread (src/trust/stat-pool.ts) for the shared-memory layout below; its
+ * loop only runs when the module is a worker's entry point with this module's `workerData` tag. In the worker it
+ * loads koffi and binds exactly one function, glibc `statx` (and reads koffi's per-thread errno), so the isolate
+ * stays small.
+ *
+ * Shared memory (all words little-endian host order, Int32Array/Uint32Array views):
+ * - Control words (`CTL`) and, after them, a stack of `MAX_JOBS` job headers (`JOB`, `JOB_WORDS` words each). A job
+ *   is one directory of the current scan: the descriptor, a run of slots [base, base + count) and the name arena of
+ *   its listing. The main thread pushes a job after listing a directory and pops it before it closes the descriptor.
+ * - Slots (`slotViews`): per slot a state word, an errno word, the byte offset of the entry's NUL-terminated name in
+ *   the job's arena, and RAW_STAT_WORDS words for the answer (layout `RAW`, as `Native.statRawAt` writes it).
+ *
+ * Slot state word: `(tag << 2) | status`, where `tag` is the 29-bit number of the job the slot was published in and
+ * status is UNCLAIMED, MAIN (the main thread claimed it), WORKER (this thread claimed it and is stat'ing it) or
+ * DONE (answer or errno written). Both threads claim with a compare-exchange from `tag|UNCLAIMED`; the main thread
+ * from the front of a job, this thread from the back of the newest job that has unclaimed slots. A header read is
+ * checked with a second read of its tag (the main thread clears the tag before reusing a header), and every claim
+ * names the tag, so a slot of a job that was popped (and possibly re-published under a new tag) is never claimed
+ * with an old descriptor or name. Tags wrap after 2^29 jobs; the main thread publishes a job only while its tag is
+ * within 2^28 of the tag this thread last acknowledged (`CTL.ACK`, stored whenever it holds no header), so a stale
+ * tag can never equal a live one.
+ *
+ * Names: each listing's candidate names live in a SharedArrayBuffer arena handed over once by `postMessage`
+ * ({ arena: id, buffer }, later { drop: id }); this thread pulls such messages synchronously
+ * (`receiveMessageOnPort`) when it is idle or meets an arena id it does not know yet.
+ */
+import { createRequire } from 'node:module';
+import { isMainThread, parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { default as Koffi } from 'koffi';
+import { makedevHigh, makedevLow } from './linux.js';
+import { RAW, RAW_FLAG_MNT_ID, RAW_STAT_WORDS } from './types.js';
+
+/** Control word indices. */
+export const CTL = Object.freeze({
+  /** 1 while a scan runs (the main thread wakes this thread with Atomics.notify on it), else 0. */
+  ACTIVE: 0,
+  /** Number of published jobs (the job stack's height). */
+  JOBS: 1,
+  /** The job tag counter as this thread last saw it while holding no header. */
+  ACK: 2,
+  /** 1 once statx is bound and the loop runs. */
+  READY: 3,
+  /** 1 while the main thread sleeps in Atomics.wait on a slot state (this thread then notifies). */
+  WAITING: 4,
+  /** Slots this thread has statted since it started (diagnostics and tests). */
+  STATTED: 5,
+  /** The tag of the newest published job (the main thread's counter). */
+  EPOCH: 6,
+});
+export const CTL_WORDS = 8;
+/** Word offsets inside one job header. `TAG` is -1 while the header holds no job. */
+export const JOB = Object.freeze({ TAG: 0, FD: 1, BASE: 2, COUNT: 3, ARENA: 4 });
+export const JOB_WORDS = 5;
+/** Deepest job stack (directory nesting) the pool serves; deeper directories are statted by the main thread. */
+export const MAX_JOBS = 64;
+/** Words of the control buffer. */
+export const CONTROL_WORDS = CTL_WORDS + MAX_JOBS * JOB_WORDS;
+
+/** Slot status (low two bits of a state word). */
+export const SLOT = Object.freeze({ UNCLAIMED: 0, MAIN: 1, WORKER: 2, DONE: 3 });
+/** Tags are 29 bits so that `(tag << 2) | status` stays a positive int32. */
+export const TAG_MASK = 0x1fff_ffff;
+/** A tag more than this far ahead of the acknowledged one is not published (see the module comment). */
+export const TAG_WINDOW = 0x1000_0000;
+
+/** Bytes per slot: state, errno, name offset, then the raw stat words. */
+const SLOT_BYTES = 4 * (3 + RAW_STAT_WORDS);
+
+/** Byte length of the slot buffer for `capacity` slots. */
+export function slotBufferBytes(capacity: number): number {
+  return capacity * SLOT_BYTES;
+}
+
+/** The views of a slot buffer: states, errnos, name offsets (Int32Array, one word per slot) and raw answers. */
+export interface SlotViews {
+  states: Int32Array;
+  errnos: Int32Array;
+  names: Int32Array;
+  /** RAW_STAT_WORDS words per slot, slot `s` at `s * RAW_STAT_WORDS`. */
+  words: Uint32Array;
+}
+
+export function slotViews(buffer: SharedArrayBuffer, capacity: number): SlotViews {
+  return {
+    states: new Int32Array(buffer, 0, capacity),
+    errnos: new Int32Array(buffer, 4 * capacity, capacity),
+    names: new Int32Array(buffer, 8 * capacity, capacity),
+    words: new Uint32Array(buffer, 12 * capacity, capacity * RAW_STAT_WORDS),
+  };
+}
+
+/** The `workerData` this entry point expects. */
+export interface StatWorkerData {
+  kind: 'memory-bridge-stat';
+  control: SharedArrayBuffer;
+  slots: SharedArrayBuffer;
+  capacity: number;
+}
+
+/** Messages from the main thread: a new name arena, or an arena no listing uses any more. */
+export type StatWorkerMessage = { arena: number; buffer: SharedArrayBuffer } | { drop: number };
+
+// errno values (asm-generic) and statx constants, as in native/linux.ts.
+const EINTR = 4;
+const EIO = 5;
+const AT_SYMLINK_NOFOLLOW = 0x100;
+/** STATX_BASIC_STATS | STATX_MNT_ID: the same request as `statRawAt`. */
+const STATX_REQUEST = 0x7ff | 0x1000;
+const STATX_MNT_ID = 0x1000;
+/** TYPE|MODE|NLINK|UID|GID|MTIME|CTIME|INO|SIZE: an answer without one of these is EIO, as in native/linux.ts. */
+const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 | 0x200;
+/** Word indices into struct statx (include/uapi/linux/stat.h), little-endian hosts. */
+const STXW = Object.freeze({
+  mask: 0, nlink: 4, uid: 5, gid: 6, mode: 7, ino: 8, size: 10, ctime: 24, mtime: 28, devMajor: 34, devMinor: 35, mntId: 36,
+});
+
+/**
+ * The worker's loop: never returns. Binds `statx(int, const char *, int, unsigned, struct statx *)` with the name
+ * passed as an address (the arenas never move), sets CTL.READY, then sleeps in Atomics.wait while no scan runs and
+ * claims and stats slots while one does. An exception while a slot is claimed hands the slot back (UNCLAIMED, the
+ * main thread then stats it itself) and ends the thread; the main thread turns the pool off on the exit event.
+ */
+function runStatWorker(data: StatWorkerData, port: MessagePort): never {
+  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
+  const statx = koffi.load('libc.so.6').func('int statx(int, intptr_t, int, unsigned int, uint8_t *)') as (
+    dirfd: number, path: number, flags: number, mask: number, out: Uint32Array) => number;
+  // Called when a pass found nothing to claim, so a worker that shares a core with the main thread gives it back.
+  const schedYield = koffi.load('libc.so.6').func('int sched_yield(void)') as () => number;
+  const ctl = new Int32Array(data.control);
+  const { states, errnos, names, words } = slotViews(data.slots, data.capacity);
+  const stx = new Uint32Array(64); // struct statx is 256 bytes
+  /** Arena id → [base address, the buffer (kept alive here while the main thread may use the id)]. */
+  const arenas = new Map<number, { address: number; buffer: SharedArrayBuffer }>();
+  /** Per job level: the tag whose back cursor `cursorAt` holds (-1: none). */
+  const cursorTag = new Int32Array(MAX_JOBS).fill(-1);
+  const cursorAt = new Int32Array(MAX_JOBS);
+
+  const take = (message: StatWorkerMessage): void => {
+    if ('arena' in message) {
+      arenas.set(message.arena, { address: Number(koffi.address(new Uint8Array(message.buffer))), buffer: message.buffer });
+    } else {
+      arenas.delete(message.drop);
+    }
+  };
+  const drain = (): void => {
+    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) take(m.message as StatWorkerMessage);
+  };
+  const addressOf = (id: number): number => {
+    let arena = arenas.get(id);
+    if (arena === undefined) {
+      drain();
+      arena = arenas.get(id);
+    }
+    return arena === undefined ? 0 : arena.address;
+  };
+
+  /** statx of the slot's name in `fd` into the slot: EINTR retried, a missing needed field is EIO (as statRawAt). */
+  const statSlot = (fd: number, address: number, s: number): void => {
+    for (;;) {
+      if (statx(fd, address, AT_SYMLINK_NOFOLLOW, STATX_REQUEST, stx) === 0) break;
+      const errno = koffi.errno();
+      if (errno !== EINTR) {
+        errnos[s] = errno;
+        return;
+      }
+    }
+    const mask = stx[STXW.mask]!;
+    if ((mask & STATX_NEEDED) !== STATX_NEEDED) {
+      errnos[s] = EIO;
+      return;
+    }
+    const o = s * RAW_STAT_WORDS;
+    words[o + RAW.DEV_LO] = makedevLow(stx[STXW.devMajor]!, stx[STXW.devMinor]!);
+    words[o + RAW.DEV_HI] = makedevHigh(stx[STXW.devMajor]!, stx[STXW.devMinor]!);
+    words[o + RAW.MODE] = stx[STXW.mode]! & 0xffff;
+    words[o + RAW.NLINK] = stx[STXW.nlink]!;
+    words[o + RAW.UID] = stx[STXW.uid]!;
+    words[o + RAW.GID] = stx[STXW.gid]!;
+    words[o + RAW.INO_LO] = stx[STXW.ino]!;
+    words[o + RAW.INO_HI] = stx[STXW.ino + 1]!;
+    words[o + RAW.SIZE_LO] = stx[STXW.size]!;
+    words[o + RAW.SIZE_HI] = stx[STXW.size + 1]!;
+    words[o + RAW.MTIME_S_LO] = stx[STXW.mtime]!;
+    words[o + RAW.MTIME_S_HI] = stx[STXW.mtime + 1]!;
+    words[o + RAW.MTIME_NS] = stx[STXW.mtime + 2]!;
+    words[o + RAW.CTIME_S_LO] = stx[STXW.ctime]!;
+    words[o + RAW.CTIME_S_HI] = stx[STXW.ctime + 1]!;
+    words[o + RAW.CTIME_NS] = stx[STXW.ctime + 2]!;
+    if ((mask & STATX_MNT_ID) !== 0) {
+      words[o + RAW.FLAGS] = RAW_FLAG_MNT_ID;
+      words[o + RAW.MNT_LO] = stx[STXW.mntId]!;
+      words[o + RAW.MNT_HI] = stx[STXW.mntId + 1]!;
+    } else {
+      words[o + RAW.FLAGS] = 0;
+      words[o + RAW.MNT_LO] = 0;
+      words[o + RAW.MNT_HI] = 0;
+    }
+    errnos[s] = 0;
+  };
+
+  /**
+   * One pass over the job stack, newest job first: claims and stats slots from the back of the first job that has
+   * unclaimed ones, for as long as no job is pushed or popped. Returns after any change; false when it found nothing.
+   */
+  const pass = (): boolean => {
+    const top = Atomics.load(ctl, CTL.JOBS);
+    for (let j = top - 1; j >= 0; j--) {
+      const h = CTL_WORDS + j * JOB_WORDS;
+      const tag = Atomics.load(ctl, h + JOB.TAG);
+      if (tag < 0) return true; // being pushed or popped: start over
+      const fd = Atomics.load(ctl, h + JOB.FD);
+      const base = Atomics.load(ctl, h + JOB.BASE);
+      const count = Atomics.load(ctl, h + JOB.COUNT);
+      const arenaId = Atomics.load(ctl, h + JOB.ARENA);
+      if (Atomics.load(ctl, h + JOB.TAG) !== tag) return true;
+      if (cursorTag[j] !== tag) {
+        cursorTag[j] = tag;
+        cursorAt[j] = count - 1;
+      }
+      if (cursorAt[j]! < 0) continue;
+      const address = addressOf(arenaId);
+      if (address === 0) {
+        cursorAt[j] = -1;
+        continue;
+      }
+      const unclaimed = tag << 2;
+      const mine = unclaimed | SLOT.WORKER;
+      const done = unclaimed | SLOT.DONE;
+      let worked = false;
+      for (let k = cursorAt[j]!; k >= 0; k--) {
+        const s = base + k;
+        if (Atomics.compareExchange(states, s, unclaimed, mine) !== unclaimed) {
+          cursorAt[j] = -1; // the main thread got here from the front
+          break;
+        }
+        cursorAt[j] = k - 1;
+        worked = true;
+        try {
+          statSlot(fd, address + names[s]!, s);
+        } catch (err) {
+          Atomics.store(states, s, unclaimed);
+          throw err;
+        }
+        Atomics.store(states, s, done);
+        Atomics.add(ctl, CTL.STATTED, 1);
+        if (Atomics.load(ctl, CTL.WAITING) !== 0) Atomics.notify(states, s);
+        if (Atomics.load(ctl, CTL.JOBS) !== top) return true;
+      }
+      if (worked) return true;
+    }
+    return false;
+  };
+
+  Atomics.store(ctl, CTL.READY, 1);
+  for (;;) {
+    // Holding no header here: acknowledge the newest tag (see TAG_WINDOW).
+    Atomics.store(ctl, CTL.ACK, Atomics.load(ctl, CTL.EPOCH));
+    if (Atomics.load(ctl, CTL.ACTIVE) === 0) {
+      drain();
+      Atomics.wait(ctl, CTL.ACTIVE, 0);
+      continue;
+    }
+    if (!pass()) schedYield();
+  }
+}
+
+const data = workerData as StatWorkerData | undefined;
+if (!isMainThread && parentPort !== null && data?.kind === 'memory-bridge-stat') runStatWorker(data, parentPort);

@@ -1,0 +1,286 @@
+/**
+ * The stat pool (src/trust/stat-pool.ts, native/stat-worker.ts): a worker thread performs part of a warm scan's
+ * per-note statx calls on the main thread's descriptors. Scans with the pool must return exactly what scans without
+ * it return, through every kind of change; the worker's answers must equal the main thread's own raw stat (or its
+ * errno); no descriptor may leak; and a process that started the pool must still exit normally.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { RAW_STAT_WORDS } from '../../native/types.js';
+import { openTrustedDir } from '../../src/trust/path.js';
+import { scanTree } from '../../src/trust/scan.js';
+import { NOT_TAKEN, statPool } from '../../src/trust/stat-pool.js';
+import type { NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
+import { addAclEntry, makeTempDir, mkdirs, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
+import { ALLOW_ALL, KeyMap, limits, realNative } from './support.js';
+
+const linux = process.platform === 'linux';
+const linuxTest = linux ? test.serial : test.serial.skip;
+const base = makeTempDir('mb-pool-');
+test.after.always(() => removeTree(base));
+const native = realNative();
+const pool = statPool();
+// Every scan of this process may use the pool, whatever the environment says.
+pool.configure({ minCandidates: 0, useEnvironment: false });
+
+/** KnownNotes that learns every note a scan returns, like the search index's sync. */
+class Learning extends KeyMap {
+  learn(r: ScanResult): ScanResult {
+    this.keys.clear();
+    for (const n of r.notes) this.keys.set(n.id, n.key);
+    return r;
+  }
+}
+
+function scan(root: string, known: Learning, filter: NoteFilter = ALLOW_ALL, lim: ScanLimits = limits()): ScanResult {
+  const fd = openTrustedDir(root, 'root', native);
+  try {
+    return known.learn(scanTree(fd, filter, lim, known, native));
+  } finally {
+    native.close(fd);
+  }
+}
+
+/** Everything a scan returns, in a comparable shape (stat fields as strings). */
+function shape(r: ScanResult): unknown {
+  return {
+    notes: r.notes.map((n) => ({
+      id: n.id,
+      key: n.key,
+      text: n.text,
+      stat: Object.fromEntries(Object.entries(n.stat).map(([k, v]) => [k, String(v)])),
+    })),
+    truncated: r.truncated,
+    rawEntries: r.rawEntries,
+    skipped: r.skipped,
+  };
+}
+
+/** A tree of `dirs` directories (two levels) with `perDir` notes each, a few notes in the root and one non-note. */
+function makeTree(name: string, dirs: number, perDir: number): string {
+  const root = mkdirs(base, name);
+  for (let d = 0; d < dirs; d++) {
+    for (let i = 0; i < perDir; i++) {
+      const dir = d % 3 === 0 ? `d${d}` : `d${d - (d % 3)}/s${d}`;
+      writeNote(root, `${dir}/n${String(i).padStart(3, '0')}.md`, `note ${d} ${i}`);
+    }
+  }
+  for (const id of ['a.md', 'b.md', 'z.md']) writeNote(root, id, `root ${id}`);
+  writeNote(root, 'd0/readme.txt', 'not a note');
+  return root;
+}
+
+/** Starts the pool with one scan of `root` and waits for the worker (it starts asynchronously). */
+async function started(root: string): Promise<boolean> {
+  pool.configure({ paused: false });
+  scan(root, new Learning());
+  return pool.whenReady();
+}
+
+/** One scan with the pool and one without, each with its own memo and known notes; both results. */
+function both(root: string, withPool: Learning, without: Learning, lim?: ScanLimits): [ScanResult, ScanResult] {
+  pool.configure({ paused: false });
+  const a = scan(root, withPool, ALLOW_ALL, lim);
+  pool.configure({ paused: true });
+  const b = scan(root, without, ALLOW_ALL, lim);
+  pool.configure({ paused: false });
+  return [a, b];
+}
+
+linuxTest('stat pool › the worker starts after a scan and reports ready', async (t) => {
+  const root = makeTree('start', 6, 20);
+  t.true(await started(root));
+  t.is(pool.status, 'starting');
+});
+
+linuxTest('stat pool › the worker answers with the same raw words as the main thread, and the errno of a missing name', async (t) => {
+  const root = makeTree('words', 3, 40);
+  t.true(await started(root));
+  const dir = path.join(root, 'd0');
+  const names = fs.readdirSync(dir).sort();
+  names.push('gone-1.md', 'gone-2.md');
+  const entries = names.map((n) => ({ cname: Buffer.from(`${n}\0`), note: true }));
+  const fd = openTrustedDir(dir, 'root', native);
+  try {
+    t.true(pool.beginScan());
+    const job = pool.publish(fd, { entries, arena: null }, () => true);
+    t.true(job >= 0);
+    const before = pool.workerStatted;
+    // Leave every entry to the worker before the main thread asks for any.
+    const until = Date.now() + 20_000;
+    while (pool.workerStatted - before < entries.length && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+    t.is(pool.workerStatted - before, entries.length);
+    const got = new Uint32Array(RAW_STAT_WORDS);
+    const own = new Uint32Array(RAW_STAT_WORDS);
+    for (let i = 0; i < entries.length; i++) {
+      const taken = pool.take(job, i, got);
+      if (names[i]!.startsWith('gone-')) {
+        t.is(taken, 2, 'ENOENT from the worker');
+        continue;
+      }
+      t.is(taken, 0);
+      native.statRawAt!(fd, entries[i]!.cname, own);
+      t.deepEqual([...got], [...own], names[i]);
+    }
+    pool.retire(job);
+  } finally {
+    pool.endScan();
+    native.close(fd);
+  }
+});
+
+linuxTest('stat pool › the main thread stats an entry itself when it claims it first', async (t) => {
+  const root = makeTree('claim', 3, 5);
+  t.true(await started(root));
+  const dir = path.join(root, 'd0');
+  const entries = fs.readdirSync(dir).sort().map((n) => ({ cname: Buffer.from(`${n}\0`), note: true }));
+  const fd = openTrustedDir(dir, 'root', native);
+  try {
+    t.true(pool.beginScan());
+    const job = pool.publish(fd, { entries, arena: null }, (e) => e !== entries[2]);
+    const out = new Uint32Array(RAW_STAT_WORDS);
+    // Entry 2 is not in the job: the scan must stat it itself, whatever the worker does.
+    for (let i = 0; i < entries.length; i++) {
+      const taken = pool.take(job, i, out);
+      if (i === 2) t.is(taken, NOT_TAKEN);
+      else t.true(taken === NOT_TAKEN || taken === 0);
+    }
+    pool.retire(job);
+  } finally {
+    pool.endScan();
+    native.close(fd);
+  }
+});
+
+linuxTest('stat pool › scans with and without the pool return the same notes, keys, skips and flags through changes', async (t) => {
+  const root = makeTree('same', 12, 90);
+  t.true(await started(root));
+  const withPool = new Learning();
+  const without = new Learning();
+  const rounds: [string, () => void][] = [
+    ['first', () => undefined],
+    ['warm', () => undefined],
+    ['chmod g+w', () => fs.chmodSync(path.join(root, 'd0/n005.md'), 0o620)],
+    ['replaced file', () => {
+      const file = path.join(root, 'd3/s4/n010.md');
+      fs.writeFileSync(`${file}.tmp`, 'replacement text');
+      fs.renameSync(`${file}.tmp`, file);
+    }],
+    ['deleted note', () => fs.unlinkSync(path.join(root, 'd6/n020.md'))],
+    ['new note', () => writeNote(root, 'd6/s7/new.md', 'a new note')],
+    ['ACL write grant', () => addAclEntry(path.join(root, 'd9/n001.md'), 'user', 4242, 6)],
+    ['note turned into a symlink', () => {
+      const file = path.join(root, 'd9/s10/n030.md');
+      fs.unlinkSync(file);
+      fs.symlinkSync('n031.md', file);
+    }],
+    ['chmod back', () => fs.chmodSync(path.join(root, 'd0/n005.md'), 0o600)],
+    ['warm again', () => undefined],
+  ];
+  for (const [label, change] of rounds) {
+    change();
+    const [a, b] = both(root, withPool, without);
+    t.deepEqual(shape(a), shape(b), label);
+  }
+  // Budget stops in the middle of a directory: the job is retired with entries nobody claimed.
+  for (const maxEntries of [250, 501, 1000]) {
+    const [a, b] = both(root, withPool, without, limits({ maxEntries }));
+    t.true(a.truncated);
+    t.deepEqual(shape(a), shape(b), `maxEntries ${maxEntries}`);
+  }
+  // The worker must actually have answered some stats (repeat warm rounds until it has, on a busy machine).
+  const before = pool.workerStatted;
+  for (let i = 0; i < 200 && pool.workerStatted === before; i++) {
+    const [a, b] = both(root, withPool, without);
+    t.deepEqual(shape(a), shape(b), `warm round ${i}`);
+  }
+  t.true(pool.workerStatted > before, 'the worker statted entries of these scans');
+  t.is(withPool.keys.size, without.keys.size);
+  t.is(withPool.keys.get('d0/n005.md'), without.keys.get('d0/n005.md'));
+});
+
+linuxTest('stat pool › a note removed between listing and stat gives the same missing skip', async (t) => {
+  const root = makeTree('removed', 3, 60);
+  t.true(await started(root));
+  const results: ScanResult[] = [];
+  for (const paused of [false, true]) {
+    const victim = path.join(root, 'd0/n050.md');
+    writeNote(root, 'd0/n050.md', 'short-lived');
+    // The filter is asked about d0's notes after d0 was listed and before any of them is statted: it removes
+    // one of them there (a fresh filter object each scan, so the listing keeps no earlier answer).
+    const filter: NoteFilter = {
+      allowsNote: (id) => {
+        if (id === 'd0/n000.md' && fs.existsSync(victim)) fs.unlinkSync(victim);
+        return true;
+      },
+      mayEnter: () => true,
+    };
+    pool.configure({ paused });
+    results.push(scan(root, new Learning(), filter));
+  }
+  pool.configure({ paused: false });
+  t.is(results[0]!.skipped.missing, 1);
+  t.deepEqual(shape(results[0]!), shape(results[1]!));
+});
+
+linuxTest('stat pool › many scans with the pool leave no descriptor open', async (t) => {
+  const root = makeTree('fds', 9, 40);
+  t.true(await started(root));
+  const known = new Learning();
+  scan(root, known);
+  const before = openDescriptorCount();
+  const statted = pool.workerStatted;
+  for (let i = 0; i < 60; i++) scan(root, known, ALLOW_ALL, i % 5 === 4 ? limits({ maxEntries: 100 }) : limits());
+  t.is(openDescriptorCount(), before);
+  t.true(pool.workerStatted >= statted);
+});
+
+/** Runs `code` (an ES module) in a child node process from this directory; its exit status and output. */
+function child(code: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const script = path.join(base, `child-${Math.random().toString(36).slice(2)}.mjs`);
+  fs.writeFileSync(script, code);
+  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const moduleUrl = (rel: string): string => new URL(`file://${path.resolve(here, rel)}`).href;
+
+/** A child script that scans `root` until the worker answered some stats, prints the pool state and just ends. */
+function scanningChild(root: string): string {
+  return `
+import { getNative } from ${JSON.stringify(moduleUrl('../../native/index.js'))};
+import { openTrustedDir } from ${JSON.stringify(moduleUrl('../../src/trust/path.js'))};
+import { scanTree } from ${JSON.stringify(moduleUrl('../../src/trust/scan.js'))};
+import { statPool } from ${JSON.stringify(moduleUrl('../../src/trust/stat-pool.js'))};
+const native = getNative();
+const pool = statPool();
+pool.configure({ minCandidates: 0 });
+const known = { has: () => false };
+const lim = { names: 'portable', maxEntries: 5000, maxDepth: 8, maxTotalBytes: 1 << 24, maxFileBytes: 1 << 18, racyMarginMs: 0 };
+const once = () => { const fd = openTrustedDir(${JSON.stringify(root)}, 'root', native); try { return scanTree(fd, { allowsNote: () => true, mayEnter: () => true }, lim, known, native); } finally { native.close(fd); } };
+once();
+const ready = await pool.whenReady();
+for (let i = 0; i < 300 && pool.workerStatted === 0 && ready; i++) once();
+console.log(JSON.stringify({ status: pool.status, ready, statted: pool.workerStatted > 0, notes: once().notes.length }));
+`;
+}
+
+linuxTest('stat pool › a process that started the pool exits normally when its work is done', (t) => {
+  const root = makeTree('exit', 6, 40);
+  const r = child(scanningChild(root), { MEMORY_BRIDGE_STAT_THREADS: '1' });
+  t.is(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim()) as { status: string; ready: boolean; statted: boolean; notes: number };
+  t.deepEqual(out, { status: 'starting', ready: true, statted: true, notes: 243 });
+});
+
+linuxTest('stat pool › MEMORY_BRIDGE_STAT_THREADS=0 keeps scans single-threaded', (t) => {
+  const root = makeTree('env', 3, 20);
+  const r = child(scanningChild(root), { MEMORY_BRIDGE_STAT_THREADS: '0' });
+  t.is(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim()) as { status: string; ready: boolean; statted: boolean; notes: number };
+  t.deepEqual(out, { status: 'disabled', ready: false, statted: false, notes: 63 });
+});
