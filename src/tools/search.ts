@@ -9,10 +9,11 @@ import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
 import { loadPolicy } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
+import { searchCold } from '../search/cold.js';
 import { NoteIndex } from '../search/index.js';
 import { openTrustedDir } from '../trust/path.js';
 import { scanTree } from '../trust/scan.js';
-import type { ScanLimits } from '../trust/types.js';
+import type { ScanLimits, ScannedNote } from '../trust/types.js';
 import { HINTS, parseSearchArgs } from './args.js';
 import { callerHome, checkRunKind } from './caller.js';
 import type { SearchResult } from './types.js';
@@ -27,14 +28,37 @@ export const DEFAULT_MAX_INDEXES = 8;
 export const DEFAULT_MAX_INDEX_BYTES = 256 * 1024 * 1024;
 
 /**
+ * One view's index, and the notes of a first call that answered without it and whose build was deferred until
+ * after that answer (`IndexCache.defer`).
+ */
+interface View {
+  readonly index: NoteIndex;
+  /** Notes verified by this view's cold call, still to be synced into `index` (which is empty meanwhile). */
+  pending: readonly ScannedNote[] | undefined;
+  /** Summed file sizes of `pending` (0 when nothing is pending), counted against the byte bound like held notes. */
+  pendingBytes: number;
+}
+
+/** Note bytes a view holds or is about to hold (what the byte bound counts). */
+function viewBytes(view: View): number {
+  return view.index.bytes + view.pendingBytes;
+}
+
+/**
  * Indexes by view — (profile home, root, names rule) — least recently used dropped first. One view per home keeps
  * two profiles with different allow lists from sharing statistics (and from churning one index between them).
  * Two bounds: at most `max` indexes, and, after each search, at most `maxBytes` summed note bytes over the held
  * indexes — least recently used ones are dropped until the sum fits, never the index just used (a single view
  * larger than the bound is kept alone).
+ *
+ * Deferred builds (issue 5: cold indexing deferred where it helps): the first call of a view answers from the
+ * texts its scan read (`searchCold`) and hands those notes to `defer`; they are synced into the view's index on the
+ * next turn of the event loop after the answer was written, or by `get` when the view is asked for before that, so
+ * every scan runs against an index that holds exactly the notes of the view's last call. A view dropped while its
+ * notes are pending loses them (its next call is cold again); a build that throws drops the view.
  */
 export class IndexCache {
-  private readonly views = new Map<string, NoteIndex>();
+  private readonly views = new Map<string, View>();
 
   /**
    * @param max most indexes held at once (an integer ≥ 1)
@@ -51,21 +75,21 @@ export class IndexCache {
     if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1) throw new RangeError('maxIndexBytes: a number ≥ 1');
   }
 
-  /** Summed note bytes of the held indexes. */
+  /** Summed note bytes of the held indexes, pending notes included. */
   get bytes(): number {
     let sum = 0;
-    for (const index of this.views.values()) sum += index.bytes;
+    for (const view of this.views.values()) sum += viewBytes(view);
     return sum;
   }
 
   /** Drop least recently used indexes other than `key` until the byte bound holds (call after a sync). */
   fit(key: string): void {
     let total = this.bytes;
-    for (const [other, index] of this.views) {
+    for (const [other, view] of this.views) {
       if (total <= this.maxBytes) return;
       if (other === key) continue;
       this.views.delete(other);
-      total -= index.bytes;
+      total -= viewBytes(view);
     }
   }
 
@@ -74,21 +98,71 @@ export class IndexCache {
     return this.views.has(key);
   }
 
+  /** True when the view holds notes of a cold call not yet synced into its index. */
+  isPending(key: string): boolean {
+    return this.views.get(key)?.pending !== undefined;
+  }
+
   static keyOf(home: string, policy: Pick<Policy, 'root' | 'names'>): string {
     return JSON.stringify([home, policy.root, policy.names]);
   }
 
-  /** The index of a view, created empty on first use, marked most recently used. */
+  /**
+   * The index of a view, created empty on first use, marked most recently used. Pending notes of the view are
+   * synced first; when that sync throws, the view is dropped and a new empty index takes its place.
+   */
   get(key: string): NoteIndex {
-    let index = this.views.get(key);
-    if (index === undefined) {
-      index = new NoteIndex();
-    } else {
+    let view = this.views.get(key);
+    if (view !== undefined) {
       this.views.delete(key);
+      if (view.pending !== undefined && !this.build(view)) view = undefined;
     }
-    this.views.set(key, index);
+    view ??= { index: new NoteIndex(), pending: undefined, pendingBytes: 0 };
+    this.views.set(key, view);
     while (this.views.size > this.max) this.views.delete(this.views.keys().next().value!);
-    return index;
+    return view.index;
+  }
+
+  /**
+   * Keep `notes` (what a cold call of this view just verified and answered from) to be synced into the view's
+   * index after the current turn of the event loop (an unreferenced `setImmediate`, so a one-shot process exits
+   * without building). The byte bound is applied now, counting the pending notes' file sizes as held (so other
+   * views are dropped exactly as an immediate sync would have dropped them), and again after the sync. If the view
+   * is dropped before the sync, the notes are lost; if the sync throws, the view is dropped.
+   *
+   * @throws Error when the view is not held, its index is not empty, or notes are already pending (caller bugs)
+   */
+  defer(key: string, notes: readonly ScannedNote[]): void {
+    const view = this.views.get(key);
+    if (view === undefined || view.index.size !== 0 || view.pending !== undefined) throw new Error('IndexCache.defer: not a fresh view');
+    view.pending = notes;
+    let bytes = 0;
+    for (const note of notes) bytes += note.stat.size;
+    view.pendingBytes = bytes;
+    this.fit(key);
+    setImmediate(() => {
+      if (view.pending === undefined) return;
+      if (this.views.get(key) !== view) {
+        view.pending = undefined;
+        view.pendingBytes = 0;
+        return;
+      }
+      if (this.build(view)) this.fit(key);
+      else this.views.delete(key);
+    }).unref();
+  }
+
+  /** Sync a view's pending notes into its index; false when the sync threw (the view must then be dropped). */
+  private build(view: View): boolean {
+    const notes = view.pending!;
+    view.pending = undefined;
+    view.pendingBytes = 0;
+    try {
+      view.index.sync(notes);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Forget a view (after a failure that may have left its index half-updated). */
@@ -114,8 +188,11 @@ export function scanLimitsOf(policy: Policy): ScanLimits {
 
 /**
  * Run one search. Steps, in order: arguments; caller home; platform bindings; policy (fresh); run kind; limit
- * against the policy's max_results (default default_results); open the root through the trust walk; scan with the
- * view's index as KnownNotes; sync; rank and bound the response. The root descriptor is closed on every path.
+ * against the policy's max_results (default default_results); open the root through the trust walk; the view's
+ * index (pending notes of its last call synced first, see IndexCache); scan with that index as KnownNotes; sync;
+ * rank and bound the response. When the view's index is empty (its first call), the answer comes from the scanned
+ * texts (`searchCold`, the same answer) and the sync is deferred until after it (`IndexCache.defer`). The root
+ * descriptor is closed on every path.
  *
  * @returns the §2 search JSON
  * @throws BridgeError (the bridge turns it into the §2 error JSON): `invalid_request` for arguments,
@@ -139,6 +216,19 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
   try {
     const index = indexes.get(key);
     const scan = scanTree(rootFd, policy, { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs }, index, native);
+    if (index.size === 0 && scan.notes.length > 0) {
+      // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
+      // build the index after the answer is written (searchCold answers exactly what sync + search would).
+      let answer: ReturnType<typeof searchCold>;
+      try {
+        answer = searchCold(scan.notes, query, limit, limits);
+      } catch (err) {
+        indexes.drop(key);
+        throw err;
+      }
+      indexes.defer(key, scan.notes);
+      return { ok: true, results: answer.hits, truncated: answer.truncated || scan.truncated };
+    }
     try {
       index.sync(scan.notes);
     } catch (err) {

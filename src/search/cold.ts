@@ -1,0 +1,426 @@
+/**
+ * The first search of a view, answered straight from the texts its scan just read and verified, without building
+ * the view's index first (PRODUCT.md §2, §6; issue 5: cold indexing as fast as the libraries allow, work deferred
+ * where it helps). The caller builds the index after the answer is sent (see src/tools/search.ts).
+ *
+ * Contract: for notes that all carry text, `rankCold(notes, q, max)` equals `NoteIndex.rank(q, max)` and
+ * `searchCold(notes, q, limit, limits)` equals `NoteIndex.search(q, limit, limits)` of a fresh index after
+ * `sync(notes)` — same ids, coverage, scores to the bit, matched terms, titles, snippets and `truncated`. The
+ * ranking rules are those documented in src/search/index.ts; this module reproduces them from:
+ * - field texts from `parseNote` (title, '' when there is none; body; front matter values joined by '\n');
+ * - field length = distinct terms in the field; average field length = exact integer sum / note count;
+ * - BM25+ per (term, field), document frequency = notes holding the term in that field (`bm25` of index.ts);
+ * - MiniSearch's visiting order, which fixes the floating-point summation order: per query term the exact term,
+ *   then prefix expansions in radix-tree order (`atPrefix`), then typo expansions in `fuzzyGet` order, each in
+ *   field order title, body, meta, each field's postings in scan order.
+ *
+ * Cost: one pass over every field's terms that counts distinct terms per field and keeps term frequencies only
+ * for the terms that can match the query (exact, prefix or one edit away), instead of postings for every term.
+ */
+import SearchableMap from 'minisearch/SearchableMap';
+import type { ScannedNote } from '../trust/types.js';
+import {
+  bm25,
+  FIELD_BOOST,
+  FIELDS,
+  FUZZY_MIN_CHARS,
+  FUZZY_WEIGHT,
+  MAX_QUERY_TERMS,
+  PREFIX_FULL_CHARS,
+  PREFIX_SHORT_MAX_TERMS,
+  PREFIX_WEIGHT,
+  type RankedMatch,
+  type ResponseLimits,
+  type SearchHit,
+} from './index.js';
+import { parseNote } from './markdown.js';
+import { countCodePoints, makeSnippet } from './snippet.js';
+import { TermTable } from './terms.js';
+import { tokenize } from './tokenize.js';
+
+/** Postings of one term in one field: note positions (scan order, ascending) and their term frequencies. */
+interface FieldPostings {
+  docs: number[];
+  tfs: number[];
+}
+
+/** A corpus term that can match a query term, with its postings per field (FIELDS order). */
+interface Candidate {
+  term: string;
+  fields: FieldPostings[];
+}
+
+/** What one pass over the notes leaves for ranking. */
+interface Corpus {
+  /** Number of notes. */
+  count: number;
+  /** Distinct terms of note `n` in field `f` at `n * FIELDS.length + f`. */
+  fieldLength: Uint32Array;
+  /** Average field length per field (exact integer sum / count). */
+  avgFieldLength: number[];
+  /** Every distinct term, ids in order of first sight (note by note, field by field, first occurrence). */
+  table: TermTable;
+  /** Candidate of each term id; undefined for terms no query term can reach. */
+  candidates: (Candidate | undefined)[];
+  /** Heading title of each note (undefined when it has none). */
+  titles: (string | undefined)[];
+  /** Body (without front matter) of each note, for snippets. */
+  bodies: string[];
+}
+
+/** The query as `NoteIndex.rank` reads it: distinct terms in order, at most MAX_QUERY_TERMS. */
+function queryTerms(query: string): string[] {
+  return [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
+}
+
+/**
+ * True when `a` and `b` are at Levenshtein distance exactly 1 in UTF-16 code units (one insertion, deletion or
+ * substitution), the unit `SearchableMap.fuzzyGet` compares in.
+ */
+export function oneEditApart(a: string, b: string): boolean {
+  const la = a.length;
+  const lb = b.length;
+  if (la === lb) {
+    let diff = 0;
+    for (let i = 0; i < la; i++) if (a.charCodeAt(i) !== b.charCodeAt(i) && ++diff > 1) return false;
+    return diff === 1;
+  }
+  if (la - lb !== 1 && lb - la !== 1) return false;
+  const [long, short] = la > lb ? [a, b] : [b, a];
+  let i = 0;
+  while (i < short.length && long.charCodeAt(i) === short.charCodeAt(i)) i++;
+  // Everything after the one extra unit of `long` must match the rest of `short`.
+  for (let j = i; j < short.length; j++) if (long.charCodeAt(j + 1) !== short.charCodeAt(j)) return false;
+  return true;
+}
+
+/**
+ * One pass over `notes`: parse, tokenize each field, count field lengths, and keep postings of the terms that
+ * `terms` can reach (equal to a query term, starting with the last one, or one edit from a query term of at least
+ * FUZZY_MIN_CHARS code points).
+ *
+ * @throws Error when a note has no text or an id repeats (what `NoteIndex.sync` of a fresh index refuses)
+ */
+function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Corpus {
+  const count = notes.length;
+  const last = terms[terms.length - 1]!;
+  const fuzzy = terms.filter((t) => countCodePoints(t) >= FUZZY_MIN_CHARS);
+  const reaches = (t: string): boolean => {
+    if (t.startsWith(last)) return true;
+    for (const q of terms) if (t === q) return true;
+    for (const q of fuzzy) if (oneEditApart(t, q)) return true;
+    return false;
+  };
+  const fieldCount = FIELDS.length;
+  const fieldLength = new Uint32Array(count * fieldCount);
+  const sums = new Array<number>(fieldCount).fill(0);
+  const table = new TermTable();
+  const candidates: (Candidate | undefined)[] = [];
+  const titles: (string | undefined)[] = new Array(count);
+  const bodies: string[] = new Array(count);
+  const seenIds = new Set<string>();
+  // Field pass in which each term id was last seen (ids are dense, 0 .. table.size - 1).
+  let stamps = new Int32Array(1024);
+  let stamp = 0;
+  for (let n = 0; n < count; n++) {
+    const note = notes[n]!;
+    if (note.text === undefined) throw new Error('searchCold: a note without text');
+    if (seenIds.has(note.id)) throw new Error('searchCold: duplicate id');
+    seenIds.add(note.id);
+    const parsed = parseNote(note.text);
+    titles[n] = parsed.title;
+    bodies[n] = parsed.body;
+    for (let f = 0; f < fieldCount; f++) {
+      const text = f === 0 ? (parsed.title ?? '') : f === 1 ? parsed.body : parsed.meta.join('\n');
+      const length = table.ids(text);
+      const ids = table.scratch;
+      if (table.size > candidates.length) {
+        // New terms (ids in order of first sight): classify each once.
+        for (let id = candidates.length; id < table.size; id++) {
+          const term = table.term(id)!;
+          candidates.push(reaches(term) ? { term, fields: FIELDS.map(() => ({ docs: [], tfs: [] })) } : undefined);
+        }
+        if (table.size > stamps.length) {
+          const grown = new Int32Array(Math.max(table.size, stamps.length * 2));
+          grown.set(stamps);
+          stamps = grown;
+        }
+      }
+      stamp++;
+      let distinct = 0;
+      for (let i = 0; i < length; i++) {
+        const id = ids[i]!;
+        const candidate = candidates[id];
+        if (stamps[id] !== stamp) {
+          stamps[id] = stamp;
+          distinct++;
+          if (candidate !== undefined) {
+            const p = candidate.fields[f]!;
+            p.docs.push(n);
+            p.tfs.push(1);
+          }
+        } else if (candidate !== undefined) {
+          const tfs = candidate.fields[f]!.tfs;
+          tfs[tfs.length - 1]!++;
+        }
+      }
+      fieldLength[n * fieldCount + f] = distinct;
+      sums[f]! += distinct;
+    }
+  }
+  return {
+    count,
+    fieldLength,
+    avgFieldLength: sums.map((s) => (count === 0 ? 0 : s / count)),
+    table,
+    candidates,
+    titles,
+    bodies,
+  };
+}
+
+/** True when `docs` (ascending) holds `doc`. */
+function holds(docs: readonly number[], doc: number): boolean {
+  let lo = 0;
+  let hi = docs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = docs[mid]!;
+    if (at === doc) return true;
+    if (at < doc) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/** Postings of a candidate summed over fields (what bounds a short last term's expansions). */
+function postingCount(c: Candidate): number {
+  let n = 0;
+  for (const p of c.fields) n += p.docs.length;
+  return n;
+}
+
+/**
+ * Prefix expansions of the last query term (excluding the term itself) in MiniSearch's radix-tree order, bounded
+ * for short terms as `NoteIndex.rank` bounds them.
+ *
+ * Order: the subtree of a radix tree below a prefix P, and the order of every node's children in it, depend only
+ * on the keys that start with P and the order they were inserted in (a key without P never reaches a node below
+ * P, and splitting an edge below P takes two keys that both start with P). So inserting just the keys that start
+ * with P, in first-sight order, into a fresh SearchableMap and walking `atPrefix(P)` gives the order of the full
+ * index.
+ */
+function prefixExpansions(corpus: Corpus, term: string): Candidate[] {
+  const tree = new SearchableMap<Candidate>();
+  for (const c of corpus.candidates) if (c !== undefined && c.term.startsWith(term)) tree.set(c.term, c);
+  const all: Candidate[] = [];
+  for (const [t, c] of tree.atPrefix(term)) if (t.length !== term.length) all.push(c);
+  if (countCodePoints(term) >= PREFIX_FULL_CHARS || all.length <= PREFIX_SHORT_MAX_TERMS) return all;
+  const ranked = all.map((c, at) => ({ t: c.term, at, n: postingCount(c) }));
+  ranked.sort((a, b) => b.n - a.n || (a.t < b.t ? -1 : a.t > b.t ? 1 : 0));
+  const keep = new Set(ranked.slice(0, PREFIX_SHORT_MAX_TERMS).map((r) => r.at));
+  return all.filter((_, at) => keep.has(at));
+}
+
+/**
+ * Typo expansions of `term` (edit distance exactly 1) in `SearchableMap.fuzzyGet` order over the full term set,
+ * with their edit distance.
+ */
+function fuzzyExpansions(corpus: Corpus, tree: () => SearchableMap<number>, term: string): [Candidate, number][] {
+  const out: [Candidate, number][] = [];
+  for (const [, [id, distance]] of tree().fuzzyGet(term, 1)) {
+    if (distance === 0) continue;
+    const c = corpus.candidates[id];
+    if (c === undefined) throw new Error('searchCold: a typo expansion was not counted');
+    out.push([c, distance]);
+  }
+  return out;
+}
+
+/** Ranking of `terms` over a read corpus (the body of `rankCold`; see there). */
+function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readonly string[], max: number): ColdMatch[] {
+  const size = corpus.count;
+  const total = new Float64Array(size);
+  const termScore = new Float64Array(size);
+  const cover = new Uint8Array(size);
+  const termMark = new Uint8Array(size);
+  const touched: number[] = [];
+  const derived: Candidate[] = [];
+  const boosts = FIELDS.map((f) => FIELD_BOOST[f]);
+  const { fieldLength, avgFieldLength } = corpus;
+  const fieldCount = FIELDS.length;
+  let full: SearchableMap<number> | undefined;
+  const fullTree = (): SearchableMap<number> => {
+    if (full === undefined) {
+      full = new SearchableMap<number>();
+      const { table } = corpus;
+      for (let id = 0; id < table.size; id++) full.set(table.term(id)!, id);
+    }
+    return full;
+  };
+  for (let q = 0; q < terms.length; q++) {
+    const term = terms[q]!;
+    const termTouched: number[] = [];
+    const visit = (weight: number, c: Candidate): void => {
+      for (let f = 0; f < fieldCount; f++) {
+        const { docs, tfs } = c.fields[f]!;
+        const matching = docs.length;
+        if (matching === 0) continue;
+        const avg = avgFieldLength[f]!;
+        const scale = weight * boosts[f]!;
+        for (let i = 0; i < matching; i++) {
+          const docId = docs[i]!;
+          const raw = bm25(tfs[i]!, matching, size, fieldLength[docId * fieldCount + f]!, avg);
+          if (termMark[docId] === 0) {
+            termMark[docId] = 1;
+            termTouched.push(docId);
+          }
+          termScore[docId] = termScore[docId]! + scale * raw;
+        }
+      }
+    };
+    const exactId = corpus.table.find(term);
+    const exact = exactId < 0 ? undefined : corpus.candidates[exactId];
+    if (exact !== undefined) {
+      derived.push(exact);
+      visit(1, exact);
+    }
+    let prefixTerms: Set<string> | undefined;
+    if (q === terms.length - 1) {
+      prefixTerms = new Set();
+      for (const c of prefixExpansions(corpus, term)) {
+        prefixTerms.add(c.term);
+        const distance = c.term.length - term.length;
+        derived.push(c);
+        visit((PREFIX_WEIGHT * c.term.length) / (c.term.length + 0.3 * distance), c);
+      }
+    }
+    if (countCodePoints(term) >= FUZZY_MIN_CHARS) {
+      for (const [c, distance] of fuzzyExpansions(corpus, fullTree, term)) {
+        if (prefixTerms?.has(c.term)) continue;
+        derived.push(c);
+        visit((FUZZY_WEIGHT * c.term.length) / (c.term.length + distance), c);
+      }
+    }
+    for (const docId of termTouched) {
+      if (cover[docId] === 0) touched.push(docId);
+      total[docId] = total[docId]! + termScore[docId]!;
+      cover[docId] = cover[docId]! + 1;
+      termScore[docId] = 0;
+      termMark[docId] = 0;
+    }
+  }
+  // Best `max` by (coverage desc, rounded score desc, id asc), selected exactly as NoteIndex.rank selects them.
+  type Scored = { docId: number; id: string; coverage: number; score: number };
+  const order = (a: Scored, b: Scored): number =>
+    b.coverage - a.coverage || b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const scoredOf = (docId: number): Scored => ({
+    docId,
+    id: notes[docId]!.id,
+    coverage: cover[docId]!,
+    score: Number((total[docId]! * cover[docId]!).toPrecision(12)),
+  });
+  let best: Scored[];
+  if (max >= touched.length || max > 64) {
+    best = touched.map(scoredOf).sort(order).slice(0, max);
+  } else {
+    best = [];
+    for (const docId of touched) {
+      if (best.length === max) {
+        const lastKept = best[max - 1]!;
+        const coverage = cover[docId]!;
+        if (coverage < lastKept.coverage) continue;
+        if (coverage === lastKept.coverage && total[docId]! * coverage * (1 + 1e-11) < lastKept.score) continue;
+      }
+      const item = scoredOf(docId);
+      if (best.length === max && order(item, best[max - 1]!) >= 0) continue;
+      let i = best.length;
+      while (i > 0 && order(item, best[i - 1]!) < 0) i--;
+      best.splice(i, 0, item);
+      if (best.length > max) best.pop();
+    }
+  }
+  return best.map((s) => ({
+    doc: s.docId,
+    match: {
+      id: s.id,
+      coverage: s.coverage,
+      score: s.score,
+      terms: derived
+        .filter((c) => c.fields.some((p) => holds(p.docs, s.docId)))
+        .map((c) => c.term)
+        .filter((t, i, all) => all.indexOf(t) === i)
+        .sort(),
+    },
+  }));
+}
+
+/** A ranked match and the position of its note in the scan. */
+interface ColdMatch {
+  doc: number;
+  match: RankedMatch;
+}
+
+/**
+ * The best `max` matches of `query` over `notes` (all matches when `max` is omitted), exactly as
+ * `NoteIndex.rank(query, max)` after a fresh index's `sync(notes)` returns them (ranking rules in src/search/index.ts).
+ *
+ * @param notes this call's scanned notes, every one with text, in scan order (the order fixes ties in MiniSearch's
+ *   summation order, as insertion order does in the index)
+ * @throws Error when a note has no text or an id repeats
+ */
+export function rankCold(notes: readonly ScannedNote[], query: string, max = Infinity): RankedMatch[] {
+  return coldRanking(notes, query, max).matches.map((m) => m.match);
+}
+
+function coldRanking(notes: readonly ScannedNote[], query: string, max: number): { matches: ColdMatch[]; corpus: Corpus | undefined } {
+  const terms = queryTerms(query);
+  if (terms.length === 0 || notes.length === 0 || max <= 0) {
+    checkNotes(notes);
+    return { matches: [], corpus: undefined };
+  }
+  const corpus = readCorpus(notes, terms);
+  return { matches: rankCorpus(corpus, notes, terms, max), corpus };
+}
+
+/** The checks `NoteIndex.sync` of a fresh index makes (every note with text, no repeated id). */
+function checkNotes(notes: readonly ScannedNote[]): void {
+  const ids = new Set<string>();
+  for (const note of notes) {
+    if (note.text === undefined) throw new Error('searchCold: a note without text');
+    if (ids.has(note.id)) throw new Error('searchCold: duplicate id');
+    ids.add(note.id);
+  }
+}
+
+/**
+ * Search `notes` and apply the response limits of PRODUCT.md §2, exactly as `NoteIndex.search(query, limit,
+ * limits)` after a fresh index's `sync(notes)` does: at most `limit` hits (`truncated` when more matched); the sum
+ * over hits of code points of id + title + snippet stays ≤ `limits.total_chars` (the first hit that would exceed it
+ * ends the list and sets `truncated`); snippets of at most `limits.snippet_chars` code points; `title` only when the
+ * note has a heading.
+ *
+ * @param notes this call's scanned notes, every one with text, in scan order
+ * @throws Error when a note has no text or an id repeats
+ */
+export function searchCold(
+  notes: readonly ScannedNote[],
+  query: string,
+  limit: number,
+  limits: ResponseLimits,
+): { hits: SearchHit[]; truncated: boolean } {
+  const { matches, corpus } = coldRanking(notes, query, limit + 1);
+  const hits: SearchHit[] = [];
+  if (corpus === undefined) return { hits, truncated: false };
+  let used = 0;
+  for (const { doc: n, match } of matches) {
+    if (hits.length >= limit) return { hits, truncated: true };
+    const title = corpus.titles[n];
+    const snippet = makeSnippet(corpus.bodies[n]!, new Set(match.terms), limits.snippet_chars);
+    const cost = countCodePoints(match.id) + (title === undefined ? 0 : countCodePoints(title)) + countCodePoints(snippet);
+    if (used + cost > limits.total_chars) return { hits, truncated: true };
+    used += cost;
+    hits.push(title === undefined ? { id: match.id, snippet } : { id: match.id, title, snippet });
+  }
+  return { hits, truncated: false };
+}
