@@ -198,20 +198,35 @@ export class Postings {
   }
 
   /**
-   * Add the postings `pairs[from .. to)` (id, tf, id, tf, …; ids ascending and above every held id; not checked)
-   * after the held ones, in one copy. An empty Postings gets exactly that many; a non-empty one grows by half
-   * at least, so repeated small batches cost amortized O(1) per posting.
+   * Make room for `more` postings after the held ones and return the buffer: the caller writes them as id, tf pairs
+   * from index `2 * size` on (ids ascending and above every held id; not checked), then calls `commit(more)`. An
+   * empty list gets exactly that room; a non-empty one grows by half at least, so repeated small batches cost
+   * amortized O(1) per posting.
    */
-  appendPairs(pairs: Int32Array, from: number, to: number): void {
+  reserve(more: number): Int32Array {
     const used = this.n << 1;
-    const need = used + (to - from);
+    const need = used + (more << 1);
     if (need > this.buf.length) {
       const buf = new Int32Array(used === 0 ? need : Math.max(need, (this.buf.length + (this.buf.length >>> 1) + 1) & ~1));
       buf.set(this.buf.subarray(0, used));
       this.buf = buf;
     }
-    this.buf.set(pairs.subarray(from, to), used);
-    this.n = need >>> 1;
+    return this.buf;
+  }
+
+  /**
+   * Take `pairs` (`count` postings as id, tf pairs, ids ascending) as the whole list of this empty Postings. The
+   * array may be a view of a larger buffer shared with other lists (the cold build's); a later growth moves the
+   * list to a buffer of its own.
+   */
+  adopt(pairs: Int32Array, count: number): void {
+    this.buf = pairs;
+    this.n = count;
+  }
+
+  /** Count `more` postings written after the held ones into the buffer `reserve` returned. */
+  commit(more: number): void {
+    this.n += more;
   }
 
   /** Double the capacity (at least 2 pairs); returns the new buffer. */
@@ -290,88 +305,122 @@ const MAX_PENDING = 1 << 19;
 
 /**
  * What `addDocument` and `removeDocument` keep per term of one MiniSearch instance, by the term's id in `table`:
- * the term's postings inside MiniSearch (so a known term skips the walk down the radix tree) and scratch counts
- * for the field being added. Every cached `TermData` and `Postings` is attached to the tree: the two functions
- * drop an entry when they detach it, and `reset` drops them all.
+ * the term's postings inside MiniSearch (so a known term skips the walk down the radix tree), scratch counts for
+ * the field being added, and postings staged but not yet written.
+ *
+ * Invariant (outside `stageDocument` .. `flush`): for every interned term, `data[id]` is the term's postings map in
+ * MiniSearch's tree (undefined when the term is not there) and `postings[id × 3 + field]` that map's entry for the
+ * field. Staging breaks it only by adding lists that `flush` then attaches.
  */
 export class TermCache {
+  private readonly m: MiniSearchInternals;
+
+  /** A cache for `mini`, which must not have been changed by anything but this cache's functions. */
+  constructor(readonly mini: MiniSearch<Doc>) {
+    this.m = mini as unknown as MiniSearchInternals;
+  }
+
   /** Interned terms of every text added or removed so far. */
   table = new TermTable();
-  /** By term id: the term's postings map inside MiniSearch, or undefined when not fetched or since dropped. */
+  /** By term id: the term's postings map inside MiniSearch, or undefined when the term is not in the tree. */
   data: (TermData | undefined)[] = [];
-  /** By term id × FIELDS.length + field id: the term's postings in that field, or undefined (then see `data`). */
+  /** By term id × FIELDS.length + field id: the term's postings in that field, or undefined. */
   postings: (Postings | undefined)[] = [];
+  /**
+   * Slots whose list `stageDocument` created since the last flush, in order of creation: `flush` puts the terms in
+   * the tree and the lists in the terms' maps in this order, which is the order MiniSearch's `add` would have.
+   */
+  freshSlot = new Int32Array(0);
+  fresh = 0;
+
   /** By term id: the field pass that last counted the term, and its count in that pass. */
   stamp = new Int32Array(0);
   count = new Int32Array(0);
 
   /**
    * Postings staged by `stageDocument` and not yet in their Postings: per entry the postings slot (term id ×
-   * FIELDS.length + field id), the short document id and the term frequency. `flush` writes them.
+   * FIELDS.length + field id), the short document id and the term frequency; `pending` entries are in use, and
+   * `staged[slot]` counts those of each slot. `flush` writes them. Internal to this module (not private only so
+   * `stageDocument` can fill them inline).
    */
-  private pendingSlot = new Int32Array(0);
-  private pendingDoc = new Int32Array(0);
-  private pendingTf = new Int32Array(0);
-  private pending = 0;
+  pendingSlot = new Int32Array(0);
+  pendingDoc = new Int32Array(0);
+  pendingTf = new Int32Array(0);
+  pending = 0;
+  staged = new Int32Array(0);
 
-  /** Stage one posting (its Postings already exists in `postings[slot]`). */
-  stage(slot: number, doc: number, tf: number): void {
-    const at = this.pending;
-    if (at === this.pendingSlot.length) {
-      if (at >= MAX_PENDING) {
-        this.flush();
-        return this.stage(slot, doc, tf);
-      }
-      this.growPending();
+  /** Room for one more staged posting: grows the log, or flushes it once it holds MAX_PENDING. */
+  makeRoom(): void {
+    if (this.pending < this.pendingSlot.length) return;
+    if (this.pending >= MAX_PENDING) {
+      this.flush();
+      if (this.pendingSlot.length > 0) return;
     }
-    this.pendingSlot[at] = slot;
-    this.pendingDoc[at] = doc;
-    this.pendingTf[at] = tf;
-    this.pending = at + 1;
+    // Small at first (so this path runs early, see TermTable's INITIAL_IDS), then four times larger each step: a
+    // cold build stages hundreds of thousands of postings.
+    const cap = Math.min(MAX_PENDING, Math.max(256, this.pendingSlot.length * 4));
+    this.pendingSlot = copied(this.pendingSlot, cap, this.pending);
+    this.pendingDoc = copied(this.pendingDoc, cap, this.pending);
+    this.pendingTf = copied(this.pendingTf, cap, this.pending);
   }
 
-  private growPending(): void {
-    const cap = Math.max(4096, this.pendingSlot.length * 2);
-    for (const key of ['pendingSlot', 'pendingDoc', 'pendingTf'] as const) {
-      const next = new Int32Array(cap);
-      next.set(this[key]);
-      this[key] = next;
+  /** Record that `stageDocument` created the list of `slot` (see `freshSlot`). */
+  created(slot: number): void {
+    if (this.fresh === this.freshSlot.length) this.freshSlot = copied(this.freshSlot, Math.max(64, this.fresh * 2), this.fresh);
+    this.freshSlot[this.fresh++] = slot;
+  }
+
+  /**
+   * Put the lists created since the last flush into MiniSearch: each term into the radix tree (when not there yet)
+   * and each list into its term's map under its field, in creation order.
+   */
+  private attach(): void {
+    const n = this.fresh;
+    this.fresh = 0;
+    const { freshSlot, data, postings, table, m } = this;
+    for (let k = 0; k < n; k++) {
+      const slot = freshSlot[k]!;
+      const id = (slot / FIELDS.length) | 0;
+      let map = data[id];
+      if (map === undefined) {
+        map = m._index.fetch(table.term(id), newTermData);
+        data[id] = map;
+      }
+      map.set(slot - id * FIELDS.length, postings[slot]!);
     }
   }
 
   /**
    * Write every staged posting into its Postings. Staged postings of one slot are in ascending short id order
    * (documents are staged in the order MiniSearch numbers them) and above every id held there, so each list is
-   * appended to. A large batch is grouped by slot with a counting sort and copied into each list at once (one
-   * allocation of the exact size for a list built from scratch); a small one is appended entry by entry.
+   * appended to. A large batch places each list first (the lists that were empty get exactly their size, all of
+   * them as views of one new buffer; the others grow once) and then copies every posting straight to its place; a
+   * small batch is appended entry by entry.
    */
   flush(): void {
+    if (this.fresh !== 0) this.attach();
     const n = this.pending;
     if (n === 0) return;
     this.pending = 0;
-    const { pendingSlot, pendingDoc, pendingTf, postings } = this;
+    const { pendingSlot, pendingDoc, pendingTf, postings, staged } = this;
     const slots = postings.length;
     if (n * 4 < slots) {
-      for (let k = 0; k < n; k++) postings[pendingSlot[k]!]!.append(pendingDoc[k]!, pendingTf[k]!);
-    } else {
-      // start[s] .. start[s + 1]: the pairs of slot s in `pairs` (in pair units).
-      const start = new Int32Array(slots + 1);
-      for (let k = 0; k < n; k++) start[pendingSlot[k]! + 1]!++;
-      for (let s = 0; s < slots; s++) start[s + 1]! += start[s]!;
-      const cursor = start.slice(0, slots);
-      const pairs = new Int32Array(n * 2);
       for (let k = 0; k < n; k++) {
-        const at = cursor[pendingSlot[k]!]!++ << 1;
-        pairs[at] = pendingDoc[k]!;
-        pairs[at + 1] = pendingTf[k]!;
+        const slot = pendingSlot[k]!;
+        postings[slot]!.append(pendingDoc[k]!, pendingTf[k]!);
+        staged[slot] = 0;
       }
-      for (let s = 0; s < slots; s++) {
-        const from = start[s]!;
-        const to = start[s + 1]!;
-        if (to > from) postings[s]!.appendPairs(pairs, from << 1, to << 1);
-      }
+    } else {
+      // Each loop is a function of its own: V8 optimizes a long loop while it runs (on-stack replacement), and
+      // code after it in the same function would then run without type feedback and be thrown away.
+      const arena = new Int32Array(freshPairs(postings, staged, slots) * 2);
+      const bufs = new Array<Int32Array>(slots);
+      const next = new Int32Array(slots);
+      placeLists(postings, staged, slots, arena, bufs, next);
+      scatter(pendingSlot, pendingDoc, pendingTf, n, bufs, next);
+      commitLists(postings, staged, slots, arena, next);
     }
-    // A cold build stages hundreds of thousands of postings; keep only a small log between syncs.
+    // Keep only a small log between syncs.
     if (this.pendingSlot.length > 1 << 16) {
       this.pendingSlot = new Int32Array(0);
       this.pendingDoc = new Int32Array(0);
@@ -379,21 +428,26 @@ export class TermCache {
     }
   }
 
-  /** Grow the per-id arrays to cover every id of `table`. */
+  /** Grow the per-id arrays to cover every id of `table` (doubling from 16, for the reason of `makeRoom`). */
   fit(): void {
     const size = this.table.size;
     if (this.stamp.length >= size) return;
-    const cap = Math.max(size, this.stamp.length * 2, 1024);
-    const stamp = new Int32Array(cap);
-    stamp.set(this.stamp);
-    this.stamp = stamp;
+    let cap = Math.max(16, this.stamp.length * 2);
+    while (cap < size) cap *= 2;
+    this.stamp = copied(this.stamp, cap, this.stamp.length);
     this.count = new Int32Array(cap);
+    this.staged = copied(this.staged, cap * FIELDS.length, this.staged.length);
   }
 
-  /** Forget every cached postings reference (after a change this cache did not see). */
-  reset(): void {
+  /** Read every interned term's postings from MiniSearch again (after a change this cache did not make). */
+  resync(): void {
     this.data = [];
     this.postings = [];
+    for (let id = 0; id < this.table.size; id++) {
+      const map = this.m._index.get(this.table.term(id));
+      this.data[id] = map;
+      for (let f = 0; f < FIELDS.length; f++) this.postings[id * FIELDS.length + f] = map?.get(f);
+    }
   }
 
   /** Terms whose postings are cached, i.e. that some indexed note holds. */
@@ -408,7 +462,7 @@ export class TermCache {
    * when removals have left many dead ones.
    */
   compacted(): TermCache {
-    const next = new TermCache();
+    const next = new TermCache(this.mini);
     for (let id = 0; id < this.table.size; id++) {
       const data = this.data[id];
       if (data === undefined) continue;
@@ -419,21 +473,71 @@ export class TermCache {
     return next;
   }
 
-  /** Postings of term `id` in field `fieldId` inside MiniSearch, or undefined (cached on the way). */
-  postingsOf(m: MiniSearchInternals, id: number, fieldId: number): Postings | undefined {
-    const slot = id * FIELDS.length + fieldId;
-    let postings = this.postings[slot];
-    if (postings === undefined) {
-      let data = this.data[id];
-      if (data === undefined) {
-        data = m._index.get(this.table.term(id));
-        if (data === undefined) return undefined;
-        this.data[id] = data;
-      }
-      postings = data.get(fieldId);
-      this.postings[slot] = postings;
+}
+
+/** The first `used` entries of `a` in a new Int32Array of `cap` entries. */
+function copied(a: Int32Array, cap: number, used: number): Int32Array<ArrayBuffer> {
+  const next = new Int32Array(cap);
+  next.set(a.subarray(0, used));
+  return next;
+}
+
+/** Postings staged for lists that are empty now (they get their room in the flush's shared buffer). */
+function freshPairs(postings: (Postings | undefined)[], staged: Int32Array, slots: number): number {
+  let total = 0;
+  for (let s = 0; s < slots; s++) {
+    const c = staged[s]!;
+    if (c !== 0 && postings[s]!.size === 0) total += c;
+  }
+  return total;
+}
+
+/**
+ * Where the staged postings of each slot go: `bufs[s]` and `next[s]` (index of the next pair) — in `arena`, in
+ * slot order, for a list that is empty now; at the end of the list's own (grown) buffer otherwise.
+ */
+function placeLists(postings: (Postings | undefined)[], staged: Int32Array, slots: number, arena: Int32Array, bufs: Int32Array[], next: Int32Array): void {
+  let at = 0;
+  for (let s = 0; s < slots; s++) {
+    const c = staged[s]!;
+    if (c === 0) continue;
+    const list = postings[s]!;
+    if (list.size === 0) {
+      bufs[s] = arena;
+      next[s] = at;
+      at += c << 1;
+    } else {
+      next[s] = list.size << 1;
+      bufs[s] = list.reserve(c);
     }
-    return postings;
+  }
+}
+
+/** Copy each staged posting to the place `placeLists` gave its slot. */
+function scatter(slotOf: Int32Array, docOf: Int32Array, tfOf: Int32Array, n: number, bufs: Int32Array[], next: Int32Array): void {
+  for (let k = 0; k < n; k++) {
+    const s = slotOf[k]!;
+    const at = next[s]!;
+    const buf = bufs[s]!;
+    buf[at] = docOf[k]!;
+    buf[at + 1] = tfOf[k]!;
+    next[s] = at + 2;
+  }
+}
+
+/** Hand each list its staged postings (a list that was empty gets its view of `arena`) and clear the counts. */
+function commitLists(postings: (Postings | undefined)[], staged: Int32Array, slots: number, arena: Int32Array, next: Int32Array): void {
+  for (let s = 0; s < slots; s++) {
+    const c = staged[s]!;
+    if (c === 0) continue;
+    const list = postings[s]!;
+    if (list.size === 0) {
+      const end = next[s]!;
+      list.adopt(arena.subarray(end - (c << 1), end), c);
+    } else {
+      list.commit(c);
+    }
+    staged[s] = 0;
   }
 }
 
@@ -487,26 +591,22 @@ function stageDocument(mini: MiniSearch<Doc>, doc: Doc, cache: TermCache): void 
     const distinct = countTerms(cache, doc[FIELDS[f]!]);
     m.addFieldLength(shortId, fieldId, m._documentCount - 1, distinct);
     const ids = cache.table.scratch;
-    const { count, data: dataOf, postings: postingsOf } = cache;
+    const { count, postings: postingsOf } = cache;
     for (let k = 0; k < distinct; k++) {
       const id = ids[k]!;
       const slot = id * FIELDS.length + fieldId;
       if (postingsOf[slot] === undefined) {
-        // First posting of this term in this field (since the last removal emptied it): the term enters the tree
-        // now if it is not there, and the field's postings enter its map now, as MiniSearch orders them.
-        let data = dataOf[id];
-        if (data === undefined) {
-          data = m._index.fetch(cache.table.term(id), newTermData);
-          dataOf[id] = data;
-        }
-        let postings = data.get(fieldId);
-        if (postings === undefined) {
-          postings = new Postings();
-          data.set(fieldId, postings);
-        }
-        postingsOf[slot] = postings;
+        // First posting of this term in this field (since a removal emptied it): a new list, which the flush puts
+        // into MiniSearch (kept out of this loop: MiniSearch's tree code is the part V8 most often re-optimizes).
+        postingsOf[slot] = new Postings();
+        cache.created(slot);
       }
-      cache.stage(slot, shortId, count[id]!);
+      if (cache.pending === cache.pendingSlot.length) cache.makeRoom();
+      cache.staged[slot]!++;
+      const at = cache.pending++;
+      cache.pendingSlot[at] = slot;
+      cache.pendingDoc[at] = shortId;
+      cache.pendingTf[at] = count[id]!;
     }
   }
 }
@@ -560,9 +660,9 @@ export function removeDocument(mini: MiniSearch<Doc>, doc: Doc, cache: TermCache
     const distinct = countTerms(cache, doc[FIELDS[f]!]);
     const ids = cache.table.scratch.slice(0, distinct);
     for (let k = 0; k < distinct; k++) {
-      if (cache.postingsOf(m, ids[k]!, fieldId)?.has(shortId) !== true) {
+      if (cache.postings[ids[k]! * FIELDS.length + fieldId]?.has(shortId) !== true) {
         mini.remove(doc);
-        cache.reset();
+        cache.resync();
         return;
       }
     }
@@ -616,7 +716,7 @@ export class NoteIndex implements KnownNotes {
   private readonly entries = new Map<string, Entry>();
   private readonly mini: MiniSearch<Doc>;
   /** Term ids, their postings inside `mini` and scratch counts (see `addDocument`). */
-  private terms = new TermCache();
+  private terms: TermCache;
   private removals = 0;
   private generation = 0;
   private heldBytes = 0;
@@ -635,6 +735,7 @@ export class NoteIndex implements KnownNotes {
 
   constructor() {
     this.mini = new MiniSearch<Doc>(miniSearchOptions());
+    this.terms = new TermCache(this.mini);
   }
 
   /** Number of notes held. */

@@ -26,6 +26,14 @@ for (let c = 0x61; c <= 0x7a; c++) WORD_LOWER[c] = c;
 for (let c = 0x41; c <= 0x5a; c++) WORD_LOWER[c] = c + 0x20;
 
 const APOSTROPHE = 0x27;
+/** The next non-ASCII code unit, and the next ASCII whitespace (global, so `lastIndex` says where to start). */
+const NON_ASCII = /[^\u0000-\u007f]/g;
+const SPACE = /[\t\n\v\f\r ]/g;
+
+/** ASCII whitespace as SPACE matches it. */
+function isSpace(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+}
 /** FNV-1a 32-bit offset basis and prime, applied per UTF-16 code unit. */
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
@@ -46,6 +54,13 @@ function hashOf(term: string): number {
   return finish(h);
 }
 
+/**
+ * Starting capacity in ids. Small on purpose: every array of the table then grows within the first few notes,
+ * while V8 still runs this code unoptimized, so the growth paths have type feedback by the time the hot loops are
+ * optimized (a path first taken after that makes V8 throw the optimized code away and start over).
+ */
+const INITIAL_IDS = 16;
+
 /** Longest text whose byte copy the table keeps for the next call (larger ones get a buffer of their own). */
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
@@ -54,22 +69,22 @@ export class TermTable {
   /** Term string of each id. */
   private readonly terms: string[] = [];
   /** Finished hash of each id's term (for probes and for rehashing on growth). */
-  private hashes = new Int32Array(256);
+  private hashes = new Int32Array(INITIAL_IDS);
   /** Where each id's term starts in `pool`, and its length there; -1 for a term with a non-ASCII code unit. */
-  private offsets = new Int32Array(256);
-  private lengths = new Int32Array(256);
+  private offsets = new Int32Array(INITIAL_IDS);
+  private lengths = new Int32Array(INITIAL_IDS);
   /** The bytes of every ASCII term, back to back (what the ASCII scan compares a candidate with). */
-  private pool = new Uint8Array(4096);
+  private pool = new Uint8Array(INITIAL_IDS * 8);
   private poolUsed = 0;
   /** Open-addressing slots (linear probing): id + 1, or 0 when empty. Length a power of two, at most half full. */
-  private slots = new Int32Array(512);
+  private slots = new Int32Array(INITIAL_IDS * 2);
   /** The text being scanned, as bytes (UTF-8, so one byte per code unit when the text is ASCII). */
-  private bytes = new Uint8Array(4096);
+  private bytes = new Uint8Array(256);
   /**
    * Term ids written by `ids` (valid until the next call; the table grows and reuses it). Callers may overwrite it
    * between calls.
    */
-  scratch = new Int32Array(1024);
+  scratch = new Int32Array(64);
 
   /** Distinct terms interned so far; ids are 0 .. size-1 in order of first sight. */
   get size(): number {
@@ -114,18 +129,69 @@ export class TermTable {
    */
   ids(text: string): number {
     const n = text.length;
-    let bytes = this.bytes;
-    if (bytes.length < n) {
-      bytes = new Uint8Array(Math.max(n, bytes.length * 2));
-      if (bytes.length <= KEEP_BYTES) this.bytes = bytes;
-    }
+    const bytes = n <= this.bytes.length ? this.bytes : this.bytesFor(n);
     // One native copy that also tells whether the text is ASCII: then every code unit became one byte.
     const { read, written } = encoder.encodeInto(text, bytes);
-    if (read !== n || written !== n) return this.idsOfTerms(text);
+    if (read !== n || written !== n) return this.idsOfMixed(text);
     // A term takes at least one code unit and is followed by a separator or the end: at most ceil(n / 2) terms.
-    if (this.scratch.length <= n >>> 1) this.scratch = new Int32Array(Math.max((n >>> 1) + 1, this.scratch.length * 2));
-    const out = this.scratch;
+    if (this.scratch.length <= n >>> 1) this.growScratch((n >>> 1) + 1);
+    return this.idsOfBytes(bytes, n, 0);
+  }
+
+  /**
+   * `ids` for a text with non-ASCII code units. Only the stretches around them go through `tokenize`; the rest
+   * takes the ASCII path. The text is cut at ASCII whitespace (tab, line feed, vertical tab, form feed, carriage
+   * return, space), which gives the same terms as `tokenize` of the whole text:
+   * - no term spans whitespace, and the spaceless-script segmenter only ever sees one word at a time;
+   * - NFKC maps a piece the same way alone as inside the text: whitespace is a starter that composes with nothing,
+   *   and no ASCII character is the second of a canonical composition;
+   * - lowercasing depends on context only for the Greek final sigma (Unicode Final_Sigma), whose context stops at
+   *   whitespace: whitespace is neither cased nor case-ignorable.
+   * A stretch without non-ASCII code units is ASCII text, for which `tokenize`'s ASCII path applies unchanged.
+   */
+  private idsOfMixed(text: string): number {
+    const n = text.length;
+    // Each term takes at least one code unit.
+    if (this.scratch.length <= n) this.growScratch(n + 1);
     let count = 0;
+    let from = 0;
+    while (from < n) {
+      NON_ASCII.lastIndex = from;
+      if (!NON_ASCII.test(text)) {
+        count = this.idsOfAscii(text, from, n, count);
+        break;
+      }
+      const at = NON_ASCII.lastIndex - 1;
+      // The piece holding the non-ASCII code unit at `at`: from just after the whitespace before it to the
+      // whitespace after it.
+      let start = at;
+      while (start > from && !isSpace(text.charCodeAt(start - 1))) start--;
+      SPACE.lastIndex = at;
+      const end = SPACE.test(text) ? SPACE.lastIndex - 1 : n;
+      if (start > from) count = this.idsOfAscii(text, from, start, count);
+      const terms = tokenize(text.slice(start, end));
+      const out = this.scratch;
+      for (let k = 0; k < terms.length; k++) out[count++] = this.intern(terms[k]!);
+      from = end;
+    }
+    return count;
+  }
+
+  /** The ids of the ASCII text `text[from .. to)`, written into `scratch` from `count` on; returns the new count. */
+  private idsOfAscii(text: string, from: number, to: number, count: number): number {
+    const piece = from === 0 && to === text.length ? text : text.slice(from, to);
+    const bytes = piece.length <= this.bytes.length ? this.bytes : this.bytesFor(piece.length);
+    encoder.encodeInto(piece, bytes);
+    return this.idsOfBytes(bytes, piece.length, count);
+  }
+
+  /**
+   * `ids` for an ASCII text copied into `bytes[0 .. n)`, written into `scratch` from `count` on (returns the new
+   * count; the caller made room). Kept apart from `ids` (and every rare path in a method of
+   * its own) so that this loop, which runs once per byte of every note, is compiled small and early by V8.
+   */
+  private idsOfBytes(bytes: Uint8Array, n: number, count: number): number {
+    const out = this.scratch;
     let i = 0;
     while (i < n) {
       let lower = WORD_LOWER[bytes[i]!]!;
@@ -162,13 +228,15 @@ export class TermTable {
     return count;
   }
 
-  /** `ids` for a text with non-ASCII code units: `tokenize`'s terms, interned as strings. */
-  private idsOfTerms(text: string): number {
-    const terms = tokenize(text);
-    if (this.scratch.length < terms.length) this.scratch = new Int32Array(Math.max(terms.length, this.scratch.length * 2));
-    const out = this.scratch;
-    for (let k = 0; k < terms.length; k++) out[k] = this.intern(terms[k]!);
-    return terms.length;
+  /** A byte buffer for a text of `n` code units (kept for the next call unless larger than KEEP_BYTES). */
+  private bytesFor(n: number): Uint8Array {
+    const bytes = new Uint8Array(Math.max(n, this.bytes.length * 2));
+    if (bytes.length <= KEEP_BYTES) this.bytes = bytes;
+    return bytes;
+  }
+
+  private growScratch(min: number): void {
+    this.scratch = new Int32Array(Math.max(min, this.scratch.length * 2));
   }
 
   /** Id of the ASCII term `bytes[start .. start + len)` with finished hash `h`, interning it when new. */
@@ -193,32 +261,40 @@ export class TermTable {
   private add(term: string, h: number, at: number): number {
     const id = this.terms.length;
     this.terms.push(term);
-    if (id >= this.hashes.length) {
-      this.hashes = grown(this.hashes);
-      this.offsets = grown(this.offsets);
-      this.lengths = grown(this.lengths);
-    }
+    if (id >= this.hashes.length) this.growIds();
     this.hashes[id] = h;
     const len = term.length;
     let ascii = true;
     for (let k = 0; k < len && ascii; k++) ascii = term.charCodeAt(k) < 0x80;
-    if (ascii) {
-      if (this.poolUsed + len > this.pool.length) {
-        const pool = new Uint8Array(Math.max(this.pool.length * 2, this.poolUsed + len));
-        pool.set(this.pool);
-        this.pool = pool;
-      }
-      for (let k = 0; k < len; k++) this.pool[this.poolUsed + k] = term.charCodeAt(k);
-      this.offsets[id] = this.poolUsed;
-      this.lengths[id] = len;
-      this.poolUsed += len;
-    } else {
-      this.offsets[id] = -1;
-      this.lengths[id] = -1;
-    }
+    // A term with a non-ASCII code unit is never compared by bytes (offset and length -1).
+    this.offsets[id] = ascii ? this.pooled(term) : -1;
+    this.lengths[id] = ascii ? len : -1;
     this.slots[at] = id + 1;
     if ((id + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     return id;
+  }
+
+  /** Copy the ASCII `term` to the end of `pool`; returns where it starts. */
+  private pooled(term: string): number {
+    const len = term.length;
+    if (this.poolUsed + len > this.pool.length) this.growPool(len);
+    const pool = this.pool;
+    const from = this.poolUsed;
+    for (let k = 0; k < len; k++) pool[from + k] = term.charCodeAt(k);
+    this.poolUsed = from + len;
+    return from;
+  }
+
+  private growIds(): void {
+    this.hashes = grown(this.hashes);
+    this.offsets = grown(this.offsets);
+    this.lengths = grown(this.lengths);
+  }
+
+  private growPool(more: number): void {
+    const pool = new Uint8Array(Math.max(this.pool.length * 2, this.poolUsed + more));
+    pool.set(this.pool);
+    this.pool = pool;
   }
 
   /** Rebuild the slots at `capacity` (a power of two) from the stored hashes. */

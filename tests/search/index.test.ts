@@ -219,7 +219,7 @@ test('addDocument builds exactly the index MiniSearch.add builds, also after rem
   ];
   const own = new MiniSearch<Doc>(miniSearchOptions());
   const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const terms = new TermCache();
+  const terms = new TermCache(fast);
   const both = (fn: (m: MiniSearch<Doc>, own: boolean) => void) => {
     fn(own, true);
     fn(fast, false);
@@ -269,7 +269,7 @@ test('addDocuments (the cold build) builds exactly the index MiniSearch.add buil
   const own = new MiniSearch<Doc>(miniSearchOptions());
   for (const d of docs) own.add(d);
   const fast = new MiniSearch<Doc>(miniSearchOptions());
-  addDocuments(fast, docs, new TermCache());
+  addDocuments(fast, docs, new TermCache(fast));
   t.is(JSON.stringify(fast), JSON.stringify(own));
   t.deepEqual(fast.search('w1 w2z'), own.search('w1 w2z'));
 });
@@ -278,7 +278,7 @@ test('staged postings of many batches, small and large, with removals between th
   const docs = generatedDocs(300, 400, 9);
   const own = new MiniSearch<Doc>(miniSearchOptions());
   const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const cache = new TermCache();
+  const cache = new TermCache(fast);
   // Batches of 1 (entry-by-entry flush), 2..40 and 120 documents (counting-sort flush), each followed by the
   // removal of some earlier documents, so lists are appended to after they were built, emptied and rebuilt.
   let at = 0;
@@ -302,7 +302,7 @@ test('removing a document whose text changed falls back to MiniSearch.remove and
   const docs = generatedDocs(30, 60, 3);
   const own = new MiniSearch<Doc>(miniSearchOptions());
   const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const cache = new TermCache();
+  const cache = new TermCache(fast);
   for (const d of docs) own.add(d);
   addDocuments(fast, docs, cache);
   // A field that no longer matches what was indexed: a term the note never held.

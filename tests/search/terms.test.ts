@@ -98,6 +98,13 @@ test('hand-picked edges give exactly the terms of tokenize', (t) => {
     '庭の水やりは朝に行う and english',
     'english then 😀 emoji',
     'lone \ud800 surrogate',
+    'ΟΔΟΣ. Abc ΟΔΟΣ.Abc ΟΔΟΣ\nabc ΣΑΣ',
+    'a =\u0338 b, a=\u0338b',
+    'x \u0301y \u0301',
+    'plain words — then “quoted” text… and more\u00a0words',
+    'é',
+    ' é ',
+    'ascii only then é\nascii again\tand 庭 end',
     'x'.repeat(10000),
   ];
   const table = new TermTable();
@@ -110,8 +117,10 @@ test('ids equals tokenize on random text', (t) => {
   // Mostly ASCII with the characters tokenize's rules turn on (apostrophes, digits, upper case, separators), long
   // runs near the term length limit, and some non-ASCII (accents, combining marks, the typographic apostrophe, CJK,
   // astral and lone surrogates) that sends a text down the fallback path.
-  const asciiUnit = fc.constantFrom(...'abcxyzABCXYZ0189', "'", "'", ' ', ' ', '-', '_', '.', '\n', '\t', '\u0000', '~');
-  const rareUnit = fc.constantFrom('é', 'É', '\u0301', '\u2019', '庭', 'の', '😀', '\ud800', 'ﬁ', 'Ａ', '\u212a', 'ß', 'İ');
+  const asciiUnit = fc.constantFrom(...'abcxyzABCXYZ0189', "'", "'", ' ', ' ', '-', '_', '.', ':', '=', '\n', '\t', '\r', '\v', '\f', '\u0000', '~');
+  // Σ lowercases by context (final sigma); U+0338 composes with "=" under NFKC; U+00A0, U+2026 and U+3000 become
+  // ASCII under NFKC.
+  const rareUnit = fc.constantFrom('é', 'É', '\u0301', '\u0338', '\u2019', '庭', 'の', '😀', '\ud800', 'ﬁ', 'Ａ', '\u212a', 'ß', 'İ', 'Σ', 'ΟΔΟΣ', '\u00a0', '…', '\u3000', '²');
   const run = fc.tuple(fc.constantFrom('q', 'Q', 'z9'), fc.integer({ min: 58, max: 70 })).map(([c, n]) => c.repeat(n).slice(0, n));
   const piece = fc.oneof({ weight: 12, arbitrary: asciiUnit }, { weight: 1, arbitrary: rareUnit }, { weight: 1, arbitrary: run });
   const text = fc.array(piece, { maxLength: 120 }).map((parts) => parts.join(''));
