@@ -12,8 +12,9 @@
  * - Control words (`CTL`) and, after them, a stack of `MAX_JOBS` job headers (`JOB`, `JOB_WORDS` words each). A job
  *   is one directory of the current scan: the descriptor, a run of slots [base, base + count) and the name arena of
  *   its listing. The main thread pushes a job after listing a directory and pops it before it closes the descriptor.
- * - Slots (`slotViews`): per slot a state word, an errno word, the byte offset of the entry's NUL-terminated name in
- *   the job's arena, and RAW_STAT_WORDS words for the answer (layout `RAW`, as `Native.statRawAt` writes it).
+ * - Slots: one record of SLOT_WORDS words per slot (two cache lines, so the main thread reads one slot's answer from
+ *   two lines): a state word, an errno word, the byte offset of the entry's NUL-terminated name in the job's arena,
+ *   and RAW_STAT_WORDS words for the answer (layout `RAW`, as `Native.statRawAt` writes it).
  *
  * Slot state word: `(tag << 2) | status`, where `tag` is the 29-bit number of the job the slot was published in and
  * status is UNCLAIMED, MAIN (the main thread claimed it), WORKER (this thread claimed it and is stat'ing it) or
@@ -33,7 +34,7 @@ import { createRequire } from 'node:module';
 import { isMainThread, parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { default as Koffi } from 'koffi';
 import { makedevHigh, makedevLow } from './linux.js';
-import { RAW, RAW_FLAG_MNT_ID, RAW_STAT_WORDS } from './types.js';
+import { RAW, RAW_FLAG_MNT_ID } from './types.js';
 
 /** Control word indices. */
 export const CTL = Object.freeze({
@@ -68,30 +69,14 @@ export const TAG_MASK = 0x1fff_ffff;
 /** A tag more than this far ahead of the acknowledged one is not published (see the module comment). */
 export const TAG_WINDOW = 0x1000_0000;
 
-/** Bytes per slot: state, errno, name offset, then the raw stat words. */
-const SLOT_BYTES = 4 * (3 + RAW_STAT_WORDS);
+/** Words per slot record (128 bytes): state, errno, name offset, the raw stat words, padding. */
+export const SLOT_WORDS = 32;
+/** Word offsets inside a slot record. */
+export const SLOT_AT = Object.freeze({ STATE: 0, ERRNO: 1, NAME: 2, RAW: 3 });
 
 /** Byte length of the slot buffer for `capacity` slots. */
 export function slotBufferBytes(capacity: number): number {
-  return capacity * SLOT_BYTES;
-}
-
-/** The views of a slot buffer: states, errnos, name offsets (Int32Array, one word per slot) and raw answers. */
-export interface SlotViews {
-  states: Int32Array;
-  errnos: Int32Array;
-  names: Int32Array;
-  /** RAW_STAT_WORDS words per slot, slot `s` at `s * RAW_STAT_WORDS`. */
-  words: Uint32Array;
-}
-
-export function slotViews(buffer: SharedArrayBuffer, capacity: number): SlotViews {
-  return {
-    states: new Int32Array(buffer, 0, capacity),
-    errnos: new Int32Array(buffer, 4 * capacity, capacity),
-    names: new Int32Array(buffer, 8 * capacity, capacity),
-    words: new Uint32Array(buffer, 12 * capacity, capacity * RAW_STAT_WORDS),
-  };
+  return capacity * SLOT_WORDS * 4;
 }
 
 /** The `workerData` this entry point expects. */
@@ -120,6 +105,13 @@ const STXW = Object.freeze({
 });
 
 /**
+ * Passes in a row that found nothing to claim (about 0.5 µs each) before the worker yields its processor: a new job
+ * usually follows within microseconds on an idle machine, while on a busy one the yield hands the processor back
+ * (possibly to the main thread it serves).
+ */
+const IDLE_PASSES = 64;
+
+/**
  * The worker's loop: never returns. Binds `statx(int, const char *, int, unsigned, struct statx *)` with the name
  * passed as an address (the arenas never move), sets CTL.READY, then sleeps in Atomics.wait while no scan runs and
  * claims and stats slots while one does. An exception while a slot is claimed hands the slot back (UNCLAIMED, the
@@ -132,7 +124,8 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
   // Called when a pass found nothing to claim, so a worker that shares a core with the main thread gives it back.
   const schedYield = koffi.load('libc.so.6').func('int sched_yield(void)') as () => number;
   const ctl = new Int32Array(data.control);
-  const { states, errnos, names, words } = slotViews(data.slots, data.capacity);
+  const ints = new Int32Array(data.slots);
+  const words = new Uint32Array(data.slots);
   const stx = new Uint32Array(64); // struct statx is 256 bytes
   /** Arena id → [base address, the buffer (kept alive here while the main thread may use the id)]. */
   const arenas = new Map<number, { address: number; buffer: SharedArrayBuffer }>();
@@ -159,22 +152,25 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
     return arena === undefined ? 0 : arena.address;
   };
 
-  /** statx of the slot's name in `fd` into the slot: EINTR retried, a missing needed field is EIO (as statRawAt). */
-  const statSlot = (fd: number, address: number, s: number): void => {
+  /**
+   * statx of a name in `fd` into the slot record at word `r`: EINTR retried, a missing needed field is EIO (as
+   * statRawAt).
+   */
+  const statSlot = (fd: number, address: number, r: number): void => {
     for (;;) {
       if (statx(fd, address, AT_SYMLINK_NOFOLLOW, STATX_REQUEST, stx) === 0) break;
       const errno = koffi.errno();
       if (errno !== EINTR) {
-        errnos[s] = errno;
+        ints[r + SLOT_AT.ERRNO] = errno;
         return;
       }
     }
     const mask = stx[STXW.mask]!;
     if ((mask & STATX_NEEDED) !== STATX_NEEDED) {
-      errnos[s] = EIO;
+      ints[r + SLOT_AT.ERRNO] = EIO;
       return;
     }
-    const o = s * RAW_STAT_WORDS;
+    const o = r + SLOT_AT.RAW;
     words[o + RAW.DEV_LO] = makedevLow(stx[STXW.devMajor]!, stx[STXW.devMinor]!);
     words[o + RAW.DEV_HI] = makedevHigh(stx[STXW.devMajor]!, stx[STXW.devMinor]!);
     words[o + RAW.MODE] = stx[STXW.mode]! & 0xffff;
@@ -200,7 +196,7 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
       words[o + RAW.MNT_LO] = 0;
       words[o + RAW.MNT_HI] = 0;
     }
-    errnos[s] = 0;
+    ints[r + SLOT_AT.ERRNO] = 0;
   };
 
   /**
@@ -233,22 +229,22 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
       const done = unclaimed | SLOT.DONE;
       let worked = false;
       for (let k = cursorAt[j]!; k >= 0; k--) {
-        const s = base + k;
-        if (Atomics.compareExchange(states, s, unclaimed, mine) !== unclaimed) {
+        const r = (base + k) * SLOT_WORDS;
+        if (Atomics.compareExchange(ints, r, unclaimed, mine) !== unclaimed) {
           cursorAt[j] = -1; // the main thread got here from the front
           break;
         }
         cursorAt[j] = k - 1;
         worked = true;
         try {
-          statSlot(fd, address + names[s]!, s);
+          statSlot(fd, address + ints[r + SLOT_AT.NAME]!, r);
         } catch (err) {
-          Atomics.store(states, s, unclaimed);
+          Atomics.store(ints, r, unclaimed);
           throw err;
         }
-        Atomics.store(states, s, done);
+        Atomics.store(ints, r, done);
         Atomics.add(ctl, CTL.STATTED, 1);
-        if (Atomics.load(ctl, CTL.WAITING) !== 0) Atomics.notify(states, s);
+        if (Atomics.load(ctl, CTL.WAITING) !== 0) Atomics.notify(ints, r);
         if (Atomics.load(ctl, CTL.JOBS) !== top) return true;
       }
       if (worked) return true;
@@ -256,6 +252,7 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
     return false;
   };
 
+  let idle = 0;
   Atomics.store(ctl, CTL.READY, 1);
   for (;;) {
     // Holding no header here: acknowledge the newest tag (see TAG_WINDOW).
@@ -265,7 +262,11 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
       Atomics.wait(ctl, CTL.ACTIVE, 0);
       continue;
     }
-    if (!pass()) schedYield();
+    if (pass()) idle = 0;
+    else if (++idle >= IDLE_PASSES) {
+      idle = 0;
+      schedYield();
+    }
   }
 }
 

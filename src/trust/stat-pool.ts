@@ -41,11 +41,11 @@ import {
   JOB_WORDS,
   MAX_JOBS,
   SLOT,
+  SLOT_AT,
+  SLOT_WORDS,
   TAG_MASK,
   TAG_WINDOW,
   slotBufferBytes,
-  slotViews,
-  type SlotViews,
   type StatWorkerData,
   type StatWorkerMessage,
 } from '../../native/stat-worker.js';
@@ -106,7 +106,9 @@ export class StatPool {
   private readonly control = new SharedArrayBuffer(CONTROL_WORDS * 4);
   private readonly ctl = new Int32Array(this.control);
   private readonly slotBuffer = new SharedArrayBuffer(slotBufferBytes(STAT_POOL_CAPACITY));
-  private readonly slots: SlotViews = slotViews(this.slotBuffer, STAT_POOL_CAPACITY);
+  /** Slot records (SLOT_WORDS words each; see native/stat-worker.ts), as signed and unsigned words. */
+  private readonly ints = new Int32Array(this.slotBuffer);
+  private readonly words = new Uint32Array(this.slotBuffer);
   /** Main-thread only: the listing index of the entry in each slot. */
   private readonly entryOf = new Int32Array(STAT_POOL_CAPACITY);
   /** Main-thread only, per job level: tag, first slot, slot count, the next slot `take` expects, and the arena. */
@@ -269,7 +271,7 @@ export class StatPool {
     const base = j === 0 ? 0 : this.jobBase[j - 1]! + this.jobCount[j - 1]!;
     const arena = this.arenaOf(listing);
     const entries = listing.entries;
-    const { states, names } = this.slots;
+    const ints = this.ints;
     const unclaimed = tag << 2;
     let count = 0;
     for (let i = 0; i < entries.length && base + count < STAT_POOL_CAPACITY; i++) {
@@ -277,8 +279,8 @@ export class StatPool {
       const offset = arena.offsets[i]!;
       if (offset < 0 || e.cname.length - 1 > NAME_MAX || !isCandidate(e)) continue;
       const s = base + count++;
-      states[s] = unclaimed;
-      names[s] = offset;
+      ints[s * SLOT_WORDS + SLOT_AT.STATE] = unclaimed;
+      ints[s * SLOT_WORDS + SLOT_AT.NAME] = offset;
       this.entryOf[s] = i;
     }
     if (count === 0) return -1;
@@ -313,23 +315,23 @@ export class StatPool {
     if (front >= this.jobCount[job]! || this.entryOf[s] !== index) return NOT_TAKEN;
     this.jobFront[job] = front + 1;
     const unclaimed = this.jobTag[job]! << 2;
-    const { states } = this.slots;
-    if (Atomics.compareExchange(states, s, unclaimed, unclaimed | SLOT.MAIN) === unclaimed) return NOT_TAKEN;
-    if (!this.awaitDone(s, unclaimed)) return NOT_TAKEN;
-    const errno = this.slots.errnos[s]!;
+    const r = s * SLOT_WORDS;
+    if (Atomics.compareExchange(this.ints, r, unclaimed, unclaimed | SLOT.MAIN) === unclaimed) return NOT_TAKEN;
+    if (!this.awaitDone(r, unclaimed)) return NOT_TAKEN;
+    const errno = this.ints[r + SLOT_AT.ERRNO]!;
     if (errno !== 0) return errno;
-    const words = this.slots.words;
-    const at = s * RAW_STAT_WORDS;
+    const words = this.words;
+    const at = r + SLOT_AT.RAW;
     for (let i = 0; i < RAW_STAT_WORDS; i++) out[i] = words[at + i]!;
     return 0;
   }
 
   /**
-   * Waits until the worker's claim on slot `s` is done. False when the main thread got the slot after all (the
+   * Waits until the worker's claim on the slot record at word `s` is done. False when the main thread got the slot after all (the
    * worker handed it back, or stalled past STALL_MS and the pool turned off): the caller stats it itself.
    */
   private awaitDone(s: number, unclaimed: number): boolean {
-    const states = this.slots.states;
+    const states = this.ints;
     const done = unclaimed | SLOT.DONE;
     const claimed = unclaimed | SLOT.WORKER;
     let spins = 0;
@@ -368,10 +370,10 @@ export class StatPool {
     if (job !== this.depth - 1) throw new Error('stat pool: jobs retired out of order');
     const unclaimed = this.jobTag[job]! << 2;
     const base = this.jobBase[job]!;
-    const { states } = this.slots;
+    const ints = this.ints;
     for (let k = this.jobFront[job]!; k < this.jobCount[job]!; k++) {
-      const s = base + k;
-      if (Atomics.compareExchange(states, s, unclaimed, unclaimed | SLOT.MAIN) !== unclaimed) this.awaitDone(s, unclaimed);
+      const r = (base + k) * SLOT_WORDS;
+      if (Atomics.compareExchange(ints, r, unclaimed, unclaimed | SLOT.MAIN) !== unclaimed) this.awaitDone(r, unclaimed);
     }
     this.jobFront[job] = this.jobCount[job]!;
     Atomics.store(this.ctl, CTL_WORDS + job * JOB_WORDS + JOB.TAG, -1);
