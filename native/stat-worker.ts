@@ -44,7 +44,7 @@ export const CTL = Object.freeze({
   JOBS: 1,
   /** The job tag counter as this thread last saw it while holding no header. */
   ACK: 2,
-  /** 1 once statx is bound and the loop runs. */
+  /** 1 once statx is bound and the loop runs; 0 again when the loop failed. */
   READY: 3,
   /** 1 while the main thread sleeps in Atomics.wait on a slot state (this thread then notifies). */
   WAITING: 4,
@@ -239,10 +239,11 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
         try {
           statSlot(fd, address + ints[r + SLOT_AT.NAME]!, r);
         } catch (err) {
-          Atomics.store(ints, r, unclaimed);
+          Atomics.compareExchange(ints, r, mine, unclaimed);
           throw err;
         }
-        Atomics.store(ints, r, done);
+        // A compare-exchange, not a store: a main thread that gave up waiting (see stat-pool.ts) owns the slot now.
+        Atomics.compareExchange(ints, r, mine, done);
         Atomics.add(ctl, CTL.STATTED, 1);
         if (Atomics.load(ctl, CTL.WAITING) !== 0) Atomics.notify(ints, r);
         if (Atomics.load(ctl, CTL.JOBS) !== top) return true;
@@ -254,19 +255,24 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
 
   let idle = 0;
   Atomics.store(ctl, CTL.READY, 1);
-  for (;;) {
-    // Holding no header here: acknowledge the newest tag (see TAG_WINDOW).
-    Atomics.store(ctl, CTL.ACK, Atomics.load(ctl, CTL.EPOCH));
-    if (Atomics.load(ctl, CTL.ACTIVE) === 0) {
-      drain();
-      Atomics.wait(ctl, CTL.ACTIVE, 0);
-      continue;
+  try {
+    for (;;) {
+      // Holding no header here: acknowledge the newest tag (see TAG_WINDOW).
+      Atomics.store(ctl, CTL.ACK, Atomics.load(ctl, CTL.EPOCH));
+      if (Atomics.load(ctl, CTL.ACTIVE) === 0) {
+        drain();
+        Atomics.wait(ctl, CTL.ACTIVE, 0);
+        continue;
+      }
+      if (pass()) idle = 0;
+      else if (++idle >= IDLE_PASSES) {
+        idle = 0;
+        schedYield();
+      }
     }
-    if (pass()) idle = 0;
-    else if (++idle >= IDLE_PASSES) {
-      idle = 0;
-      schedYield();
-    }
+  } finally {
+    // Scans stop publishing at once, before the main thread sees the exit event.
+    Atomics.store(ctl, CTL.READY, 0);
   }
 }
 

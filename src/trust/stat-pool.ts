@@ -105,10 +105,9 @@ type PoolState = 'off' | 'starting' | 'failed' | 'disabled';
 export class StatPool {
   private readonly control = new SharedArrayBuffer(CONTROL_WORDS * 4);
   private readonly ctl = new Int32Array(this.control);
-  private readonly slotBuffer = new SharedArrayBuffer(slotBufferBytes(STAT_POOL_CAPACITY));
-  /** Slot records (SLOT_WORDS words each; see native/stat-worker.ts), as signed and unsigned words. */
-  private readonly ints = new Int32Array(this.slotBuffer);
-  private readonly words = new Uint32Array(this.slotBuffer);
+  /** Slot records (SLOT_WORDS words each; see native/stat-worker.ts), as signed and unsigned words; made at start. */
+  private ints: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  private words: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
   /** Main-thread only: the listing index of the entry in each slot. */
   private readonly entryOf = new Int32Array(STAT_POOL_CAPACITY);
   /** Main-thread only, per job level: tag, first slot, slot count, the next slot `take` expects, and the arena. */
@@ -123,6 +122,8 @@ export class StatPool {
   private worker: Worker | null = null;
   private state: PoolState = 'off';
   private scanning = false;
+  /** Set by `fail` during a scan: the worker is terminated when the scan ends (it may hold a claim until then). */
+  private terminateAfterScan = false;
   private readonly dropped = new FinalizationRegistry<number>((id) => this.post({ drop: id }));
   private options: Required<StatPoolOptions> = {
     minCandidates: STAT_POOL_MIN_CANDIDATES,
@@ -143,6 +144,12 @@ export class StatPool {
   get workerStatted(): number {
     return Atomics.load(this.ctl, CTL.STATTED);
   }
+
+  /**
+   * Times the main thread found an entry the worker claimed still unanswered after spinning (the worker was not
+   * running), and the milliseconds it then slept waiting (diagnostics).
+   */
+  readonly waits = { count: 0, ms: 0 };
 
   /** True once the worker runs and the pool has not turned off. */
   get ready(): boolean {
@@ -170,10 +177,13 @@ export class StatPool {
 
   private start(): void {
     this.state = 'starting';
+    const slots = new SharedArrayBuffer(slotBufferBytes(STAT_POOL_CAPACITY));
+    this.ints = new Int32Array(slots);
+    this.words = new Uint32Array(slots);
     const workerData: StatWorkerData = {
       kind: 'memory-bridge-stat',
       control: this.control,
-      slots: this.slotBuffer,
+      slots,
       capacity: STAT_POOL_CAPACITY,
     };
     let worker: Worker;
@@ -200,6 +210,11 @@ export class StatPool {
     if (this.state === 'failed') return;
     this.state = 'failed';
     process.stderr.write(`memory-bridge: stat thread off (${reason})\n`);
+    if (this.scanning) this.terminateAfterScan = true;
+    else this.terminate();
+  }
+
+  private terminate(): void {
     const worker = this.worker;
     this.worker = null;
     if (worker !== null) {
@@ -231,6 +246,10 @@ export class StatPool {
     while (this.depth > 0) this.retire(this.depth - 1);
     Atomics.store(this.ctl, CTL.ACTIVE, 0);
     this.scanning = false;
+    if (this.terminateAfterScan) {
+      this.terminateAfterScan = false;
+      this.terminate();
+    }
   }
 
   private arenaOf<E extends NamedEntry>(listing: PoolListing<E>): NameArena {
@@ -336,27 +355,35 @@ export class StatPool {
     const claimed = unclaimed | SLOT.WORKER;
     let spins = 0;
     let since = 0;
-    for (;;) {
-      const v = Atomics.load(states, s);
-      if (v === done) return true;
-      if (v !== claimed) {
-        // Handed back (UNCLAIMED) by a worker that failed mid-call: claim it here.
-        if (Atomics.compareExchange(states, s, v, unclaimed | SLOT.MAIN) === v) return false;
-        continue;
-      }
-      if (++spins < SPINS) continue;
-      const now = performance.now();
-      if (since === 0) since = now;
-      else if (now - since > STALL_MS) {
-        if (Atomics.compareExchange(states, s, claimed, unclaimed | SLOT.MAIN) === claimed) {
-          this.fail('stat_worker_stalled');
-          return false;
+    try {
+      for (;;) {
+        const v = Atomics.load(states, s);
+        if (v === done) return true;
+        if (v !== claimed) {
+          // Handed back (UNCLAIMED) by a worker that failed mid-call: claim it here. Nothing else can be in the
+          // slot of a live job; should it be, the caller stats the entry itself.
+          if (v !== unclaimed || Atomics.compareExchange(states, s, unclaimed, unclaimed | SLOT.MAIN) === unclaimed) return false;
+          continue;
         }
-        continue;
+        if (++spins < SPINS) continue;
+        const now = performance.now();
+        if (since === 0) {
+          since = now;
+          this.waits.count++;
+        } else if (now - since > STALL_MS) {
+          // The worker's late answer is then dropped by its own compare-exchange (the slot is no longer its).
+          if (Atomics.compareExchange(states, s, claimed, unclaimed | SLOT.MAIN) === claimed) {
+            this.fail('stat_worker_stalled');
+            return false;
+          }
+          continue;
+        }
+        Atomics.store(this.ctl, CTL.WAITING, 1);
+        Atomics.wait(states, s, claimed, 1);
+        Atomics.store(this.ctl, CTL.WAITING, 0);
       }
-      Atomics.store(this.ctl, CTL.WAITING, 1);
-      Atomics.wait(states, s, claimed, 1);
-      Atomics.store(this.ctl, CTL.WAITING, 0);
+    } finally {
+      if (since !== 0) this.waits.ms += performance.now() - since;
     }
   }
 
