@@ -111,6 +111,28 @@ const STXW = Object.freeze({
  */
 const IDLE_PASSES = 64;
 
+/** PRIO_PROCESS: with a thread id, setpriority(2) sets that one thread's nice value on Linux. */
+const PRIO_PROCESS = 0;
+/** The lowest priority: the worker only runs on a processor nothing else wants (or while the main thread waits). */
+const WORKER_NICE = 19;
+
+/**
+ * Gives this thread nice 19 (setpriority(PRIO_PROCESS, gettid(), 19); lowering one's own priority needs no
+ * privilege). On an idle second core the worker runs at full speed; on a busy machine the scheduler prefers every
+ * other thread, so the worker never takes processor time the main thread could use. The main thread's own wait for
+ * a claimed entry sleeps after a short spin, which frees its processor for the worker. Best effort: a libc without
+ * gettid (before glibc 2.30) keeps the default priority.
+ */
+function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {
+  try {
+    const gettid = libc.func('int gettid(void)') as () => number;
+    const setpriority = libc.func('int setpriority(int, unsigned int, int)') as (which: number, who: number, prio: number) => number;
+    setpriority(PRIO_PROCESS, gettid(), WORKER_NICE);
+  } catch {
+    // Default priority.
+  }
+}
+
 /**
  * The worker's loop: never returns. Binds `statx(int, const char *, int, unsigned, struct statx *)` with the name
  * passed as an address (the arenas never move), sets CTL.READY, then sleeps in Atomics.wait while no scan runs and
@@ -121,8 +143,10 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
   const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
   const statx = koffi.load('libc.so.6').func('int statx(int, intptr_t, int, unsigned int, uint8_t *)') as (
     dirfd: number, path: number, flags: number, mask: number, out: Uint32Array) => number;
-  // Called when a pass found nothing to claim, so a worker that shares a core with the main thread gives it back.
-  const schedYield = koffi.load('libc.so.6').func('int sched_yield(void)') as () => number;
+  const libc = koffi.load('libc.so.6');
+  // Called when passes found nothing to claim, so a worker that shares a core with the main thread gives it back.
+  const schedYield = libc.func('int sched_yield(void)') as () => number;
+  lowerPriority(libc);
   const ctl = new Int32Array(data.control);
   const ints = new Int32Array(data.slots);
   const words = new Uint32Array(data.slots);
