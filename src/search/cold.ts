@@ -47,6 +47,8 @@ interface FieldPostings {
 /** A corpus term that can match a query term, with its postings per field (FIELDS order). */
 interface Candidate {
   term: string;
+  /** Term id (order of first sight). */
+  id: number;
   fields: FieldPostings[];
 }
 
@@ -62,6 +64,8 @@ interface Corpus {
   table: TermTable;
   /** Candidate of each term id; undefined for terms no query term can reach. */
   candidates: (Candidate | undefined)[];
+  /** The candidates in term id order. */
+  list: Candidate[];
   /** Heading title of each note (undefined when it has none). */
   titles: (string | undefined)[];
   /** Body (without front matter) of each note, for snippets. */
@@ -103,25 +107,15 @@ export function oneEditApart(a: string, b: string): boolean {
  */
 function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Corpus {
   const count = notes.length;
-  const last = terms[terms.length - 1]!;
-  const fuzzy = terms.filter((t) => countCodePoints(t) >= FUZZY_MIN_CHARS);
-  const reaches = (t: string): boolean => {
-    if (t.startsWith(last)) return true;
-    for (const q of terms) if (t === q) return true;
-    for (const q of fuzzy) if (oneEditApart(t, q)) return true;
-    return false;
-  };
+  const reaches = reachOf(terms);
   const fieldCount = FIELDS.length;
   const fieldLength = new Uint32Array(count * fieldCount);
   const sums = new Array<number>(fieldCount).fill(0);
   const table = new TermTable();
-  const candidates: (Candidate | undefined)[] = [];
+  const counter = new Counter();
   const titles: (string | undefined)[] = new Array(count);
   const bodies: string[] = new Array(count);
   const seenIds = new Set<string>();
-  // Field pass in which each term id was last seen (ids are dense, 0 .. table.size - 1).
-  let stamps = new Int32Array(1024);
-  let stamp = 0;
   for (let n = 0; n < count; n++) {
     const note = notes[n]!;
     if (note.text === undefined) throw new Error('searchCold: a note without text');
@@ -133,37 +127,8 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
     for (let f = 0; f < fieldCount; f++) {
       const text = f === 0 ? (parsed.title ?? '') : f === 1 ? parsed.body : parsed.meta.join('\n');
       const length = table.ids(text);
-      const ids = table.scratch;
-      if (table.size > candidates.length) {
-        // New terms (ids in order of first sight): classify each once.
-        for (let id = candidates.length; id < table.size; id++) {
-          const term = table.term(id)!;
-          candidates.push(reaches(term) ? { term, fields: FIELDS.map(() => ({ docs: [], tfs: [] })) } : undefined);
-        }
-        if (table.size > stamps.length) {
-          const grown = new Int32Array(Math.max(table.size, stamps.length * 2));
-          grown.set(stamps);
-          stamps = grown;
-        }
-      }
-      stamp++;
-      let distinct = 0;
-      for (let i = 0; i < length; i++) {
-        const id = ids[i]!;
-        const candidate = candidates[id];
-        if (stamps[id] !== stamp) {
-          stamps[id] = stamp;
-          distinct++;
-          if (candidate !== undefined) {
-            const p = candidate.fields[f]!;
-            p.docs.push(n);
-            p.tfs.push(1);
-          }
-        } else if (candidate !== undefined) {
-          const tfs = candidate.fields[f]!.tfs;
-          tfs[tfs.length - 1]!++;
-        }
-      }
+      if (table.size > counter.known) counter.learn(table, reaches);
+      const distinct = counter.count(table.scratch, length, f, n);
       fieldLength[n * fieldCount + f] = distinct;
       sums[f]! += distinct;
     }
@@ -173,10 +138,105 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
     fieldLength,
     avgFieldLength: sums.map((s) => (count === 0 ? 0 : s / count)),
     table,
-    candidates,
+    candidates: counter.candidates,
+    list: counter.list,
     titles,
     bodies,
   };
+}
+
+/**
+ * The test of which corpus terms a query can reach: equal to a query term, starting with the last one (a prefix
+ * expansion, or the last term itself), or one edit from a query term of at least FUZZY_MIN_CHARS code points.
+ */
+function reachOf(terms: readonly string[]): (term: string) => boolean {
+  const last = terms[terms.length - 1]!;
+  const exact = new Set(terms);
+  const fuzzy = terms.filter((t) => countCodePoints(t) >= FUZZY_MIN_CHARS);
+  return (t) => {
+    if (t.startsWith(last) || exact.has(t)) return true;
+    for (let i = 0; i < fuzzy.length; i++) if (oneEditApart(t, fuzzy[i]!)) return true;
+    return false;
+  };
+}
+
+/**
+ * Field lengths and candidate postings, counted from term ids: a field's distinct terms are the ids whose stamp
+ * is not yet this field pass's. Kept small (the per-token loop is `count` alone) so V8 optimizes it early.
+ */
+class Counter {
+  /** Candidate of each term id (undefined for terms no query term reaches); `known` ids are classified. */
+  readonly candidates: (Candidate | undefined)[] = [];
+  /** Per term id: 1 + its candidate's index in `list`, or 0. */
+  private slot = new Int32Array(1024);
+  /** Per term id: the field pass that last saw it. */
+  private stamps = new Int32Array(1024);
+  private stamp = 0;
+  /** The candidates, in term id order. */
+  readonly list: Candidate[] = [];
+
+  get known(): number {
+    return this.candidates.length;
+  }
+
+  /** Classify the ids the table handed out since the last call (ids come in order of first sight). */
+  learn(table: TermTable, reaches: (term: string) => boolean): void {
+    const size = table.size;
+    if (size > this.slot.length) {
+      const cap = Math.max(size, this.slot.length * 2);
+      const slot = new Int32Array(cap);
+      slot.set(this.slot);
+      this.slot = slot;
+      const stamps = new Int32Array(cap);
+      stamps.set(this.stamps);
+      this.stamps = stamps;
+    }
+    for (let id = this.candidates.length; id < size; id++) {
+      const term = table.term(id)!;
+      if (reaches(term)) {
+        const c: Candidate = { term, id, fields: FIELDS.map(() => ({ docs: [], tfs: [] })) };
+        this.list.push(c);
+        this.candidates.push(c);
+        this.slot[id] = this.list.length;
+      } else {
+        this.candidates.push(undefined);
+      }
+    }
+  }
+
+  /**
+   * Count one field of note `n`: `ids[0 .. length)` are its terms' ids in text order. Returns the number of
+   * distinct terms and records a posting (with its term frequency) for each candidate among them.
+   */
+  count(ids: Int32Array, length: number, field: number, n: number): number {
+    const { slot, stamps } = this;
+    const stamp = ++this.stamp;
+    let distinct = 0;
+    for (let i = 0; i < length; i++) {
+      const id = ids[i]!;
+      if (stamps[id] !== stamp) {
+        stamps[id] = stamp;
+        distinct++;
+        if (slot[id] !== 0) this.post(slot[id]! - 1, field, n);
+      } else if (slot[id] !== 0) {
+        this.again(slot[id]! - 1, field);
+      }
+    }
+    return distinct;
+  }
+
+  /** First occurrence of candidate `at` in this field of note `n`. */
+  private post(at: number, field: number, n: number): void {
+    const p = this.list[at]!.fields[field]!;
+    p.docs.push(n);
+    p.tfs.push(1);
+  }
+
+  /** A further occurrence of candidate `at` in the field being counted. */
+  private again(at: number, field: number): void {
+    const tfs = this.list[at]!.fields[field]!.tfs;
+    tfs[tfs.length - 1]!++;
+  }
 }
 
 /** True when `docs` (ascending) holds `doc`. */
@@ -211,10 +271,7 @@ function postingCount(c: Candidate): number {
  * index.
  */
 function prefixExpansions(corpus: Corpus, term: string): Candidate[] {
-  const tree = new SearchableMap<Candidate>();
-  for (const c of corpus.candidates) if (c !== undefined && c.term.startsWith(term)) tree.set(c.term, c);
-  const all: Candidate[] = [];
-  for (const [t, c] of tree.atPrefix(term)) if (t.length !== term.length) all.push(c);
+  const all = inPrefixOrder(corpus.list, term);
   if (countCodePoints(term) >= PREFIX_FULL_CHARS || all.length <= PREFIX_SHORT_MAX_TERMS) return all;
   const ranked = all.map((c, at) => ({ t: c.term, at, n: postingCount(c) }));
   ranked.sort((a, b) => b.n - a.n || (a.t < b.t ? -1 : a.t > b.t ? 1 : 0));
@@ -223,18 +280,129 @@ function prefixExpansions(corpus: Corpus, term: string): Candidate[] {
 }
 
 /**
- * Typo expansions of `term` (edit distance exactly 1) in `SearchableMap.fuzzyGet` order over the full term set,
- * with their edit distance.
+ * The items of `keys` (in insertion order) whose term starts with `prefix` and is longer, in the order
+ * `SearchableMap.atPrefix(prefix)` yields them from a tree built by inserting every key in that order (see
+ * `prefixExpansions` for why the other keys do not matter).
  */
-function fuzzyExpansions(corpus: Corpus, tree: () => SearchableMap<number>, term: string): [Candidate, number][] {
-  const out: [Candidate, number][] = [];
-  for (const [, [id, distance]] of tree().fuzzyGet(term, 1)) {
-    if (distance === 0) continue;
-    const c = corpus.candidates[id];
-    if (c === undefined) throw new Error('searchCold: a typo expansion was not counted');
-    out.push([c, distance]);
-  }
+function inPrefixOrder<T extends { term: string }>(keys: readonly T[], prefix: string): T[] {
+  const tree = new SearchableMap<T>();
+  for (const k of keys) if (k.term.startsWith(prefix)) tree.set(k.term, k);
+  const out: T[] = [];
+  for (const [t, k] of tree.atPrefix(prefix)) if (t.length !== prefix.length) out.push(k);
   return out;
+}
+
+/**
+ * Terms of `keys` (distinct, in insertion order) that extend `prefix`, in the order MiniSearch's radix tree of
+ * all of them lists them at that prefix (for tests of the ordering argument).
+ */
+export function prefixExpansionsOf(keys: readonly string[], prefix: string): string[] {
+  return inPrefixOrder(keys.map((term) => ({ term })), prefix).map((k) => k.term);
+}
+
+/** A node of a trie over the prefixes of some terms, with the state `fuzzyExpansions` tracks per prefix. */
+interface PrefixNode {
+  next: Map<number, PrefixNode>;
+  /** A key holding the running longest common prefix of the keys seen with this prefix, and that prefix's length. */
+  lcpKey: string;
+  lcpLength: number;
+  /** Term id (first-sight time) of the last key that created or shortened that common prefix; -1 before any. */
+  changed: number;
+}
+
+/**
+ * Typo expansions of `term` (edit distance exactly 1, UTF-16 code units) in the order `SearchableMap.fuzzyGet`
+ * returns them from the index a fresh `sync` builds, without building that radix tree.
+ *
+ * Why this order is computable: fuzzyGet walks the tree depth first, each node's entries (its children and its
+ * leaf) in Map insertion order. Two matches part at the node whose path X is their longest common prefix (it is
+ * a node: they branch there, or one ends there). MiniSearch's tree inserts a key by walking down, appending a new
+ * child or leaf at the end of a node's Map, or splitting an edge — which deletes the edge and sets the shortened
+ * one again, so it moves to the end. Hence a node's entries are in ascending order of: for its leaf, the
+ * insertion time of X itself; for the child starting with character c, the last time the longest common prefix of
+ * all keys starting with X + c was created or shortened (an edge is split exactly when that prefix shortens; a
+ * node made by a split starts with the old child, whose keys are all older than the splitting key). Keys are
+ * inserted in order of first sight, which is term id order, so one pass over the term ids gives those times for
+ * every prefix of every match.
+ */
+function fuzzyExpansions(corpus: Corpus, term: string): Candidate[] {
+  const found: Candidate[] = [];
+  for (const c of corpus.list) if (oneEditApart(c.term, term)) found.push(c);
+  const { table } = corpus;
+  return inFuzzyOrder(found, table.size, (id) => table.term(id)!);
+}
+
+/**
+ * Terms of `keys` (distinct, in insertion order) at edit distance exactly 1 from `term`, in the order
+ * `SearchableMap.fuzzyGet(term, 1)` lists them from a tree built by inserting the keys in that order (for tests
+ * of the ordering argument).
+ */
+export function typoExpansionsOf(keys: readonly string[], term: string): string[] {
+  const found = keys.map((k, id) => ({ term: k, id })).filter((k) => oneEditApart(k.term, term));
+  return inFuzzyOrder(found, keys.length, (id) => keys[id]!).map((k) => k.term);
+}
+
+/**
+ * `found` (items whose `id` is their term's insertion time among `size` keys, `keyAt(id)` the key) sorted into
+ * the depth-first order of the radix tree of all keys (see `fuzzyExpansions`).
+ */
+function inFuzzyOrder<T extends { term: string; id: number }>(found: T[], size: number, keyAt: (id: number) => string): T[] {
+  if (found.length <= 1) return found;
+  const root: PrefixNode = { next: new Map(), lcpKey: '', lcpLength: 0, changed: -1 };
+  for (const c of found) {
+    let node = root;
+    for (let i = 0; i < c.term.length; i++) {
+      const code = c.term.charCodeAt(i);
+      let child = node.next.get(code);
+      if (child === undefined) {
+        child = { next: new Map(), lcpKey: '', lcpLength: 0, changed: -1 };
+        node.next.set(code, child);
+      }
+      node = child;
+    }
+  }
+  for (let id = 0; id < size; id++) {
+    const key = keyAt(id);
+    let node = root;
+    for (let depth = 0; depth < key.length; depth++) {
+      const child = node.next.get(key.charCodeAt(depth));
+      if (child === undefined) break;
+      node = child;
+      if (node.changed < 0) {
+        node.lcpKey = key;
+        node.lcpLength = key.length;
+        node.changed = id;
+        continue;
+      }
+      // The key starts with the node's prefix (depth + 1 units); see how much more of the common prefix it keeps.
+      const { lcpKey, lcpLength } = node;
+      let l = depth + 1;
+      while (l < lcpLength && l < key.length && key.charCodeAt(l) === lcpKey.charCodeAt(l)) l++;
+      if (l < lcpLength) {
+        node.lcpLength = l;
+        node.changed = id;
+      }
+    }
+  }
+  // Per match: the change time of each of its prefixes (index = prefix length).
+  const times = new Map<T, number[]>();
+  for (const c of found) {
+    const t: number[] = [-1];
+    let node = root;
+    for (let i = 0; i < c.term.length; i++) {
+      node = node.next.get(c.term.charCodeAt(i))!;
+      t.push(node.changed);
+    }
+    times.set(c, t);
+  }
+  const time = (c: T, common: number): number => (common === c.term.length ? c.id : times.get(c)![common + 1]!);
+  return found.sort((a, b) => {
+    const x = a.term;
+    const y = b.term;
+    let common = 0;
+    while (common < x.length && common < y.length && x.charCodeAt(common) === y.charCodeAt(common)) common++;
+    return time(a, common) - time(b, common);
+  });
 }
 
 /** Ranking of `terms` over a read corpus (the body of `rankCold`; see there). */
@@ -249,15 +417,6 @@ function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readon
   const boosts = FIELDS.map((f) => FIELD_BOOST[f]);
   const { fieldLength, avgFieldLength } = corpus;
   const fieldCount = FIELDS.length;
-  let full: SearchableMap<number> | undefined;
-  const fullTree = (): SearchableMap<number> => {
-    if (full === undefined) {
-      full = new SearchableMap<number>();
-      const { table } = corpus;
-      for (let id = 0; id < table.size; id++) full.set(table.term(id)!, id);
-    }
-    return full;
-  };
   for (let q = 0; q < terms.length; q++) {
     const term = terms[q]!;
     const termTouched: number[] = [];
@@ -296,10 +455,10 @@ function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readon
       }
     }
     if (countCodePoints(term) >= FUZZY_MIN_CHARS) {
-      for (const [c, distance] of fuzzyExpansions(corpus, fullTree, term)) {
+      for (const c of fuzzyExpansions(corpus, term)) {
         if (prefixTerms?.has(c.term)) continue;
         derived.push(c);
-        visit((FUZZY_WEIGHT * c.term.length) / (c.term.length + distance), c);
+        visit((FUZZY_WEIGHT * c.term.length) / (c.term.length + 1), c);
       }
     }
     for (const docId of termTouched) {
