@@ -285,6 +285,10 @@ interface MiniSearchInternals {
   _avgFieldLength: number[];
   _fieldIds: Record<string, number>;
   _index: {
+    /** The radix tree: edge label → child node, and '' → the value of the key ending at that node. */
+    _tree: TreeNode;
+    /** Cached entry count; `undefined` after a change. */
+    _size: number | undefined;
     size: number;
     fetch(term: string, initial: () => TermData): TermData;
     get(term: string): TermData | undefined;
@@ -296,6 +300,87 @@ interface MiniSearchInternals {
   addFieldLength(shortId: number, fieldId: number, count: number, length: number): void;
   removeFieldLength(shortId: number, fieldId: number, count: number, length: number): void;
   _storedFields: Map<number, unknown>;
+}
+
+/** A node of MiniSearch 7.2's radix tree (SearchableMap): edge label → child, and LEAF → the key's value. */
+type TreeNode = Map<string, TreeNode | TermData>;
+
+/** The label under which a radix tree node holds its own key's value. */
+const LEAF = '';
+
+/**
+ * Inserts keys into MiniSearch's radix tree exactly as `SearchableMap.fetch(key, () => new Map())` does — the same
+ * node Maps, with the same `set` and `delete` calls in the same order, so the tree (and its iteration order, which
+ * `toJSON`, prefix expansion and typo search follow) is identical — but finds the child edge of a node by its
+ * first code unit in an index instead of scanning the node's labels in order. That scan made each insertion cost
+ * the number of children of the nodes passed: the root has one child per distinct first character, which is
+ * thousands once Japanese terms are indexed. Both ways find the same edge: no two labels of one node start with
+ * the same code unit (an insertion that would create one splits the edge instead).
+ *
+ * The index of a node is built from its labels when first passed and kept up to date by this inserter only, so
+ * one inserter serves one batch of insertions with no other change to the tree in between.
+ */
+class TreeInserter {
+  /** Per node passed: first code unit of each edge label → the label. */
+  private readonly edges = new Map<TreeNode, Map<number, string>>();
+
+  constructor(private readonly index: MiniSearchInternals['_index']) {}
+
+  private edgesOf(node: TreeNode): Map<number, string> {
+    let edges = this.edges.get(node);
+    if (edges === undefined) {
+      edges = new Map();
+      for (const label of node.keys()) if (label !== LEAF) edges.set(label.charCodeAt(0), label);
+      this.edges.set(node, edges);
+    }
+    return edges;
+  }
+
+  /** The value of `key` (a new empty TermData, inserted, when the key is not in the tree). */
+  fetch(key: string): TermData {
+    this.index._size = undefined;
+    let node = this.index._tree;
+    const keyLength = key.length;
+    let pos = 0;
+    while (pos < keyLength) {
+      const edges = this.edgesOf(node);
+      const label = edges.get(key.charCodeAt(pos));
+      if (label === undefined) {
+        // No edge shares the next code unit: a new leaf node under the rest of the key.
+        const child: TreeNode = new Map();
+        const rest = key.slice(pos);
+        node.set(rest, child);
+        edges.set(rest.charCodeAt(0), rest);
+        node = child;
+        break;
+      }
+      const len = Math.min(keyLength - pos, label.length);
+      let offset = 1;
+      while (offset < len && key.charCodeAt(pos + offset) === label.charCodeAt(offset)) ++offset;
+      const child = node.get(label) as TreeNode;
+      if (offset === label.length) {
+        node = child;
+      } else {
+        // The key leaves the edge part way: split it with an intermediate node (MiniSearch's order of calls).
+        const intermediate: TreeNode = new Map();
+        const tail = label.slice(offset);
+        intermediate.set(tail, child);
+        const head = key.slice(pos, pos + offset);
+        node.set(head, intermediate);
+        node.delete(label);
+        edges.set(head.charCodeAt(0), head);
+        this.edges.set(intermediate, new Map([[tail.charCodeAt(0), tail]]));
+        node = intermediate;
+      }
+      pos += offset;
+    }
+    let value = node.get(LEAF) as TermData | undefined;
+    if (value === undefined) {
+      value = newTermData();
+      node.set(LEAF, value);
+    }
+    return value;
+  }
 }
 
 const newTermData = (): TermData => new Map();
@@ -378,12 +463,14 @@ export class TermCache {
     const n = this.fresh;
     this.fresh = 0;
     const { freshSlot, data, postings, table, m } = this;
+    let inserter: TreeInserter | undefined;
     for (let k = 0; k < n; k++) {
       const slot = freshSlot[k]!;
       const id = (slot / FIELDS.length) | 0;
       let map = data[id];
       if (map === undefined) {
-        map = m._index.fetch(table.term(id), newTermData);
+        inserter ??= new TreeInserter(m._index);
+        map = inserter.fetch(table.term(id));
         data[id] = map;
       }
       map.set(slot - id * FIELDS.length, postings[slot]!);

@@ -34,11 +34,14 @@ const SPACE = /[\t\n\v\f\r ]/g;
 function isSpace(c: number): boolean {
   return c === 0x20 || (c >= 0x09 && c <= 0x0d);
 }
-/** FNV-1a 32-bit offset basis and prime, applied per UTF-16 code unit. */
-const FNV_OFFSET = 0x811c9dc5 | 0;
-const FNV_PRIME = 0x01000193;
+/**
+ * Running hash of a term: h = h × 31 + code unit (mod 2^32) from this seed. Only a multiply-add, because the
+ * ASCII scan runs it for every byte, also before V8 has optimized the scan, and there a `Math.imul` call costs
+ * several times more than arithmetic; `finish` then mixes the bits.
+ */
+const HASH_SEED = 0x2f9be6cc;
 
-/** Final avalanche of a running FNV-1a hash (murmur3's fmix32), so the low bits used for the slot are mixed. */
+/** Final avalanche of a running hash (murmur3's fmix32), so the low bits used for the slot are mixed. */
 function finish(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -49,8 +52,8 @@ function finish(h: number): number {
 
 /** Hash of a whole term string (the same value the ASCII scan computes for the same code units). */
 function hashOf(term: string): number {
-  let h = FNV_OFFSET;
-  for (let k = 0; k < term.length; k++) h = Math.imul(h ^ term.charCodeAt(k), FNV_PRIME);
+  let h = HASH_SEED;
+  for (let k = 0; k < term.length; k++) h = (h * 31 + term.charCodeAt(k)) | 0;
   return finish(h);
 }
 
@@ -192,9 +195,10 @@ export class TermTable {
    */
   private idsOfBytes(bytes: Uint8Array, n: number, count: number): number {
     const out = this.scratch;
+    const wordLower = WORD_LOWER;
     let i = 0;
     while (i < n) {
-      let lower = WORD_LOWER[bytes[i]!]!;
+      let lower = wordLower[bytes[i]!]!;
       if (lower === 0) {
         i++;
         continue;
@@ -204,18 +208,18 @@ export class TermTable {
       const start = i;
       const clip = start + MAX_TERM_CHARS;
       let end = start;
-      let h = FNV_OFFSET;
+      let h = HASH_SEED;
       for (;;) {
         if (end < clip) {
           bytes[end++] = lower;
-          h = Math.imul(h ^ lower, FNV_PRIME);
+          h = (h * 31 + lower) | 0;
         }
         if (++i >= n) break;
-        lower = WORD_LOWER[bytes[i]!]!;
+        lower = wordLower[bytes[i]!]!;
         if (lower !== 0) continue;
         // An apostrophe followed by a word character joins the two runs and is dropped.
         if (bytes[i] === APOSTROPHE && i + 1 < n) {
-          lower = WORD_LOWER[bytes[i + 1]!]!;
+          lower = wordLower[bytes[i + 1]!]!;
           if (lower !== 0) {
             i++;
             continue;

@@ -333,3 +333,30 @@ test('after enough removals to compact the term cache, the index still answers l
   t.deepEqual(ix.stats(), fresh.stats());
   for (const q of ['v31 v32', 'r3x', 'v3a', 'r2x']) t.deepEqual(ix.rank(q), fresh.rank(q), q);
 });
+
+test('terms sharing prefixes, split edges and thousands of first characters build the same radix tree as MiniSearch', (t) => {
+  // Prefix chains inserted long-first and short-first, edges split at every depth, Japanese and astral first
+  // characters (a root with many children), and removals between batches so later insertions meet a pruned tree.
+  const words = ['abcdef', 'abc', 'abd', 'a', 'abcdeg', 'b', 'bcd', 'bc', '庭', '庭園', '庭師', '𠀋x', '𠀋y', '𠀋', 'x𠀋', 'x𠀌'];
+  for (let c = 0x4e00; c < 0x4e00 + 1500; c += 3) words.push(String.fromCharCode(c, c + 1), String.fromCharCode(c));
+  const docs: Doc[] = [];
+  for (let i = 0; i < 60; i++) {
+    const body = words.filter((_, k) => (k * 7 + i) % 5 === 0 || k % 61 === i).join(' ');
+    docs.push({ id: `t${i}.md`, title: words[(i * 13) % words.length]!, body, meta: i % 4 === 0 ? words.slice(i, i + 3).join('\n') : '' });
+  }
+  const own = new MiniSearch<Doc>(miniSearchOptions());
+  const fast = new MiniSearch<Doc>(miniSearchOptions());
+  const cache = new TermCache(fast);
+  for (const [from, to] of [[0, 25], [25, 26], [26, 60]] as const) {
+    const batch = docs.slice(from, to);
+    for (const d of batch) own.add(d);
+    addDocuments(fast, batch, cache);
+    t.is(JSON.stringify(fast), JSON.stringify(own), `after documents ${from} to ${to}`);
+    for (let i = from; i < to; i += 3) {
+      own.remove(docs[i]!);
+      removeDocument(fast, docs[i]!, cache);
+    }
+    t.is(JSON.stringify(fast), JSON.stringify(own), `after removals in ${from} to ${to}`);
+  }
+  t.deepEqual(fast.search('庭 abc', { prefix: true, fuzzy: 1 }), own.search('庭 abc', { prefix: true, fuzzy: 1 }));
+});
