@@ -400,8 +400,14 @@ const MAX_PENDING = 1 << 19;
 export class TermCache {
   private readonly m: MiniSearchInternals;
 
-  /** A cache for `mini`, which must not have been changed by anything but this cache's functions. */
-  constructor(readonly mini: MiniSearch<Doc>) {
+  /**
+   * A cache for `mini`, which must not have been changed by anything but this cache's functions. `maxPending`: most
+   * postings staged before they are written (12 bytes each; tests make it small to flush within a batch).
+   */
+  constructor(
+    readonly mini: MiniSearch<Doc>,
+    private readonly maxPending = MAX_PENDING,
+  ) {
     this.m = mini as unknown as MiniSearchInternals;
   }
 
@@ -434,16 +440,21 @@ export class TermCache {
   pending = 0;
   staged = new Int32Array(0);
 
-  /** Room for one more staged posting: grows the log, or flushes it once it holds MAX_PENDING. */
-  makeRoom(): void {
-    if (this.pending < this.pendingSlot.length) return;
-    if (this.pending >= MAX_PENDING) {
+  /**
+   * Room for `more` staged postings: flushes first when the log would pass `maxPending` (a single field with more
+   * distinct terms still gets its room), and grows the log when needed.
+   */
+  makeRoom(more: number): void {
+    if (this.pending + more <= this.pendingSlot.length) return;
+    if (this.pending + more > this.maxPending && this.pending > 0) {
       this.flush();
-      if (this.pendingSlot.length > 0) return;
+      if (more <= this.pendingSlot.length) return;
     }
     // Small at first (so this path runs early, see TermTable's INITIAL_IDS), then four times larger each step: a
     // cold build stages hundreds of thousands of postings.
-    const cap = Math.min(MAX_PENDING, Math.max(256, this.pendingSlot.length * 4));
+    let cap = Math.max(256, this.pendingSlot.length * 4);
+    while (cap < this.pending + more) cap *= 4;
+    cap = Math.max(Math.min(cap, this.maxPending), this.pending + more);
     this.pendingSlot = copied(this.pendingSlot, cap, this.pending);
     this.pendingDoc = copied(this.pendingDoc, cap, this.pending);
     this.pendingTf = copied(this.pendingTf, cap, this.pending);
@@ -549,7 +560,7 @@ export class TermCache {
    * when removals have left many dead ones.
    */
   compacted(): TermCache {
-    const next = new TermCache(this.mini);
+    const next = new TermCache(this.mini, this.maxPending);
     for (let id = 0; id < this.table.size; id++) {
       const data = this.data[id];
       if (data === undefined) continue;
@@ -677,8 +688,10 @@ function stageDocument(mini: MiniSearch<Doc>, doc: Doc, cache: TermCache): void 
     const fieldId = m._fieldIds[FIELDS[f]!]!;
     const distinct = countTerms(cache, doc[FIELDS[f]!]);
     m.addFieldLength(shortId, fieldId, m._documentCount - 1, distinct);
+    cache.makeRoom(distinct);
     const ids = cache.table.scratch;
-    const { count, postings: postingsOf } = cache;
+    const { count, postings: postingsOf, staged, pendingSlot, pendingDoc, pendingTf } = cache;
+    let at = cache.pending;
     for (let k = 0; k < distinct; k++) {
       const id = ids[k]!;
       const slot = id * FIELDS.length + fieldId;
@@ -688,13 +701,13 @@ function stageDocument(mini: MiniSearch<Doc>, doc: Doc, cache: TermCache): void 
         postingsOf[slot] = new Postings();
         cache.created(slot);
       }
-      if (cache.pending === cache.pendingSlot.length) cache.makeRoom();
-      cache.staged[slot]!++;
-      const at = cache.pending++;
-      cache.pendingSlot[at] = slot;
-      cache.pendingDoc[at] = shortId;
-      cache.pendingTf[at] = count[id]!;
+      staged[slot]!++;
+      pendingSlot[at] = slot;
+      pendingDoc[at] = shortId;
+      pendingTf[at] = count[id]!;
+      at++;
     }
+    cache.pending = at;
   }
 }
 

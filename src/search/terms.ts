@@ -41,13 +41,14 @@ function isSpace(c: number): boolean {
  */
 const HASH_SEED = 0x2f9be6cc;
 
-/** Final avalanche of a running hash (murmur3's fmix32), so the low bits used for the slot are mixed. */
+/**
+ * Final mixing of a running hash (the first half of murmur3's fmix32), so that the low bits, which pick the slot,
+ * depend on every code unit. `idsOfBytes` repeats these three steps inline.
+ */
 function finish(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return h ^ (h >>> 16);
+  return h ^ (h >>> 13);
 }
 
 /** Hash of a whole term string (the same value the ASCII scan computes for the same code units). */
@@ -196,6 +197,8 @@ export class TermTable {
   private idsOfBytes(bytes: Uint8Array, n: number, count: number): number {
     const out = this.scratch;
     const wordLower = WORD_LOWER;
+    // The table's arrays, read again after every call that may grow them.
+    let { slots, hashes, lengths, offsets, pool } = this;
     let i = 0;
     while (i < n) {
       let lower = wordLower[bytes[i]!]!;
@@ -227,7 +230,26 @@ export class TermTable {
         }
         break;
       }
-      out[count++] = this.internBytes(bytes, start, end - start, finish(h));
+      // finish(h), inline.
+      h ^= h >>> 16;
+      h = Math.imul(h, 0x85ebca6b);
+      h ^= h >>> 13;
+      // Most words are known and sit in their first slot: checked here, without a call; the rest (a collision
+      // chain, or a new term) in internBytes.
+      const len = end - start;
+      const s = slots[h & (slots.length - 1)]!;
+      let id = -1;
+      if (s !== 0 && hashes[s - 1] === h && lengths[s - 1] === len) {
+        const at = offsets[s - 1]!;
+        let k = 0;
+        while (k < len && pool[at + k] === bytes[start + k]) k++;
+        if (k === len) id = s - 1;
+      }
+      if (id < 0) {
+        id = this.internBytes(bytes, start, len, h);
+        ({ slots, hashes, lengths, offsets, pool } = this);
+      }
+      out[count++] = id;
     }
     return count;
   }

@@ -272,6 +272,13 @@ test('addDocuments (the cold build) builds exactly the index MiniSearch.add buil
   addDocuments(fast, docs, new TermCache(fast));
   t.is(JSON.stringify(fast), JSON.stringify(own));
   t.deepEqual(fast.search('w1 w2z'), own.search('w1 w2z'));
+  // The same with a staging log of 100 postings: flushed many times within the batch, and once for a field that
+  // alone has more distinct terms than that.
+  const big: Doc = { id: 'big.md', title: '', body: Array.from({ length: 400 }, (_, i) => `u${i}`).join(' '), meta: '' };
+  own.add(big);
+  const small = new MiniSearch<Doc>(miniSearchOptions());
+  addDocuments(small, [...docs, big], new TermCache(small, 100));
+  t.is(JSON.stringify(small), JSON.stringify(own));
 });
 
 test('staged postings of many batches, small and large, with removals between them, equal MiniSearch', (t) => {
