@@ -671,12 +671,14 @@ function countTerms(cache: TermCache, text: string): number {
 /**
  * Add `doc` to `mini` exactly as `MiniSearch.add` would with `miniSearchOptions()` — same postings, term
  * frequencies, field lengths (distinct terms per field) and insertion order (fields in FIELDS order, within a field
- * terms in order of first occurrence; this order decides the radix tree's shape and `toJSON`) — except that the
- * postings themselves are only staged in `cache`: the index is complete after `cache.flush()`.
+ * terms in order of first occurrence; this order decides the radix tree's shape and `toJSON`) — except that new
+ * terms and lists and all postings are only staged in `cache`: the index is complete after `cache.flush()`, which
+ * makes the same changes to MiniSearch's structures in the same order.
  *
  * Faster than `MiniSearch.add`: the terms of a field are interned as ids by `cache.table` (no string per token)
- * and counted in typed arrays; a known term's postings come from `cache` without a walk down the radix tree; and
- * staged postings are written list by list at the flush instead of one at a time.
+ * and counted in typed arrays; a known term's postings come from `cache` without a walk down the radix tree; new
+ * terms enter the tree through `TreeInserter`; and staged postings are written list by list at the flush instead
+ * of one at a time.
  *
  * @throws Error on a duplicate id
  */

@@ -1,18 +1,22 @@
 /**
  * A term table: interns the terms of texts as small integer ids, so that indexing a note costs one hash probe per
- * token and no string for a term the table has seen before (PRODUCT.md §6 terms; the rules are `tokenize`'s).
+ * token and no string for a term the table has seen before (PRODUCT.md §6 terms; the rules are `tokenize`'s, and
+ * `tokenize` stays the reference: tests/search/terms.test.ts checks that `ids` gives exactly its terms).
  *
  * Why: building the index of 2,000 notes tokenized 624,000 tokens, and each one cost a lowercased copy of its text,
- * a sliced string and a `Map` lookup that hashed that fresh string (together about half of the build). Here a
- * pure-ASCII text is scanned once by char code: letters are lowercased on the fly, `tokenize`'s ASCII rules are
- * applied (runs of a–z/0–9; an apostrophe between two word characters joins them and is dropped; a term is cut to
- * MAX_TERM_CHARS), and a hash of the term is computed as it goes. The term is then looked up in an open-addressing
- * table of its own (hash → id, verified by comparing char codes with the stored term); a string is built only on
- * a miss. A text holding any non-ASCII code unit is handed to `tokenize` itself (NFKC, Unicode classes, word
- * segmentation) and its terms are looked up as strings, so both ways give exactly `tokenize(text)`.
+ * a sliced string and a `Map` lookup that hashed that fresh string (together about half of the build).
+ *
+ * How: an ASCII text is copied to bytes (by `TextEncoder.encodeInto`, which also tells whether it is ASCII) and
+ * scanned once: letters are lowercased on the fly, `tokenize`'s ASCII rules are applied (runs of a–z/0–9; an
+ * apostrophe between two word characters joins them and is dropped; a term is cut to MAX_TERM_CHARS), and a hash
+ * is computed as it goes. The term is looked up in an open-addressing table of its own (hash → id, verified by
+ * comparing its bytes with the stored term's); a string is built only for a new term. In a text with non-ASCII
+ * code units, only the whitespace-bounded pieces holding them go through `tokenize` (NFKC, Unicode classes, word
+ * segmentation; see `idsOfMixed` for why the pieces give the same terms), and their terms are looked up as strings.
  *
  * Ids are 0, 1, 2, … in order of first sight and never change; the table only grows (a caller that wants to drop
- * dead terms builds a new table).
+ * dead terms builds a new table). Memory: per term its string, three int32 and its bytes; about 50 bytes for a
+ * short term.
  */
 import { MAX_TERM_CHARS, tokenize } from './tokenize.js';
 
@@ -68,6 +72,8 @@ const INITIAL_IDS = 16;
 /** Longest text whose byte copy the table keeps for the next call (larger ones get a buffer of their own). */
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
+/** Texts up to this many code units are copied to bytes by a loop; longer ones by `TextEncoder.encodeInto`. */
+const SHORT_TEXT = 128;
 
 export class TermTable {
   /** Term string of each id. */
@@ -134,9 +140,18 @@ export class TermTable {
   ids(text: string): number {
     const n = text.length;
     const bytes = n <= this.bytes.length ? this.bytes : this.bytesFor(n);
-    // One native copy that also tells whether the text is ASCII: then every code unit became one byte.
-    const { read, written } = encoder.encodeInto(text, bytes);
-    if (read !== n || written !== n) return this.idsOfMixed(text);
+    if (n <= SHORT_TEXT) {
+      // Copied here: cheaper than the native call for the short fields (titles, front matter values).
+      for (let i = 0; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) return this.idsOfMixed(text);
+        bytes[i] = c;
+      }
+    } else {
+      // One native copy that also tells whether the text is ASCII: then every code unit became one byte.
+      const { read, written } = encoder.encodeInto(text, bytes);
+      if (read !== n || written !== n) return this.idsOfMixed(text);
+    }
     // A term takes at least one code unit and is followed by a separator or the end: at most ceil(n / 2) terms.
     if (this.scratch.length <= n >>> 1) this.growScratch((n >>> 1) + 1);
     return this.idsOfBytes(bytes, n, 0);
