@@ -11,14 +11,15 @@
  * apostrophe between two word characters joins them and is dropped; a term is cut to MAX_TERM_CHARS), and a hash
  * is computed as it goes. The term is looked up in an open-addressing table of its own (hash → id, verified by
  * comparing its bytes with the stored term's); a string is built only for a new term. In a text with non-ASCII
- * code units, only the whitespace-bounded pieces holding them go through `tokenize` (NFKC, Unicode classes, word
- * segmentation; see `idsOfMixed` for why the pieces give the same terms), and their terms are looked up as strings.
+ * code units, only the whitespace-bounded pieces holding them take `tokenize`'s general rules (NFKC, Unicode
+ * classes, word segmentation; `termsOfPiece`, and `idsOfMixed` for why the pieces give the same terms), and their
+ * terms are looked up as strings.
  *
  * Ids are 0, 1, 2, … in order of first sight and never change; the table only grows (a caller that wants to drop
  * dead terms builds a new table). Memory: per term its string, three int32 and its bytes; about 50 bytes for a
  * short term.
  */
-import { MAX_TERM_CHARS, tokenize } from './tokenize.js';
+import { MAX_TERM_CHARS } from './tokenize.js';
 
 /**
  * For a byte: its lowercase form when it is a word character of `tokenize`'s ASCII rules (0–9, A–Z,
@@ -74,6 +75,58 @@ const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
 /** Texts up to this many code units are copied to bytes by a loop; longer ones by `TextEncoder.encodeInto`. */
 const SHORT_TEXT = 128;
+
+/** A word of `tokenize` (its rule 2): letters, marks and numbers, joined over inner apostrophes. */
+const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
+/** Characters of scripts written without spaces (`tokenize`'s rule 3, the same Script_Extensions). */
+const SPACELESS = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
+const APOSTROPHES = /['\u2019]/g;
+/** Longest string handed to the segmenter at once, in UTF-16 code units (`tokenize`'s SEGMENT_PIECE). */
+const SEGMENT_PIECE = 4096;
+
+let segmenter: Intl.Segmenter | undefined;
+
+/**
+ * `tokenize(piece)` for a piece with non-ASCII code units, by `tokenize`'s rules in the form it had before its
+ * char-code scan (f62cdf7, checked equal then on 200,000 random strings): NFKC and lowercase, then the matches of
+ * WORD found by the regular expression engine, each spaceless-script word split by a word segmenter into its
+ * word-like segments, apostrophes dropped and terms clipped to MAX_TERM_CHARS code points. For a piece of Japanese
+ * prose this costs a few native calls per word instead of a regular expression call per character, which matters
+ * most before V8 has optimized anything. tests/search/terms.test.ts checks it against `tokenize` itself.
+ */
+function termsOfPiece(piece: string): string[] {
+  const text = piece.normalize('NFKC').toLowerCase();
+  const out: string[] = [];
+  WORD.lastIndex = 0;
+  for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
+    const word = m[0];
+    if (!SPACELESS.test(word)) {
+      pushTerm(out, word);
+      continue;
+    }
+    segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
+    for (let start = 0; start < word.length; ) {
+      // Piece by piece, never cutting a surrogate pair.
+      let end = Math.min(start + SEGMENT_PIECE, word.length);
+      const last = word.charCodeAt(end - 1);
+      if (end < word.length && last >= 0xd800 && last <= 0xdbff) end++;
+      const part = start === 0 && end === word.length ? word : word.slice(start, end);
+      for (const seg of segmenter.segment(part)) if (seg.isWordLike === true) pushTerm(out, seg.segment);
+      start = end;
+    }
+  }
+  return out;
+}
+
+/** Add `word` as a term: apostrophes dropped, clipped to MAX_TERM_CHARS code points, unless nothing is left. */
+function pushTerm(out: string[], word: string): void {
+  let term = word.includes("'") || word.includes('\u2019') ? word.replace(APOSTROPHES, '') : word;
+  if (term.length > MAX_TERM_CHARS) {
+    const points = Array.from(term);
+    if (points.length > MAX_TERM_CHARS) term = points.slice(0, MAX_TERM_CHARS).join('');
+  }
+  if (term !== '') out.push(term);
+}
 
 export class TermTable {
   /** Term string of each id. */
@@ -158,8 +211,8 @@ export class TermTable {
   }
 
   /**
-   * `ids` for a text with non-ASCII code units. Only the stretches around them go through `tokenize`; the rest
-   * takes the ASCII path. The text is cut at ASCII whitespace (tab, line feed, vertical tab, form feed, carriage
+   * `ids` for a text with non-ASCII code units. Only the stretches around them take `tokenize`'s general path
+   * (`termsOfPiece`); the rest takes the ASCII path. The text is cut at ASCII whitespace (tab, line feed, vertical tab, form feed, carriage
    * return, space), which gives the same terms as `tokenize` of the whole text:
    * - no term spans whitespace, and the spaceless-script segmenter only ever sees one word at a time;
    * - NFKC maps a piece the same way alone as inside the text: whitespace is a starter that composes with nothing,
@@ -188,7 +241,7 @@ export class TermTable {
       SPACE.lastIndex = at;
       const end = SPACE.test(text) ? SPACE.lastIndex - 1 : n;
       if (start > from) count = this.idsOfAscii(text, from, start, count);
-      const terms = tokenize(text.slice(start, end));
+      const terms = termsOfPiece(text.slice(start, end));
       const out = this.scratch;
       for (let k = 0; k < terms.length; k++) out[count++] = this.intern(terms[k]!);
       from = end;

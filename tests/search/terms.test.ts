@@ -106,6 +106,9 @@ test('hand-picked edges give exactly the terms of tokenize', (t) => {
     ' é ',
     'ascii only then é\nascii again\tand 庭 end',
     'x'.repeat(10000),
+    `start ${'東京都に住んでいる𠀋'.repeat(500)} end`,
+    `${'字'.repeat(4095)}𠀋${'字'.repeat(10)}`,
+    "日本's 日本’s it’s l'été",
   ];
   const table = new TermTable();
   for (const text of edges) t.true(agrees(table, text), JSON.stringify(text.slice(0, 80)));
@@ -120,7 +123,7 @@ test('ids equals tokenize on random text', (t) => {
   const asciiUnit = fc.constantFrom(...'abcxyzABCXYZ0189', "'", "'", ' ', ' ', '-', '_', '.', ':', '=', '\n', '\t', '\r', '\v', '\f', '\u0000', '~');
   // Σ lowercases by context (final sigma); U+0338 composes with "=" under NFKC; U+00A0, U+2026 and U+3000 become
   // ASCII under NFKC.
-  const rareUnit = fc.constantFrom('é', 'É', '\u0301', '\u0338', '\u2019', '庭', 'の', '😀', '\ud800', 'ﬁ', 'Ａ', '\u212a', 'ß', 'İ', 'Σ', 'ΟΔΟΣ', '\u00a0', '…', '\u3000', '²');
+  const rareUnit = fc.constantFrom('é', 'É', '\u0301', '\u0338', '\u2019', '庭', 'の', '😀', '\ud800', 'ﬁ', 'Ａ', '\u212a', 'ß', 'İ', 'Σ', 'ΟΔΟΣ', '\u00a0', '…', '\u3000', '²', 'ภาษา', '한국어', '\u1161', 'ລາວ', 'ខ្មែរ', 'မြန်', 'カタカナー', '𠀋');
   const run = fc.tuple(fc.constantFrom('q', 'Q', 'z9'), fc.integer({ min: 58, max: 70 })).map(([c, n]) => c.repeat(n).slice(0, n));
   const piece = fc.oneof({ weight: 12, arbitrary: asciiUnit }, { weight: 1, arbitrary: rareUnit }, { weight: 1, arbitrary: run });
   const text = fc.array(piece, { maxLength: 120 }).map((parts) => parts.join(''));
