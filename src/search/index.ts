@@ -317,23 +317,30 @@ const LEAF = '';
  * thousands once Japanese terms are indexed. Both ways find the same edge: no two labels of one node start with
  * the same code unit (an insertion that would create one splits the edge instead).
  *
- * The index of a node is built from its labels when first passed and kept up to date by this inserter only, so
- * one inserter serves one batch of insertions with no other change to the tree in between.
+ * The index of a node is built from its labels when first passed with more than INDEXED_FANOUT children (smaller
+ * nodes are scanned, which allocates less) and kept up to date by this inserter only, so one inserter serves one
+ * batch of insertions with no other change to the tree in between.
  */
 class TreeInserter {
-  /** Per node passed: first code unit of each edge label → the label. */
+  /** Per node with more than INDEXED_FANOUT children when first passed: first code unit of each label → label. */
   private readonly edges = new Map<TreeNode, Map<number, string>>();
 
   constructor(private readonly index: MiniSearchInternals['_index']) {}
 
-  private edgesOf(node: TreeNode): Map<number, string> {
+  /** The label of `node` that starts with code unit `c`, or undefined. */
+  private labelOf(node: TreeNode, c: number): string | undefined {
     let edges = this.edges.get(node);
     if (edges === undefined) {
+      // A small node is scanned, as MiniSearch does; only wide ones (the root above all) get an index.
+      if (node.size <= INDEXED_FANOUT) {
+        for (const label of node.keys()) if (label !== LEAF && label.charCodeAt(0) === c) return label;
+        return undefined;
+      }
       edges = new Map();
       for (const label of node.keys()) if (label !== LEAF) edges.set(label.charCodeAt(0), label);
       this.edges.set(node, edges);
     }
-    return edges;
+    return edges.get(c);
   }
 
   /** The value of `key` (a new empty TermData, inserted, when the key is not in the tree). */
@@ -343,14 +350,13 @@ class TreeInserter {
     const keyLength = key.length;
     let pos = 0;
     while (pos < keyLength) {
-      const edges = this.edgesOf(node);
-      const label = edges.get(key.charCodeAt(pos));
+      const label = this.labelOf(node, key.charCodeAt(pos));
       if (label === undefined) {
         // No edge shares the next code unit: a new leaf node under the rest of the key.
         const child: TreeNode = new Map();
         const rest = key.slice(pos);
         node.set(rest, child);
-        edges.set(rest.charCodeAt(0), rest);
+        this.edges.get(node)?.set(rest.charCodeAt(0), rest);
         node = child;
         break;
       }
@@ -363,13 +369,11 @@ class TreeInserter {
       } else {
         // The key leaves the edge part way: split it with an intermediate node (MiniSearch's order of calls).
         const intermediate: TreeNode = new Map();
-        const tail = label.slice(offset);
-        intermediate.set(tail, child);
+        intermediate.set(label.slice(offset), child);
         const head = key.slice(pos, pos + offset);
         node.set(head, intermediate);
         node.delete(label);
-        edges.set(head.charCodeAt(0), head);
-        this.edges.set(intermediate, new Map([[tail.charCodeAt(0), tail]]));
+        this.edges.get(node)?.set(head.charCodeAt(0), head);
         node = intermediate;
       }
       pos += offset;
@@ -382,6 +386,9 @@ class TreeInserter {
     return value;
   }
 }
+
+/** Children above which TreeInserter indexes a node's labels instead of scanning them. */
+const INDEXED_FANOUT = 16;
 
 const newTermData = (): TermData => new Map();
 
