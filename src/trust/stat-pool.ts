@@ -61,6 +61,22 @@ const SPINS = 4096;
 /** Longest names a job carries (NAME_MAX); a longer one is left to the main thread's stat (ENAMETOOLONG). */
 const NAME_MAX = 255;
 
+/** Adaptive pause (see `StatPool.endScan`): sample size, share, longest pause in scans. */
+const ADAPT_MIN_ENTRIES = 256;
+const ADAPT_SHARE = 8;
+const ADAPT_MAX_SKIP = 32;
+
+/**
+ * The adaptive pause after a scan (see `StatPool.endScan`): the number of scans to run without the pool, given the
+ * entries the scan published, how many of them the worker answered, and the previous pause. A scan with fewer than
+ * ADAPT_MIN_ENTRIES published entries says nothing and keeps the previous pause length.
+ */
+export function nextPause(published: number, answered: number, previous: number): number {
+  if (published < ADAPT_MIN_ENTRIES) return previous;
+  if (answered * ADAPT_SHARE >= published) return 0;
+  return Math.min(ADAPT_MAX_SKIP, Math.max(1, previous * 2));
+}
+
 /** `take`: the entry is not the worker's; the caller stats it itself. */
 export const NOT_TAKEN = -1;
 
@@ -94,6 +110,8 @@ export interface StatPoolOptions {
   useEnvironment?: boolean;
   /** While true, scans stay single-threaded even with the worker ready (tests compare both; default false). */
   paused?: boolean;
+  /** Skip the pool for a while after scans where the worker took little part (see `endScan`; default true). */
+  adaptive?: boolean;
 }
 
 type PoolState = 'off' | 'starting' | 'failed' | 'disabled';
@@ -117,6 +135,12 @@ export class StatPool {
   private readonly jobFront = new Int32Array(MAX_JOBS);
   private readonly jobArena: (NameArena | null)[] = new Array<NameArena | null>(MAX_JOBS).fill(null);
   private depth = 0;
+  /** Entries published and the worker's STATTED count at the start of the current scan. */
+  private published = 0;
+  private statted = 0;
+  /** Scans still to run without the pool, and the length of the last such pause (see `endScan`). */
+  private skip = 0;
+  private backoff = 0;
   private epoch = 0;
   private nextArena = 1;
   private worker: Worker | null = null;
@@ -129,6 +153,7 @@ export class StatPool {
     minCandidates: STAT_POOL_MIN_CANDIDATES,
     useEnvironment: true,
     paused: false,
+    adaptive: true,
   };
 
   constructor() {
@@ -235,17 +260,32 @@ export class StatPool {
   /** Marks a scan active and wakes the worker; false (single-threaded scan) unless the worker is ready. */
   beginScan(): boolean {
     if (!this.ready || this.scanning || this.options.paused) return false;
+    if (this.skip > 0 && this.options.adaptive) {
+      this.skip--;
+      return false;
+    }
     this.scanning = true;
+    this.published = 0;
+    this.statted = Atomics.load(this.ctl, CTL.STATTED);
     Atomics.store(this.ctl, CTL.ACTIVE, 1);
     Atomics.notify(this.ctl, CTL.ACTIVE);
     return true;
   }
 
-  /** Ends the scan `beginScan` started; every job must have been retired (the walk's finally blocks do that). */
+  /**
+   * Ends the scan `beginScan` started; every job must have been retired (the walk's finally blocks do that).
+   *
+   * Adaptive pause: when a scan published at least ADAPT_MIN_ENTRIES entries and the worker answered fewer than
+   * one in ADAPT_SHARE of them, the worker was mostly not running (a busy machine); the next 1, 2, 4 … up to
+   * ADAPT_MAX_SKIP scans then run single-threaded, without the protocol's small costs, and the scan after them
+   * tries again. A scan where the worker took its part ends the pause.
+   */
   endScan(): void {
     while (this.depth > 0) this.retire(this.depth - 1);
     Atomics.store(this.ctl, CTL.ACTIVE, 0);
     this.scanning = false;
+    this.backoff = nextPause(this.published, Atomics.load(this.ctl, CTL.STATTED) - this.statted, this.backoff);
+    if (this.published >= ADAPT_MIN_ENTRIES) this.skip = this.backoff;
     if (this.terminateAfterScan) {
       this.terminateAfterScan = false;
       this.terminate();
@@ -317,6 +357,7 @@ export class StatPool {
     Atomics.store(this.ctl, h + JOB.TAG, tag);
     Atomics.store(this.ctl, CTL.EPOCH, tag);
     this.depth = j + 1;
+    this.published += count;
     Atomics.store(this.ctl, CTL.JOBS, this.depth);
     return j;
   }

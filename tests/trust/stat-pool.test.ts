@@ -12,7 +12,7 @@ import test from 'ava';
 import { RAW_STAT_WORDS } from '../../native/types.js';
 import { openTrustedDir } from '../../src/trust/path.js';
 import { scanTree } from '../../src/trust/scan.js';
-import { NOT_TAKEN, statPool } from '../../src/trust/stat-pool.js';
+import { NOT_TAKEN, nextPause, statPool } from '../../src/trust/stat-pool.js';
 import type { NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import { addAclEntry, makeTempDir, mkdirs, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
 import { ALLOW_ALL, KeyMap, limits, realNative } from './support.js';
@@ -24,7 +24,7 @@ test.after.always(() => removeTree(base));
 const native = realNative();
 const pool = statPool();
 // Every scan of this process may use the pool, whatever the environment says.
-pool.configure({ minCandidates: 0, useEnvironment: false });
+pool.configure({ minCandidates: 0, useEnvironment: false, adaptive: false });
 
 /** KnownNotes that learns every note a scan returns, like the search index's sync. */
 class Learning extends KeyMap {
@@ -89,6 +89,17 @@ function both(root: string, withPool: Learning, without: Learning, lim?: ScanLim
   pool.configure({ paused: false });
   return [a, b];
 }
+
+test('stat pool › scans skip the pool for 1, 2, 4 … 32 scans while the worker answers under an eighth of the entries', (t) => {
+  t.is(nextPause(1000, 0, 0), 1);
+  t.is(nextPause(1000, 124, 1), 2);
+  t.is(nextPause(1000, 0, 16), 32);
+  t.is(nextPause(1000, 0, 32), 32);
+  t.is(nextPause(1000, 125, 8), 0, 'an eighth ends the pause');
+  t.is(nextPause(1000, 600, 32), 0);
+  t.is(nextPause(100, 0, 4), 4, 'too few entries to judge');
+  t.is(nextPause(100, 0, 0), 0);
+});
 
 linuxTest('stat pool › the worker starts after a scan and reports ready', async (t) => {
   const root = makeTree('start', 6, 20);
