@@ -126,7 +126,8 @@ const WORKER_NICE = 19;
 function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {
   try {
     const gettid = libc.func('int gettid(void)') as () => number;
-    const setpriority = libc.func('int setpriority(int, unsigned int, int)') as (which: number, who: number, prio: number) => number;
+    const setpriority = libc.func('int setpriority(int, unsigned int, int)') as (
+      which: number, who: number, prio: number) => number;
     setpriority(PRIO_PROCESS, gettid(), WORKER_NICE);
   } catch {
     // Default priority.
@@ -159,13 +160,16 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
 
   const take = (message: StatWorkerMessage): void => {
     if ('arena' in message) {
-      arenas.set(message.arena, { address: Number(koffi.address(new Uint8Array(message.buffer))), buffer: message.buffer });
+      const address = Number(koffi.address(new Uint8Array(message.buffer)));
+      arenas.set(message.arena, { address, buffer: message.buffer });
     } else {
       arenas.delete(message.drop);
     }
   };
   const drain = (): void => {
-    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) take(m.message as StatWorkerMessage);
+    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) {
+      take(m.message as StatWorkerMessage);
+    }
   };
   const addressOf = (id: number): number => {
     let arena = arenas.get(id);

@@ -22,11 +22,17 @@
  * Lifecycle: the pool starts lazily and asynchronously after a scan that statted at least `minCandidates`
  * (default STAT_POOL_MIN_CANDIDATES) candidate notes through the raw path; scans stay single-threaded until the
  * worker has bound statx and set its ready word, so no scan ever waits for the thread to start. The worker sleeps
- * in Atomics.wait between scans, is woken at scan start and spins while the scan runs. It is `unref`'d (it never
- * keeps a process alive). If it fails or exits, the pool turns itself off for the life of the process (scans are
- * single-threaded again) and says so once on stderr with a reason code. No scan ever waits for the worker except
- * for an entry the worker already claimed; an entry claimed and not answered within STALL_MS (a worker that stopped
- * mid-call) is statted by the main thread and the pool turns off.
+ * in Atomics.wait between scans, is woken at scan start and spins while the scan runs (yielding after empty passes;
+ * it runs at nice 19, so on a busy machine it only gets processor time nothing else wants). It is `unref`'d (it
+ * never keeps a process alive), with small heap limits. If it fails or exits, the pool turns itself off for the life
+ * of the process (scans are single-threaded again) and says so once on stderr with a reason code. No scan ever waits
+ * for the worker except for an entry the worker already claimed; an entry claimed and not answered within STALL_MS
+ * (a worker that stopped mid-call) is statted by the main thread and the pool turns off. After scans in which the
+ * worker answered little (a busy machine), the pool pauses for a few scans (`nextPause`).
+ *
+ * Measured (2-core VM, 10,000 notes in 288 directories, warm scans interleaved in one process): 16-17 ms with the
+ * pool against 25-28 ms without on an otherwise idle machine (the worker answers about 5,500 of the 10,000 stats);
+ * about equal under a load of 3-5 other runnable processes. The thread adds about 3-6 MB of resident memory.
  *
  * Linux only, and only with a binding that has `statRawAt` (a wrapper that counts calls never uses the pool).
  * Environment: MEMORY_BRIDGE_STAT_THREADS=0 turns the pool off (read when the pool would start).
@@ -126,8 +132,8 @@ export class StatPool {
   /** Slot records (SLOT_WORDS words each; see native/stat-worker.ts), as signed and unsigned words; made at start. */
   private ints: Int32Array<ArrayBufferLike> = new Int32Array(0);
   private words: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
-  /** Main-thread only: the listing index of the entry in each slot. */
-  private readonly entryOf = new Int32Array(STAT_POOL_CAPACITY);
+  /** Main-thread only: the listing index of the entry in each slot; made at start. */
+  private entryOf = new Int32Array(0);
   /** Main-thread only, per job level: tag, first slot, slot count, the next slot `take` expects, and the arena. */
   private readonly jobTag = new Int32Array(MAX_JOBS);
   private readonly jobBase = new Int32Array(MAX_JOBS);
@@ -205,6 +211,7 @@ export class StatPool {
     const slots = new SharedArrayBuffer(slotBufferBytes(STAT_POOL_CAPACITY));
     this.ints = new Int32Array(slots);
     this.words = new Uint32Array(slots);
+    this.entryOf = new Int32Array(STAT_POOL_CAPACITY);
     const workerData: StatWorkerData = {
       kind: 'memory-bridge-stat',
       control: this.control,
@@ -387,8 +394,11 @@ export class StatPool {
   }
 
   /**
-   * Waits until the worker's claim on the slot record at word `s` is done. False when the main thread got the slot after all (the
-   * worker handed it back, or stalled past STALL_MS and the pool turned off): the caller stats it itself.
+   * Waits until the worker's claim on the slot record at word `s` is done: spins, then sleeps in Atomics.wait (the
+   * worker notifies while CTL.WAITING is set; 1 ms timeouts regardless). False when the main thread got the slot
+   * after all (the worker handed it back, or stalled past STALL_MS and the pool turned off): the caller stats it
+   * itself. In that last case a worker that later resumes may still finish a statx on the job's descriptor number
+   * after the scan closed it; its answer is never used (its compare-exchange to DONE fails).
    */
   private awaitDone(s: number, unclaimed: number): boolean {
     const states = this.ints;
@@ -403,7 +413,8 @@ export class StatPool {
         if (v !== claimed) {
           // Handed back (UNCLAIMED) by a worker that failed mid-call: claim it here. Nothing else can be in the
           // slot of a live job; should it be, the caller stats the entry itself.
-          if (v !== unclaimed || Atomics.compareExchange(states, s, unclaimed, unclaimed | SLOT.MAIN) === unclaimed) return false;
+          if (v !== unclaimed) return false;
+          if (Atomics.compareExchange(states, s, unclaimed, unclaimed | SLOT.MAIN) === unclaimed) return false;
           continue;
         }
         if (++spins < SPINS) continue;
@@ -441,7 +452,8 @@ export class StatPool {
     const ints = this.ints;
     for (let k = this.jobFront[job]!; k < this.jobCount[job]!; k++) {
       const r = (base + k) * SLOT_WORDS;
-      if (Atomics.compareExchange(ints, r, unclaimed, unclaimed | SLOT.MAIN) !== unclaimed) this.awaitDone(r, unclaimed);
+      const was = Atomics.compareExchange(ints, r, unclaimed, unclaimed | SLOT.MAIN);
+      if (was !== unclaimed) this.awaitDone(r, unclaimed);
     }
     this.jobFront[job] = this.jobCount[job]!;
     Atomics.store(this.ctl, CTL_WORDS + job * JOB_WORDS + JOB.TAG, -1);

@@ -286,6 +286,7 @@ linuxTest('stat pool › a process that started the pool exits normally when its
   t.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim()) as { status: string; ready: boolean; statted: boolean; notes: number };
   t.deepEqual(out, { status: 'starting', ready: true, statted: true, notes: 243 });
+  t.false(r.stderr.includes('stat thread off'), 'no failure reported at exit');
 });
 
 linuxTest('stat pool › MEMORY_BRIDGE_STAT_THREADS=0 keeps scans single-threaded', (t) => {
