@@ -161,19 +161,20 @@ function reachOf(terms: readonly string[]): (term: string) => boolean {
 }
 
 /**
- * Field lengths and candidate postings, counted from term ids: a field's distinct terms are the ids whose stamp
- * is not yet this field pass's. Kept small (the per-token loop is `count` alone) so V8 optimizes it early.
+ * Field lengths and candidate postings, counted from term ids. One Int32Array entry per term id says both whether
+ * the term was seen in the current field pass and whether it is a candidate: a plain term holds the last pass
+ * that saw it (≥ 0), a candidate the negated pass (initially NEVER), so the common case — a term no query term
+ * reaches — costs one load and one compare. Kept small (the per-token loop is `count` alone) so V8 optimizes it
+ * early.
  */
 class Counter {
   /** Candidate of each term id (undefined for terms no query term reaches); `known` ids are classified. */
   readonly candidates: (Candidate | undefined)[] = [];
-  /** Per term id: 1 + its candidate's index in `list`, or 0. */
-  private slot = new Int32Array(1024);
-  /** Per term id: the field pass that last saw it. */
-  private stamps = new Int32Array(1024);
-  private stamp = 0;
   /** The candidates, in term id order. */
   readonly list: Candidate[] = [];
+  /** Per term id: the last field pass that saw it, negated for candidates (see the class comment). */
+  private marks = new Int32Array(1024);
+  private pass = 0;
 
   get known(): number {
     return this.candidates.length;
@@ -182,14 +183,10 @@ class Counter {
   /** Classify the ids the table handed out since the last call (ids come in order of first sight). */
   learn(table: TermTable, reaches: (term: string) => boolean): void {
     const size = table.size;
-    if (size > this.slot.length) {
-      const cap = Math.max(size, this.slot.length * 2);
-      const slot = new Int32Array(cap);
-      slot.set(this.slot);
-      this.slot = slot;
-      const stamps = new Int32Array(cap);
-      stamps.set(this.stamps);
-      this.stamps = stamps;
+    if (size > this.marks.length) {
+      const marks = new Int32Array(Math.max(size, this.marks.length * 2));
+      marks.set(this.marks);
+      this.marks = marks;
     }
     for (let id = this.candidates.length; id < size; id++) {
       const term = table.term(id)!;
@@ -197,7 +194,7 @@ class Counter {
         const c: Candidate = { term, id, fields: FIELDS.map(() => ({ docs: [], tfs: [] })) };
         this.list.push(c);
         this.candidates.push(c);
-        this.slot[id] = this.list.length;
+        this.marks[id] = NEVER;
       } else {
         this.candidates.push(undefined);
       }
@@ -209,35 +206,43 @@ class Counter {
    * distinct terms and records a posting (with its term frequency) for each candidate among them.
    */
   count(ids: Int32Array, length: number, field: number, n: number): number {
-    const { slot, stamps } = this;
-    const stamp = ++this.stamp;
+    const marks = this.marks;
+    const pass = ++this.pass;
     let distinct = 0;
     for (let i = 0; i < length; i++) {
       const id = ids[i]!;
-      if (stamps[id] !== stamp) {
-        stamps[id] = stamp;
+      const mark = marks[id]!;
+      if (mark === pass) continue;
+      if (mark >= 0) {
+        marks[id] = pass;
         distinct++;
-        if (slot[id] !== 0) this.post(slot[id]! - 1, field, n);
-      } else if (slot[id] !== 0) {
-        this.again(slot[id]! - 1, field);
+      } else if (mark !== -pass) {
+        marks[id] = -pass;
+        distinct++;
+        this.post(id, field, n);
+      } else {
+        this.again(id, field);
       }
     }
     return distinct;
   }
 
-  /** First occurrence of candidate `at` in this field of note `n`. */
-  private post(at: number, field: number, n: number): void {
-    const p = this.list[at]!.fields[field]!;
+  /** First occurrence of candidate term `id` in this field of note `n`. */
+  private post(id: number, field: number, n: number): void {
+    const p = this.candidates[id]!.fields[field]!;
     p.docs.push(n);
     p.tfs.push(1);
   }
 
-  /** A further occurrence of candidate `at` in the field being counted. */
-  private again(at: number, field: number): void {
-    const tfs = this.list[at]!.fields[field]!.tfs;
+  /** A further occurrence of candidate term `id` in the field being counted. */
+  private again(id: number, field: number): void {
+    const tfs = this.candidates[id]!.fields[field]!.tfs;
     tfs[tfs.length - 1]!++;
   }
 }
+
+/** The mark of a candidate never seen in a field pass yet (passes start at 1, so no -pass equals it). */
+const NEVER = -0x7fffffff;
 
 /** True when `docs` (ascending) holds `doc`. */
 function holds(docs: readonly number[], doc: number): boolean {
