@@ -5,8 +5,9 @@
  *
  * This module is also imported by the main thread (src/trust/stat-pool.ts) for the shared-memory layout below; its
  * loop only runs when the module is a worker's entry point with this module's `workerData` tag. In the worker it
- * loads koffi and binds exactly one function, glibc `statx` (and reads koffi's per-thread errno), so the isolate
- * stays small.
+ * loads koffi and binds only glibc `statx` (reading koffi's per-thread errno), `sched_yield`, and `gettid` with
+ * `setpriority` for its own nice value; it imports nothing but the small native/linux.ts and native/types.ts, so
+ * the isolate stays small.
  *
  * Shared memory (all words little-endian host order, Int32Array/Uint32Array views):
  * - Control words (`CTL`) and, after them, a stack of `MAX_JOBS` job headers (`JOB`, `JOB_WORDS` words each). A job
