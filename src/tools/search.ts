@@ -4,6 +4,11 @@
  * Every call re-reads the policy and re-walks the tree from the root descriptor; the per-view `NoteIndex` only
  * spares re-reading notes whose identity key is unchanged, and after `sync` it holds exactly the notes this call
  * may see, so ranking statistics never include a note outside this caller's view.
+ *
+ * The first call of a view (empty index) answers from the texts its scan just verified (`searchCold`, the same
+ * answer a built index gives) and builds the index after the answer is written (issue 5: cold indexing deferred);
+ * the pending notes are exactly that call's notes for that view, and any later call of the view syncs them before
+ * its own scan, so the index the scan consults is always the one a plain sync would have left.
  */
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
