@@ -533,9 +533,14 @@ export class TermCache {
     }
   }
 
-  /** Grow the per-id arrays to cover every id of `table` (doubling from 16, for the reason of `makeRoom`). */
-  fit(): void {
-    const size = this.table.size;
+  /**
+   * Grow the per-id arrays to cover every id of `table`, and at least `min` ids (doubling from 16, for the reason
+   * of `makeRoom`). `sync` reserves room for the terms its new notes may bring before it stages them: a growth
+   * inside the staging loop after V8 optimized it would make V8 throw that code away (the growth path has no type
+   * feedback when it first runs late).
+   */
+  fit(min = 0): void {
+    const size = Math.max(this.table.size, min);
     if (this.stamp.length >= size) return;
     let cap = Math.max(16, this.stamp.length * 2);
     while (cap < size) cap *= 2;
@@ -818,6 +823,9 @@ export function miniSearchOptions(): ConstructorParameters<typeof MiniSearch<Doc
   };
 }
 
+/** New terms per note that `sync` makes room for before indexing new notes (see `TermCache.fit`). */
+const NEW_TERMS_PER_NOTE = 8;
+
 /** Removals after which the term cache is checked for dead terms (see `sync`). */
 const PRUNE_AFTER_REMOVALS = 512;
 
@@ -890,6 +898,10 @@ export class NoteIndex implements KnownNotes {
     const nowEntries = new Array<Entry | undefined>(notes.length);
     // New notes' postings are staged and written after the loop (or before a removal, which flushes first), so a
     // cold build writes each postings list once, at its final size.
+    let withText = 0;
+    for (let i = 0; i < notes.length; i++) if (notes[i]!.text !== undefined) withText++;
+    // Room for the terms they may bring (a guess: 8 new terms a note; the vocabulary grows much slower than that).
+    if (withText > 0) this.terms.fit(this.terms.table.size + withText * NEW_TERMS_PER_NOTE);
     try {
       for (let i = 0; i < notes.length; i++) {
         const note = notes[i]!;

@@ -73,8 +73,6 @@ const INITIAL_IDS = 16;
 /** Longest text whose byte copy the table keeps for the next call (larger ones get a buffer of their own). */
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
-/** Texts up to this many code units are copied to bytes by a loop; longer ones by `TextEncoder.encodeInto`. */
-const SHORT_TEXT = 128;
 
 /** A word of `tokenize` (its rule 2): letters, marks and numbers, joined over inner apostrophes. */
 const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
@@ -193,18 +191,9 @@ export class TermTable {
   ids(text: string): number {
     const n = text.length;
     const bytes = n <= this.bytes.length ? this.bytes : this.bytesFor(n);
-    if (n <= SHORT_TEXT) {
-      // Copied here: cheaper than the native call for the short fields (titles, front matter values).
-      for (let i = 0; i < n; i++) {
-        const c = text.charCodeAt(i);
-        if (c >= 0x80) return this.idsOfMixed(text);
-        bytes[i] = c;
-      }
-    } else {
-      // One native copy that also tells whether the text is ASCII: then every code unit became one byte.
-      const { read, written } = encoder.encodeInto(text, bytes);
-      if (read !== n || written !== n) return this.idsOfMixed(text);
-    }
+    // One native copy that also tells whether the text is ASCII: then every code unit became one byte.
+    const { read, written } = encoder.encodeInto(text, bytes);
+    if (read !== n || written !== n) return this.idsOfMixed(text);
     // A term takes at least one code unit and is followed by a separator or the end: at most ceil(n / 2) terms.
     if (this.scratch.length <= n >>> 1) this.growScratch((n >>> 1) + 1);
     return this.idsOfBytes(bytes, n, 0);
