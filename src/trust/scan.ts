@@ -221,7 +221,8 @@ const EMPTY = Buffer.alloc(0);
  * listings reused by directory identity, policy answers per listing and filter object, and the last raw stat of
  * each note, so an unchanged note costs one statx, a word comparison, the trust rule on its (reused) FileStat and
  * `known.has`. Returned `ScannedNote` objects of unchanged known notes are the same objects call after call; treat
- * them as read-only.
+ * them as read-only. On Linux a second thread may issue part of those statx calls (src/trust/stat-pool.ts): the
+ * same call on the same descriptor and name bytes; which thread issued it never changes the result.
  *
  * @param filter  the policy's allow/enter decisions; for one filter object they must be a pure function of the id
  *   (a `Policy` is frozen), since the memo keeps them
