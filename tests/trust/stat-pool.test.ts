@@ -289,6 +289,34 @@ linuxTest('stat pool › a process that started the pool exits normally when its
   t.false(r.stderr.includes('stat thread off'), 'no failure reported at exit');
 });
 
+linuxTest('stat pool › when the worker dies the pool turns off with one reason code and scans return the same results', (t) => {
+  const root = makeTree('death', 6, 40);
+  const code = `${scanningChild(root)}
+const shape = (r) => JSON.stringify([r.notes.map((n) => [n.id, n.key]), r.truncated, r.skipped]);
+const reference = shape(once());
+// The real failure path: the thread ends while scans go on (a private field, reached from plain JavaScript).
+const worker = pool.worker;
+const exited = new Promise((resolve) => worker.once('exit', resolve));
+void worker.terminate();
+const during = shape(once());
+await exited;
+await new Promise((resolve) => setTimeout(resolve, 20));
+const statted = pool.workerStatted;
+const after = [shape(once()), shape(once())];
+console.log(JSON.stringify({ status: pool.status, same: during === reference && after.every((a) => a === reference), idle: pool.workerStatted === statted }));
+`;
+  const r = child(code, { MEMORY_BRIDGE_STAT_THREADS: '1' });
+  t.is(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  t.deepEqual(JSON.parse(lines[0]!), { status: 'starting', ready: true, statted: true, notes: 243 });
+  t.deepEqual(JSON.parse(lines[1]!), { status: 'failed', same: true, idle: true });
+  // Ended mid-claim (terminate is asynchronous and the next scan wakes the worker), the main thread stats that entry
+  // itself after the stall limit and reports the stall instead; either way exactly one line, without a path.
+  const logged = r.stderr.trim().split('\n');
+  t.is(logged.length, 1, r.stderr);
+  t.regex(logged[0]!, /^memory-bridge: stat thread off \((stat_worker_exit|stat_worker_stalled)\)$/);
+});
+
 linuxTest('stat pool › MEMORY_BRIDGE_STAT_THREADS=0 keeps scans single-threaded', (t) => {
   const root = makeTree('env', 3, 20);
   const r = child(scanningChild(root), { MEMORY_BRIDGE_STAT_THREADS: '0' });
