@@ -392,8 +392,12 @@ const INDEXED_FANOUT = 16;
 
 const newTermData = (): TermData => new Map();
 
-/** Most postings staged before `TermCache.flush` writes them (12 bytes each). */
-const MAX_PENDING = 1 << 19;
+/**
+ * Most postings staged before `TermCache.flush` writes them (12 bytes each, so at most 24 MiB, released after the
+ * sync): enough for the whole cold build of 10,000 notes (1.9 million postings) to write each list once, at its
+ * exact size, in one shared buffer; a build flushed part way leaves its earlier shared buffers partly dead.
+ */
+const MAX_PENDING = 1 << 21;
 
 /**
  * What `addDocument` and `removeDocument` keep per term of one MiniSearch instance, by the term's id in `table`:
