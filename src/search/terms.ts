@@ -70,6 +70,14 @@ function hashOf(term: string): number {
  */
 const INITIAL_IDS = 16;
 
+/**
+ * Most slots a lookup walks before it asks `overflow` instead. The hash is not keyed, so someone who writes notes
+ * can choose many terms with one hash; without a bound every such term would walk the whole cluster they form
+ * (quadratic work). Past PROBE_LIMIT slots a term lives in a `Map`, whose string hashing V8 seeds per process, so
+ * the worst case costs what a `Map` lookup per token cost before this table existed.
+ */
+const PROBE_LIMIT = 16;
+
 /** Longest text whose byte copy the table keeps for the next call (larger ones get a buffer of their own). */
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
@@ -139,6 +147,12 @@ export class TermTable {
   private poolUsed = 0;
   /** Open-addressing slots (linear probing): id + 1, or 0 when empty. Length a power of two, at most half full. */
   private slots = new Int32Array(INITIAL_IDS * 2);
+  /**
+   * Terms whose probe sequence held no empty slot within PROBE_LIMIT when they were placed. Slots are never
+   * emptied, so such a term's sequence never gains an empty slot there later either (until a rehash, which places
+   * every term again): a lookup that walks PROBE_LIMIT slots without an answer finds the term here or nowhere.
+   */
+  private overflow = new Map<string, number>();
   /** The text being scanned, as bytes (UTF-8, so one byte per code unit when the text is ASCII). */
   private bytes = new Uint8Array(256);
   /**
@@ -162,11 +176,12 @@ export class TermTable {
     const h = hashOf(term);
     const { slots, hashes, terms } = this;
     const mask = slots.length - 1;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
+    for (let i = h & mask, k = 0; k < PROBE_LIMIT; i = (i + 1) & mask, k++) {
       const s = slots[i]!;
       if (s === 0) return -1;
       if (hashes[s - 1] === h && terms[s - 1] === term) return s - 1;
     }
+    return this.overflow.get(term) ?? -1;
   }
 
   /** Id of `term`, interning it when new. */
@@ -174,13 +189,12 @@ export class TermTable {
     const h = hashOf(term);
     const { slots, hashes, terms } = this;
     const mask = slots.length - 1;
-    let i = h & mask;
-    for (; ; i = (i + 1) & mask) {
+    for (let i = h & mask, k = 0; k < PROBE_LIMIT; i = (i + 1) & mask, k++) {
       const s = slots[i]!;
-      if (s === 0) break;
+      if (s === 0) return this.add(term, h, i);
       if (hashes[s - 1] === h && terms[s - 1] === term) return s - 1;
     }
-    return this.add(term, h, i);
+    return this.overflow.get(term) ?? this.add(term, h, -1);
   }
 
   /**
@@ -212,8 +226,6 @@ export class TermTable {
    */
   private idsOfMixed(text: string): number {
     const n = text.length;
-    // Each term takes at least one code unit.
-    if (this.scratch.length <= n) this.growScratch(n + 1);
     let count = 0;
     let from = 0;
     while (from < n) {
@@ -230,7 +242,9 @@ export class TermTable {
       SPACE.lastIndex = at;
       const end = SPACE.test(text) ? SPACE.lastIndex - 1 : n;
       if (start > from) count = this.idsOfAscii(text, from, start, count);
+      // NFKC can turn one code unit into several words (U+FDFA into four), so room is made by the terms' count.
       const terms = termsOfPiece(text.slice(start, end));
+      this.roomFor(count, terms.length);
       const out = this.scratch;
       for (let k = 0; k < terms.length; k++) out[count++] = this.intern(terms[k]!);
       from = end;
@@ -241,6 +255,8 @@ export class TermTable {
   /** The ids of the ASCII text `text[from .. to)`, written into `scratch` from `count` on; returns the new count. */
   private idsOfAscii(text: string, from: number, to: number, count: number): number {
     const piece = from === 0 && to === text.length ? text : text.slice(from, to);
+    // An ASCII term takes at least one code unit and is followed by a separator or the end.
+    this.roomFor(count, (piece.length >>> 1) + 1);
     const bytes = piece.length <= this.bytes.length ? this.bytes : this.bytesFor(piece.length);
     encoder.encodeInto(piece, bytes);
     return this.idsOfBytes(bytes, piece.length, count);
@@ -322,12 +338,21 @@ export class TermTable {
     this.scratch = new Int32Array(Math.max(min, this.scratch.length * 2));
   }
 
+  /** Makes `scratch` hold at least `count + more` ids, keeping the first `count`. */
+  private roomFor(count: number, more: number): void {
+    if (count + more <= this.scratch.length) return;
+    const old = this.scratch;
+    this.growScratch(count + more);
+    this.scratch.set(old.subarray(0, count));
+  }
+
   /** Id of the ASCII term `bytes[start .. start + len)` with finished hash `h`, interning it when new. */
   private internBytes(bytes: Uint8Array, start: number, len: number, h: number): number {
     const { slots, hashes, lengths, offsets, pool } = this;
     const mask = slots.length - 1;
     let i = h & mask;
-    probe: for (; ; i = (i + 1) & mask) {
+    let walked = 0;
+    probe: for (; walked < PROBE_LIMIT; i = (i + 1) & mask, walked++) {
       const s = slots[i]!;
       if (s === 0) break;
       const id = s - 1;
@@ -337,10 +362,15 @@ export class TermTable {
       return id;
     }
     // A fresh flat string, not a slice of some note text (which it would keep alive).
-    return this.add(String.fromCharCode.apply(null, bytes.subarray(start, start + len) as unknown as number[]), h, i);
+    const term = String.fromCharCode.apply(null, bytes.subarray(start, start + len) as unknown as number[]);
+    if (walked < PROBE_LIMIT) return this.add(term, h, i);
+    return this.overflow.get(term) ?? this.add(term, h, -1);
   }
 
-  /** Store `term` (hash `h`, known absent) in empty slot `at`; grows the table past half full. */
+  /**
+   * Store `term` (hash `h`, known absent) in empty slot `at`, or in `overflow` when `at` is -1 (no empty slot within
+   * PROBE_LIMIT); grows the table past half full.
+   */
   private add(term: string, h: number, at: number): number {
     const id = this.terms.length;
     this.terms.push(term);
@@ -352,7 +382,8 @@ export class TermTable {
     // A term with a non-ASCII code unit is never compared by bytes (offset and length -1).
     this.offsets[id] = ascii ? this.pooled(term) : -1;
     this.lengths[id] = ascii ? len : -1;
-    this.slots[at] = id + 1;
+    if (at >= 0) this.slots[at] = id + 1;
+    else this.overflow.set(term, id);
     if ((id + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     return id;
   }
@@ -380,17 +411,27 @@ export class TermTable {
     this.pool = pool;
   }
 
-  /** Rebuild the slots at `capacity` (a power of two) from the stored hashes. */
+  /**
+   * Rebuild the slots at `capacity` (a power of two) from the stored hashes, placing every term again in id order
+   * (so `overflow` is rebuilt too: a term goes there when its sequence has no empty slot within PROBE_LIMIT).
+   */
   private rehash(capacity: number): void {
     const slots = new Int32Array(capacity);
+    const overflow = new Map<string, number>();
     const mask = capacity - 1;
     const hashes = this.hashes;
     for (let id = 0; id < this.terms.length; id++) {
       let i = hashes[id]! & mask;
-      while (slots[i] !== 0) i = (i + 1) & mask;
-      slots[i] = id + 1;
+      let walked = 0;
+      while (slots[i] !== 0 && walked < PROBE_LIMIT) {
+        i = (i + 1) & mask;
+        walked++;
+      }
+      if (walked < PROBE_LIMIT) slots[i] = id + 1;
+      else overflow.set(this.terms[id]!, id);
     }
     this.slots = slots;
+    this.overflow = overflow;
   }
 }
 

@@ -164,3 +164,43 @@ vaultTest('ids equals tokenize on every field of every obsidian-help note', (t) 
   }
   t.true(fields > 100);
 });
+
+test('a character that NFKC turns into several words gives every term, however long the run', (t) => {
+  // U+FDFA becomes four Arabic words under NFKC: more terms than the text has code units.
+  for (const n of [1, 21, 22, 64, 65, 1000]) {
+    for (const text of ['\uFDFA'.repeat(n), `zeta ${'\uFDFA'.repeat(n)} lantern`, `x${'\uFDFA'.repeat(n)}y ok`]) {
+      const table = new TermTable();
+      table.ids('first');
+      t.true(agrees(table, text), `run of ${n}`);
+      t.deepEqual(termsOf(table, text), tokenize(text));
+    }
+  }
+});
+
+test('terms that all share one hash are each kept and found (the probe bound sends the rest to a map)', (t) => {
+  // Three-letter blocks with equal h × 31 + c contributions: any concatenation of 21 of them is a distinct
+  // 63-character term with the same hash, which someone who writes notes can choose.
+  const blocks = ['ann', 'ap0', 'c0n', 'c20'];
+  const terms: string[] = [];
+  for (let k = 0; k < 20_000; k++) {
+    let term = '';
+    for (let d = 0, v = k; d < 21; d++, v = Math.floor(v / 4)) term += blocks[v % 4];
+    terms.push(term);
+  }
+  t.is(new Set(terms).size, terms.length);
+  const table = new TermTable();
+  const text = terms.join(' ');
+  t.true(agrees(table, text));
+  t.is(table.size, terms.length);
+  // Again, so every lookup goes through the filled table: the same ids, no new ones.
+  const n = table.ids(text);
+  t.is(n, terms.length);
+  for (let k = 0; k < n; k++) t.is(table.scratch[k], k);
+  t.is(table.size, terms.length);
+  for (const [k, term] of terms.entries()) {
+    if (k % 997 !== 0) continue;
+    t.is(table.find(term), k);
+    t.is(table.intern(term), k);
+  }
+  t.is(table.find(`${terms[0]!.slice(0, 60)}c20`), terms.indexOf(`${terms[0]!.slice(0, 60)}c20`));
+});
