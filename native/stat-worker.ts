@@ -120,7 +120,7 @@ const WORKER_NICE = 19;
 /**
  * Gives this thread nice 19 (setpriority(PRIO_PROCESS, gettid(), 19); lowering one's own priority needs no
  * privilege). On an idle second core the worker runs at full speed; on a busy machine the scheduler prefers every
- * other thread, so the worker never takes processor time the main thread could use. The main thread's own wait for
+ * other thread, so the worker seldom takes processor time the main thread could use. The main thread's own wait for
  * a claimed entry sleeps after a short spin, which frees its processor for the worker. Best effort: a libc without
  * gettid (before glibc 2.30) keeps the default priority.
  */
@@ -143,9 +143,9 @@ function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {
  */
 function runStatWorker(data: StatWorkerData, port: MessagePort): never {
   const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
-  const statx = koffi.load('libc.so.6').func('int statx(int, intptr_t, int, unsigned int, uint8_t *)') as (
-    dirfd: number, path: number, flags: number, mask: number, out: Uint32Array) => number;
   const libc = koffi.load('libc.so.6');
+  const statx = libc.func('int statx(int, intptr_t, int, unsigned int, uint8_t *)') as (
+    dirfd: number, path: number, flags: number, mask: number, out: Uint32Array) => number;
   // Called when passes found nothing to claim, so a worker that shares a core with the main thread gives it back.
   const schedYield = libc.func('int sched_yield(void)') as () => number;
   lowerPriority(libc);
