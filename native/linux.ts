@@ -206,6 +206,42 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     }
   }
 
+  /**
+   * Lists `fd` from its start (getdents64 after rewinding: a dup would share the offset, so the caller's descriptor
+   * is left otherwise untouched) and calls `visit(start, end, type)` for each entry but `.` and `..`, with the name
+   * at `direntBuf[start .. end)`. Stops and returns false as soon as `visit` returns false; true after the last.
+   */
+  const getdents64 = k.SYS_getdents64;
+  function eachEntry(fd: number, visit: (start: number, end: number, type: number) => boolean): boolean {
+    if (Number(lseek(fd, 0, SEEK_SET)) < 0) throw new NativeError('lseek', koffi.errno());
+    for (;;) {
+      let n: number;
+      for (;;) {
+        n = Number(syscall(getdents64, 'int', fd, 'uint8_t *', direntBuf, 'size_t', direntBuf.length));
+        if (n >= 0) break;
+        const errno = koffi.errno();
+        if (errno !== EINTR) throw new NativeError('getdents64', errno);
+      }
+      if (n === 0) return true;
+      let off = 0;
+      while (off < n) {
+        const reclen = direntBuf.readUInt16LE(off + DIRENT_RECLEN);
+        if (reclen < DIRENT_NAME + 1 || off + reclen > n) throw new NativeError('getdents64', EIO);
+        const start = off + DIRENT_NAME;
+        // The name ends at its NUL terminator; the alignment padding after it is not zeroed by the kernel. Names
+        // are short: a loop here is cheaper than a native indexOf call per entry.
+        const limit = off + reclen;
+        let end = start;
+        while (end < limit && direntBuf[end] !== 0) end++;
+        const len = end - start;
+        const isDot = (len === 1 && direntBuf[start] === 0x2e) ||
+          (len === 2 && direntBuf[start] === 0x2e && direntBuf[start + 1] === 0x2e);
+        if (!isDot && !visit(start, end, direntBuf[off + DIRENT_TYPE] ?? DT.UNKNOWN)) return false;
+        off += reclen;
+      }
+    }
+  }
+
   return {
     platform: 'linux',
     arch,
@@ -292,39 +328,32 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     },
 
     listDir(fd: number, maxEntries: number): DirEntry[] | 'too_many' {
-      // getdents64 reads from the descriptor's offset, which a dup would share: rewind instead, so the caller's
-      // descriptor lists from the start every time and is otherwise untouched.
-      if (Number(lseek(fd, 0, SEEK_SET)) < 0) throw new NativeError('lseek', koffi.errno());
       const entries: DirEntry[] = [];
-      for (;;) {
-        let n: number;
-        for (;;) {
-          n = Number(syscall(k.SYS_getdents64, 'int', fd, 'uint8_t *', direntBuf, 'size_t', direntBuf.length));
-          if (n >= 0) break;
-          const errno = koffi.errno();
-          if (errno !== EINTR) throw new NativeError('getdents64', errno);
+      const complete = eachEntry(fd, (start, end, type) => {
+        if (entries.length >= maxEntries) return false;
+        const name = Buffer.allocUnsafe(end - start); // small sizes come from Node's shared pool
+        direntBuf.copy(name, 0, start, end);
+        entries.push({ name, type });
+        return true;
+      });
+      return complete ? entries : 'too_many';
+    },
+
+    findEntry(fd: number, name: Uint8Array, maxEntries: number): { count: number; found: boolean } | 'too_many' {
+      let count = 0;
+      let found = false;
+      const len = name.length;
+      const complete = eachEntry(fd, (start, end) => {
+        if (count >= maxEntries) return false;
+        count++;
+        if (!found && end - start === len) {
+          let k = 0;
+          while (k < len && direntBuf[start + k] === name[k]) k++;
+          found = k === len;
         }
-        if (n === 0) return entries;
-        let off = 0;
-        while (off < n) {
-          const reclen = direntBuf.readUInt16LE(off + DIRENT_RECLEN);
-          if (reclen < DIRENT_NAME + 1 || off + reclen > n) throw new NativeError('getdents64', EIO);
-          const start = off + DIRENT_NAME;
-          // The name ends at its NUL terminator; the alignment padding after it is not zeroed by the kernel.
-          let end = direntBuf.indexOf(0, start);
-          if (end < 0 || end > off + reclen) end = off + reclen;
-          const len = end - start;
-          const isDot = (len === 1 && direntBuf[start] === 0x2e) ||
-            (len === 2 && direntBuf[start] === 0x2e && direntBuf[start + 1] === 0x2e);
-          if (!isDot) {
-            if (entries.length >= maxEntries) return 'too_many';
-            const name = Buffer.allocUnsafe(len); // small sizes come from Node's shared pool
-            direntBuf.copy(name, 0, start, end);
-            entries.push({ name, type: direntBuf[off + DIRENT_TYPE] ?? DT.UNKNOWN });
-          }
-          off += reclen;
-        }
-      }
+        return true;
+      });
+      return complete ? { count, found } : 'too_many';
     },
 
     pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number {

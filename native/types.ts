@@ -155,6 +155,14 @@ export interface Native {
    * were seen, without listing the rest.
    */
   listDir(fd: number, maxEntries: number): DirEntry[] | 'too_many';
+  /**
+   * Optional allocation-free form of "list `fd` and look for one name": the same listing as `listDir` (rewound,
+   * without `.`/`..`, 'too_many' as soon as more than `maxEntries` entries were seen), answering only how many raw
+   * entries it held and whether one of them is named exactly `name` (byte comparison, no NUL). Every entry is
+   * counted even after a match, so the raw entry ceiling is charged as `listDir` charges it. Bindings that lack it
+   * leave it undefined (callers then use `listDir`).
+   */
+  findEntry?(fd: number, name: Uint8Array, maxEntries: number): { count: number; found: boolean } | 'too_many';
   /** Read up to `length` bytes at `position` (pread). Returns the count read; 0 at end of file. */
   pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
   /** flock(fd, op) with LOCK_SH/EX/NB/UN = 1/2/4/8; throws NativeError (EWOULDBLOCK) when NB and held. */

@@ -69,10 +69,17 @@ export function readNoteById(
   let rawEntries = 0;
   /** Requires an entry named exactly `segment` (byte comparison) in the directory `fd`. */
   const requireEntry = (fd: number, segment: string): void => {
+    const wanted = Buffer.from(segment, 'utf8');
+    if (native.findEntry !== undefined) {
+      const seen = native.findEntry(fd, wanted, RAW_ENTRY_CEILING - rawEntries);
+      if (seen === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
+      rawEntries += seen.count;
+      if (!seen.found) deny('missing');
+      return;
+    }
     const listed = native.listDir(fd, RAW_ENTRY_CEILING - rawEntries);
     if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
     rawEntries += listed.length;
-    const wanted = Buffer.from(segment, 'utf8');
     if (!listed.some((entry) => entry.name.equals(wanted))) deny('missing');
   };
 

@@ -142,6 +142,29 @@ test('native › listDir answers too_many as soon as more than maxEntries entrie
   });
 });
 
+test('native › findEntry sees exactly the names listDir lists, counts every entry, and answers too_many at the same point', (t) => {
+  if (native.findEntry === undefined) return t.pass('this binding has no findEntry (listDir is used instead)');
+  const sub = path.join(dir, 'find');
+  fs.mkdirSync(sub);
+  const raw = Buffer.from([0x63, 0xff, 0x2e, 0x6d, 0x64]); // "c\xff.md": not UTF-8
+  fs.writeFileSync(Buffer.concat([Buffer.from(`${sub}/`), raw]), 'x');
+  for (let i = 0; i < 700; i++) fs.writeFileSync(path.join(sub, `Note-${i}.md`), 'x');
+  fs.mkdirSync(path.join(sub, 'd'));
+  withDir(sub, (fd) => {
+    const listed = native.listDir(fd, 10_000);
+    if (listed === 'too_many') return t.fail('unexpected too_many');
+    t.is(listed.length, 702);
+    for (const e of listed) t.deepEqual(native.findEntry!(fd, e.name, 10_000), { count: 702, found: true });
+    // A case or length variant of a listed name, a prefix of one, and the dot entries are not entries.
+    for (const name of ['note-1.md', 'Note-1.m', 'Note-1.mdx', 'Note-', '.', '..', 'c\u00ff.md']) {
+      t.deepEqual(native.findEntry!(fd, Buffer.from(name), 10_000), { count: 702, found: false }, name);
+    }
+    t.is(native.findEntry!(fd, Buffer.from('d'), 701), 'too_many');
+    t.is(native.listDir(fd, 701), 'too_many');
+    t.deepEqual(native.findEntry!(fd, Buffer.from('d'), 702), { count: 702, found: true });
+  });
+});
+
 test('native › listDir handles a directory larger than one getdents buffer', (t) => {
   const sub = path.join(dir, 'big');
   fs.mkdirSync(sub);
