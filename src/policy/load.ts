@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { BridgeError, type Reason } from '../errors.js';
-import { readTrustedFile } from '../trust/path.js';
+import { readTrustedFile, type WalkMemo } from '../trust/path.js';
 import { PatternError, PatternSet, PATTERN_REASON_TEXT } from './glob.js';
 import { parseStrictJson, StrictJsonError, type StrictJsonReason } from './json.js';
 import { PolicySchema, type PolicyDocument } from './schema.js';
@@ -42,16 +42,17 @@ function policyReasonOf(reason: Reason): Reason {
  * directory and on the file, at most 64 KiB), then parsed by `parsePolicyBytes`.
  *
  * @param home absolute, normal profile home directory (it comes from the host, never from tool arguments)
+ * @param memo this call's walk memo (`WalkMemo`), so the root's walk can start below directories judged here
  * @returns a frozen Policy
  * @throws BridgeError('unavailable', reason) with reason `bad_home` (home not absolute and normal),
  *   `policy_missing`, `policy_too_large`, `policy_untrusted` (any other trust refusal on the path or the file),
  *   `unsupported_platform`, or `policy_invalid` (strict JSON, schema or pattern failure)
  */
-export function loadPolicy(home: string): Policy {
+export function loadPolicy(home: string, memo?: WalkMemo): Policy {
   if (!isNormalHome(home)) throw new BridgeError('unavailable', 'bad_home');
   let bytes: Buffer;
   try {
-    bytes = readTrustedFile(policyPath(home), MAX_POLICY_BYTES);
+    bytes = readTrustedFile(policyPath(home), MAX_POLICY_BYTES, undefined, memo);
   } catch (err) {
     if (err instanceof BridgeError) throw new BridgeError('unavailable', policyReasonOf(err.reason));
     throw err;

@@ -69,6 +69,38 @@ function refuse(reason: Reason): never {
 }
 
 /**
+ * The directories one call has already opened and judged as intermediates of a trusted walk, by absolute path, so
+ * a second walk in the same call (the root after the policy file: both usually start with the same directories)
+ * continues from the deepest one instead of opening and judging them again. A descriptor here passed exactly the
+ * check that walk would make (`/`, or an intermediate directory, where the sticky-tmp exception applies), in this
+ * call; the walk opens the next component relative to it, as it would relative to a descriptor it had just
+ * judged itself. Never kept across calls: `close` it when the call ends (every descriptor it holds is closed).
+ */
+export class WalkMemo {
+  private readonly dirs = new Map<string, number>();
+
+  constructor(private readonly native: Native = requireNative()) {}
+
+  /** The descriptor for `absPath` (`/` or an intermediate directory judged in this call), or undefined. */
+  get(absPath: string): number | undefined {
+    return this.dirs.get(absPath);
+  }
+
+  /** Keeps `fd` (judged as `/` or an intermediate directory at `absPath`); the memo now owns it. */
+  keep(absPath: string, fd: number): void {
+    const old = this.dirs.get(absPath);
+    if (old !== undefined) closeQuietly(this.native, old);
+    this.dirs.set(absPath, fd);
+  }
+
+  /** Closes every descriptor held. */
+  close(): void {
+    for (const fd of this.dirs.values()) closeQuietly(this.native, fd);
+    this.dirs.clear();
+  }
+}
+
+/**
  * Opens a trusted directory by walking from `/` (PRODUCT.md §5).
  *
  * Every descriptor on the way — `/`, each intermediate, and the target — must be a directory owned by root or
@@ -79,25 +111,55 @@ function refuse(reason: Reason): never {
  * @param absPath absolute, normalised path (see `isNormalAbsolute`), not `/proc` or below
  * @param role    what the directory is for (documentation and logs; the rule is the same)
  * @param native  bindings (defaults to this platform's; tests may pass a counting wrapper)
+ * @param memo    this call's directories already judged on earlier walks (see `WalkMemo`); the walk continues
+ *   below the deepest one on this path and leaves the intermediates it opens there (the memo closes them)
  * @returns an open directory descriptor (O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC); the caller closes it
  * @throws BridgeError('unavailable', reason) with reason `bad_name` (path syntax), `denied` (/proc),
  *   `symlink`, `missing`, `not_directory`, `untrusted_owner`, `group_writable`, `world_writable`, `sticky_tmp`,
  *   `acl_write`, `acl_unreadable`, `io_error`, or `unsupported_platform`
  */
-export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Native = requireNative()): number {
+export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Native = requireNative(), memo?: WalkMemo): number {
   void role;
   if (!isNormalAbsolute(absPath)) refuse('bad_name');
   if (underProc(absPath)) refuse('denied');
   const uid = runningUid();
   const segments = absPath === '/' ? [] : absPath.slice(1).split('/');
 
-  let fd = -1;
-  try {
-    fd = native.openRoot();
-    const top = checkDirDescriptor(native, fd, uid);
-    if (top.reason !== null) refuse(top.reason);
+  // With a memo: start below the deepest directory of this path that the call already judged as `/` or as an
+  // intermediate (never the target itself: a target is judged as a target, where the sticky-tmp exception does not
+  // apply). `fd` is then the memo's and is not closed here; every directory opened here is judged as before, and
+  // intermediates are handed to the memo instead of being closed.
+  let start = 0;
+  let fromMemo = -1;
+  if (memo !== undefined) {
     let prefix = '';
-    for (let i = 0; i < segments.length; i++) {
+    if (memo.get('/') !== undefined) fromMemo = memo.get('/')!;
+    for (let i = 0; i < segments.length - 1 && fromMemo >= 0; i++) {
+      prefix += `/${segments[i]!}`;
+      const known = memo.get(prefix);
+      if (known === undefined) break;
+      fromMemo = known;
+      start = i + 1;
+    }
+  }
+
+  let fd = -1;
+  let owned = false;
+  try {
+    if (fromMemo >= 0) {
+      fd = fromMemo;
+    } else {
+      fd = native.openRoot();
+      owned = true;
+      const top = checkDirDescriptor(native, fd, uid);
+      if (top.reason !== null) refuse(top.reason);
+      if (memo !== undefined && segments.length > 0) {
+        memo.keep('/', fd);
+        owned = false;
+      }
+    }
+    let prefix = start === 0 ? '' : `/${segments.slice(0, start).join('/')}`;
+    for (let i = start; i < segments.length; i++) {
       const name = segments[i]!;
       prefix += `/${name}`;
       let child: number;
@@ -106,13 +168,23 @@ export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Na
       } catch (err) {
         refuse(openFailureReason(native, fd, name, err, true));
       }
-      native.close(fd);
+      if (owned) native.close(fd);
       fd = child;
-      const { reason } = checkDirDescriptor(native, fd, uid, undefined, {
-        path: prefix,
-        intermediate: i < segments.length - 1,
-      });
+      owned = true;
+      const intermediate = i < segments.length - 1;
+      const { reason } = checkDirDescriptor(native, fd, uid, undefined, { path: prefix, intermediate });
       if (reason !== null) refuse(reason);
+      if (memo !== undefined && intermediate) {
+        memo.keep(prefix, fd);
+        owned = false;
+      }
+    }
+    if (!owned) {
+      // The target is `/` itself, already judged as the walk's start: hand back a descriptor of our own.
+      fd = native.openRoot();
+      owned = true;
+      const top = checkDirDescriptor(native, fd, uid);
+      if (top.reason !== null) refuse(top.reason);
     }
     const result = fd;
     fd = -1;
@@ -121,7 +193,7 @@ export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Na
     if (err instanceof NativeError) refuse('io_error');
     throw err;
   } finally {
-    if (fd >= 0) closeQuietly(native, fd);
+    if (fd >= 0 && owned) closeQuietly(native, fd);
   }
 }
 
@@ -137,12 +209,12 @@ export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Na
  * @throws BridgeError('unavailable', reason): the reasons of `openTrustedDir`, and `not_regular`, `hard_link`,
  *   `too_large`, `io_error` (the file changed size while being read)
  */
-export function readTrustedFile(absPath: string, maxBytes: number, native: Native = requireNative()): Buffer {
+export function readTrustedFile(absPath: string, maxBytes: number, native: Native = requireNative(), memo?: WalkMemo): Buffer {
   if (!isNormalAbsolute(absPath) || absPath === '/') refuse('bad_name');
   if (underProc(absPath)) refuse('denied');
   const uid = runningUid();
   const name = path.posix.basename(absPath);
-  const dirFd = openTrustedDir(path.posix.dirname(absPath), 'policy_dir', native);
+  const dirFd = openTrustedDir(path.posix.dirname(absPath), 'policy_dir', native, memo);
   let fd = -1;
   try {
     const kind = regularFileAtReason(native, dirFd, name);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { openTrustedDir, readTrustedFile, withDescriptor } from '../../src/trust/path.js';
+import { WalkMemo, openTrustedDir, readTrustedFile, withDescriptor } from '../../src/trust/path.js';
 import {
   ACL_TAG,
   FOREIGN_GID,
@@ -226,4 +226,64 @@ rootTest('path › readTrustedFile refuses a file owned by another user (needs r
 test('path › root-owned system directories are trusted whoever runs the bridge', (t) => {
   if (fs.statSync('/usr').uid !== 0 || (fs.statSync('/usr').mode & 0o022) !== 0) return t.pass('this /usr is not a plain root-owned directory');
   t.is(opens('/usr'), fs.statSync('/usr', { bigint: true }).ino);
+});
+
+/** `native` with a count of the directories opened by name. */
+function countingNative(): { native: typeof native; opened: () => number } {
+  let n = 0;
+  const wrapped = { ...native, openDirAt: (fd: number, name: string) => (n++, native.openDirAt(fd, name)) };
+  return { native: wrapped, opened: () => n };
+}
+
+test('path › a walk memo lets a second walk start below the directories the first judged, to the same directory', (t) => {
+  const a = mkdirs(dir, 'memo/home/plugin-data');
+  const b = mkdirs(dir, 'memo/vault');
+  const before = openDescriptorCount();
+  const counting = countingNative();
+  const memo = new WalkMemo(counting.native);
+  try {
+    withDescriptor(openTrustedDir(a, 'policy_dir', counting.native, memo), () => undefined, native);
+    const first = counting.opened();
+    t.is(first, a.split('/').length - 1, 'the first walk opens every component');
+    const fd = openTrustedDir(b, 'root', counting.native, memo);
+    try {
+      // Only the last component is new: every directory above it was judged as an intermediate by the first walk.
+      t.is(counting.opened() - first, 1);
+      t.is(inoOfFd(fd), fs.statSync(b, { bigint: true }).ino);
+    } finally {
+      native.close(fd);
+    }
+  } finally {
+    memo.close();
+  }
+  t.is(openDescriptorCount(), before, 'the memo closes every descriptor it held');
+});
+
+test('path › a walk memo never stands in for a target: /tmp judged as an intermediate is still refused as one', (t) => {
+  const memo = new WalkMemo(native);
+  try {
+    withDescriptor(openTrustedDir(dir, 'root', native, memo), () => undefined, native);
+    t.is(reasonOf(() => openTrustedDir('/tmp', 'root', native, memo)), 'unavailable/sticky_tmp');
+    // And `/` as the target gets a descriptor of its own, which the caller closes without touching the memo's.
+    const top = openTrustedDir('/', 'root', native, memo);
+    native.close(top);
+    withDescriptor(openTrustedDir(dir, 'root', native, memo), (fd) => t.is(inoOfFd(fd), fs.statSync(dir, { bigint: true }).ino), native);
+  } finally {
+    memo.close();
+  }
+});
+
+test('path › with a walk memo, a directory that turns group-writable below the shared prefix is still refused', (t) => {
+  const shared = path.join(dir, 'memo2');
+  const good = mkdirs(dir, 'memo2/good/x');
+  const bad = mkdirs(dir, 'memo2/bad/y');
+  fs.chmodSync(path.join(shared, 'bad'), 0o770);
+  const memo = new WalkMemo(native);
+  try {
+    withDescriptor(openTrustedDir(good, 'root', native, memo), () => undefined, native);
+    t.is(reasonOf(() => openTrustedDir(bad, 'root', native, memo)), 'unavailable/group_writable');
+    t.is(reasonOf(() => readTrustedFile(path.join(bad, 'policy.json'), 1024, native, memo)), 'unavailable/group_writable');
+  } finally {
+    memo.close();
+  }
 });
