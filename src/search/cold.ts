@@ -34,7 +34,8 @@ import {
   type SearchHit,
 } from './index.js';
 import { parseNote } from './markdown.js';
-import { countCodePoints, makeSnippet } from './snippet.js';
+import { bestMatches, boundedHits } from './select.js';
+import { countCodePoints } from './snippet.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
 
@@ -474,36 +475,8 @@ function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readon
       termMark[docId] = 0;
     }
   }
-  // Best `max` by (coverage desc, rounded score desc, id asc), selected exactly as NoteIndex.rank selects them.
-  type Scored = { docId: number; id: string; coverage: number; score: number };
-  const order = (a: Scored, b: Scored): number =>
-    b.coverage - a.coverage || b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  const scoredOf = (docId: number): Scored => ({
-    docId,
-    id: notes[docId]!.id,
-    coverage: cover[docId]!,
-    score: Number((total[docId]! * cover[docId]!).toPrecision(12)),
-  });
-  let best: Scored[];
-  if (max >= touched.length || max > 64) {
-    best = touched.map(scoredOf).sort(order).slice(0, max);
-  } else {
-    best = [];
-    for (const docId of touched) {
-      if (best.length === max) {
-        const lastKept = best[max - 1]!;
-        const coverage = cover[docId]!;
-        if (coverage < lastKept.coverage) continue;
-        if (coverage === lastKept.coverage && total[docId]! * coverage * (1 + 1e-11) < lastKept.score) continue;
-      }
-      const item = scoredOf(docId);
-      if (best.length === max && order(item, best[max - 1]!) >= 0) continue;
-      let i = best.length;
-      while (i > 0 && order(item, best[i - 1]!) < 0) i--;
-      best.splice(i, 0, item);
-      if (best.length > max) best.pop();
-    }
-  }
+  // Best `max` by (coverage desc, rounded score desc, id asc), selected by the same code as NoteIndex.rank.
+  const best = bestMatches(touched, max, cover, total, (docId) => notes[docId]!.id);
   return best.map((s) => ({
     doc: s.docId,
     match: {
@@ -574,17 +547,8 @@ export function searchCold(
   limits: ResponseLimits,
 ): { hits: SearchHit[]; truncated: boolean } {
   const { matches, corpus } = coldRanking(notes, query, limit + 1);
-  const hits: SearchHit[] = [];
-  if (corpus === undefined) return { hits, truncated: false };
-  let used = 0;
-  for (const { doc: n, match } of matches) {
-    if (hits.length >= limit) return { hits, truncated: true };
-    const title = corpus.titles[n];
-    const snippet = makeSnippet(corpus.bodies[n]!, new Set(match.terms), limits.snippet_chars);
-    const cost = countCodePoints(match.id) + (title === undefined ? 0 : countCodePoints(title)) + countCodePoints(snippet);
-    if (used + cost > limits.total_chars) return { hits, truncated: true };
-    used += cost;
-    hits.push(title === undefined ? { id: match.id, snippet } : { id: match.id, title, snippet });
-  }
-  return { hits, truncated: false };
+  if (corpus === undefined) return { hits: [], truncated: false };
+  // The same response limits as NoteIndex.search, by the same code.
+  const ranked = matches.map(({ doc, match }) => ({ ...match, doc }));
+  return boundedHits(ranked, limit, limits, ({ doc }) => ({ title: corpus.titles[doc], body: corpus.bodies[doc]! }));
 }

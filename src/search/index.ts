@@ -19,7 +19,8 @@
 import MiniSearch from 'minisearch';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { parseNote } from './markdown.js';
-import { countCodePoints, makeSnippet } from './snippet.js';
+import { bestMatches, boundedHits } from './select.js';
+import { countCodePoints } from './snippet.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
 
@@ -1054,38 +1055,8 @@ export class NoteIndex implements KnownNotes {
           termMark[docId] = 0;
         }
       }
-      // Best `max` by (coverage desc, rounded score desc, id asc). Rounding to 12 significant digits moves a
-      // score by less than 1e-11 of itself, so a note whose raw score is clearly below the current last kept
-      // one cannot enter and is skipped without rounding or allocating.
-      type Scored = { docId: number; id: string; coverage: number; score: number };
-      const order = (a: Scored, b: Scored): number =>
-        b.coverage - a.coverage || b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-      const scoredOf = (docId: number): Scored => ({
-        docId,
-        id: m._documentIds.get(docId)!,
-        coverage: cover[docId]!,
-        score: Number((total[docId]! * cover[docId]!).toPrecision(12)),
-      });
-      let best: Scored[];
-      if (max >= touched.length || max > 64) {
-        best = touched.map(scoredOf).sort(order).slice(0, max);
-      } else {
-        best = [];
-        for (const docId of touched) {
-          if (best.length === max) {
-            const last = best[max - 1]!;
-            const coverage = cover[docId]!;
-            if (coverage < last.coverage) continue;
-            if (coverage === last.coverage && total[docId]! * coverage * (1 + 1e-11) < last.score) continue;
-          }
-          const item = scoredOf(docId);
-          if (best.length === max && order(item, best[max - 1]!) >= 0) continue;
-          let i = best.length;
-          while (i > 0 && order(item, best[i - 1]!) < 0) i--;
-          best.splice(i, 0, item);
-          if (best.length > max) best.pop();
-        }
-      }
+      // Best `max` by (coverage desc, rounded score desc, id asc).
+      const best = bestMatches(touched, max, cover, total, (docId) => m._documentIds.get(docId)!);
       return best.map((s) => ({
         id: s.id,
         coverage: s.coverage,
@@ -1161,18 +1132,7 @@ export class NoteIndex implements KnownNotes {
    * Hits carry `title` only when the note has a heading.
    */
   search(query: string, limit: number, limits: ResponseLimits): { hits: SearchHit[]; truncated: boolean } {
-    const hits: SearchHit[] = [];
-    let used = 0;
-    for (const match of this.rank(query, limit + 1)) {
-      if (hits.length >= limit) return { hits, truncated: true };
-      const entry = this.entries.get(match.id)!;
-      const snippet = makeSnippet(entry.body, new Set(match.terms), limits.snippet_chars);
-      const cost = countCodePoints(match.id) + (entry.title === undefined ? 0 : countCodePoints(entry.title)) + countCodePoints(snippet);
-      if (used + cost > limits.total_chars) return { hits, truncated: true };
-      used += cost;
-      hits.push(entry.title === undefined ? { id: match.id, snippet } : { id: match.id, title: entry.title, snippet });
-    }
-    return { hits, truncated: false };
+    return boundedHits(this.rank(query, limit + 1), limit, limits, (match) => this.entries.get(match.id)!);
   }
 
   /** Current ranking statistics. */

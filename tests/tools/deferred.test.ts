@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import type { FileStat } from '../../native/types.js';
-import { getNative } from '../../native/index.js';
 import { loadPolicy } from '../../src/policy/load.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import { IndexCache, runSearch } from '../../src/tools/search.js';
@@ -17,7 +16,7 @@ import type { Caller, SearchResult } from '../../src/tools/types.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { connectMcp } from '../adversarial/mcp-client.js';
 import { writeNote } from '../helpers/fixtures.js';
-import { addHome, worldTracker, type World } from './world.js';
+import { addHome, countingOpens, worldTracker, type World } from './world.js';
 
 const { world, removeAll } = worldTracker();
 test.after.always(removeAll);
@@ -48,21 +47,6 @@ function ok(r: unknown): SearchResult {
   return s;
 }
 
-/** Count note opens (`.md` names) on the real bindings while `fn` runs. */
-function countingOpens<T>(fn: () => T): { value: T; opens: number } {
-  const native = getNative()!;
-  const original = native.openFileAt;
-  let opens = 0;
-  native.openFileAt = (dirfd: number, name: string) => {
-    if (name.endsWith('.md')) opens++;
-    return original.call(native, dirfd, name);
-  };
-  try {
-    return { value: fn(), opens };
-  } finally {
-    native.openFileAt = original;
-  }
-}
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -1,30 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { getNative } from '../../native/index.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { LogEvent, SearchResult } from '../../src/tools/types.js';
 import { isRoot, writeNote } from '../helpers/fixtures.js';
-import { addHome, worldTracker, type World } from './world.js';
+import { addHome, countingOpens, worldTracker, type World } from './world.js';
 
 const { world, removeAll } = worldTracker();
 test.after.always(removeAll);
 
-/** Count note opens (`.md` names; the policy file is opened on every call) on the real bindings while `fn` runs. */
-function countingOpens<T>(fn: () => T): { value: T; opens: number } {
-  const native = getNative()!;
-  const original = native.openFileAt;
-  let opens = 0;
-  native.openFileAt = (dirfd: number, name: string) => {
-    if (name.endsWith('.md')) opens++;
-    return original.call(native, dirfd, name);
-  };
-  try {
-    return { value: fn(), opens };
-  } finally {
-    native.openFileAt = original;
-  }
-}
 
 function gardenWorld(fields: Record<string, unknown> = {}): World {
   const w = world({ allow: ['projects/**', 'decisions/**'], deny: ['**/private/**'], ...fields });

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import { makeHome, makeTempDir, mkdirs } from '../helpers/fixtures.js';
 import type { Caller } from '../../src/tools/types.js';
+import { getNative } from '../../native/index.js';
 
 export interface World {
   tmp: string;
@@ -54,4 +55,20 @@ export function worldTracker(): { world(fields?: Record<string, unknown>): World
       for (const w of worlds) fs.rmSync(w.tmp, { recursive: true, force: true });
     },
   };
+}
+
+/** Count note opens (`.md` names; the policy file is opened on every call) on the real bindings while `fn` runs. */
+export function countingOpens<T>(fn: () => T): { value: T; opens: number } {
+  const native = getNative()!;
+  const original = native.openFileAt;
+  let opens = 0;
+  native.openFileAt = (dirfd: number, name: string) => {
+    if (name.endsWith('.md')) opens++;
+    return original.call(native, dirfd, name);
+  };
+  try {
+    return { value: fn(), opens };
+  } finally {
+    native.openFileAt = original;
+  }
 }
