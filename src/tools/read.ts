@@ -4,13 +4,11 @@
  */
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
-import { loadPolicy } from '../policy/load.js';
-import type { Policy } from '../policy/types.js';
 import { readNoteById } from '../trust/note.js';
 import { validateId } from '../trust/names.js';
-import { openTrustedDir, WalkMemo } from '../trust/path.js';
 import { parseReadArgs } from './args.js';
-import { callerHome, checkRunKind } from './caller.js';
+import { callerHome } from './caller.js';
+import { policyAndRoot } from './start.js';
 import { scanLimitsOf } from './search.js';
 import type { ReadResult } from './types.js';
 
@@ -46,23 +44,14 @@ export function runRead(args: unknown, caller: unknown): ReadResult {
   const home = callerHome(caller);
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  // One walk memo for the call: the root's walk starts below the directories the policy's walk judged.
-  const memo = new WalkMemo(native);
+  const { policy, rootFd } = policyAndRoot(home, caller, native, (p) => {
+    if (!p.allowsNote(id)) throw new BridgeError('not_found_or_denied', 'denied');
+  });
   let text: string;
-  let policy: Policy;
   try {
-    policy = loadPolicy(home, memo);
-    checkRunKind(caller as { cron: boolean; subagent: boolean }, policy);
-    if (!policy.allowsNote(id)) throw new BridgeError('not_found_or_denied', 'denied');
-    const rootFd = openTrustedDir(policy.root, 'root', native, memo);
-    memo.close(); // the walks are done; the note is resolved below the root descriptor
-    try {
-      text = readNoteById(rootFd, id, policy, scanLimitsOf(policy), native);
-    } finally {
-      native.close(rootFd);
-    }
+    text = readNoteById(rootFd, id, policy, scanLimitsOf(policy), native);
   } finally {
-    memo.close();
+    native.close(rootFd);
   }
   const { content, truncated } = capContent(text, policy.limits.read_chars);
   return { ok: true, id, content, truncated };

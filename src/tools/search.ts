@@ -12,15 +12,14 @@
  */
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
-import { loadPolicy } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
 import { NoteIndex } from '../search/index.js';
-import { openTrustedDir, WalkMemo } from '../trust/path.js';
 import { scanTree } from '../trust/scan.js';
 import type { ScanLimits, ScannedNote } from '../trust/types.js';
 import { HINTS, parseSearchArgs } from './args.js';
-import { callerHome, checkRunKind } from './caller.js';
+import { callerHome } from './caller.js';
+import { policyAndRoot } from './start.js';
 import type { SearchResult } from './types.js';
 
 /** Default number of per-view indexes kept in memory (BridgeOptions.maxIndexes). */
@@ -208,21 +207,11 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
   const home = callerHome(caller);
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  // One walk memo for the policy's walk and the root's: the root's walk starts below the directories the policy's
-  // walk judged in this call. Closed as soon as the root is open.
-  const memo = new WalkMemo(native);
-  let policy: Policy;
-  let rootFd: number;
-  try {
-    policy = loadPolicy(home, memo);
-    checkRunKind(caller as { cron: boolean; subagent: boolean }, policy);
-    if (asked !== undefined && asked > policy.limits.max_results) {
-      throw new BridgeError('invalid_request', 'bad_arguments', HINTS.limit(policy.limits.max_results));
+  const { policy, rootFd } = policyAndRoot(home, caller, native, ({ limits }) => {
+    if (asked !== undefined && asked > limits.max_results) {
+      throw new BridgeError('invalid_request', 'bad_arguments', HINTS.limit(limits.max_results));
     }
-    rootFd = openTrustedDir(policy.root, 'root', native, memo);
-  } finally {
-    memo.close();
-  }
+  });
   const { limits } = policy;
   const limit = asked ?? limits.default_results;
   const key = IndexCache.keyOf(home, policy);

@@ -1,0 +1,35 @@
+/**
+ * The start every tool call shares (PRODUCT.md §2, §3, §5): the caller's policy, read fresh through the trusted
+ * walk; the run-kind rule; the tool's own check of the request against that policy; then the root, opened through
+ * the trusted walk. One `WalkMemo` serves both walks, so the root's walk starts below the directories the policy's
+ * walk judged in this call (usually `/`, `/home` or `/tmp` and a few more); it is closed before this returns.
+ */
+import type { Native } from '../../native/types.js';
+import { loadPolicy } from '../policy/load.js';
+import type { Policy } from '../policy/types.js';
+import { openTrustedDir, WalkMemo } from '../trust/path.js';
+import { checkRunKind } from './caller.js';
+
+/**
+ * @param home   the caller's profile home (already checked by `callerHome`)
+ * @param caller the caller record (its `cron` and `subagent` flags decide the run-kind rule)
+ * @param check  the tool's own refusals that depend on the policy (throws BridgeError), run before the root opens
+ * @returns the policy and an open descriptor of the root, which the caller closes
+ * @throws BridgeError from `loadPolicy`, `checkRunKind`, `check` or the root's walk (`openTrustedDir`)
+ */
+export function policyAndRoot(
+  home: string,
+  caller: unknown,
+  native: Native,
+  check: (policy: Policy) => void,
+): { policy: Policy; rootFd: number } {
+  const memo = new WalkMemo(native);
+  try {
+    const policy = loadPolicy(home, memo);
+    checkRunKind(caller as { cron: boolean; subagent: boolean }, policy);
+    check(policy);
+    return { policy, rootFd: openTrustedDir(policy.root, 'root', native, memo) };
+  } finally {
+    memo.close();
+  }
+}
