@@ -74,7 +74,10 @@ function refuse(reason: Reason): never {
  * continues from the deepest one instead of opening and judging them again. A descriptor here passed exactly the
  * check that walk would make (`/`, or an intermediate directory, where the sticky-tmp exception applies), in this
  * call; the walk opens the next component relative to it, as it would relative to a descriptor it had just
- * judged itself. Never kept across calls: `close` it when the call ends (every descriptor it holds is closed).
+ * judged itself. So a directory shared by both walks is judged once per call, like every directory of one walk: a
+ * rename or chmod of it between the two walks is not seen by the second (only its owner or root can make one) and
+ * the walk continues in the directory that was judged. Never kept across calls: `close` it when the call ends
+ * (every descriptor it holds is closed).
  */
 export class WalkMemo {
   private readonly dirs = new Map<string, number>();

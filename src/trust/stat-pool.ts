@@ -211,7 +211,13 @@ export class StatPool {
     }
     this.state = 'scheduled';
     setImmediate(() => {
-      if (this.state === 'scheduled') this.start();
+      if (this.state !== 'scheduled') return;
+      // Outside any call now: a failure here (the shared buffers' allocation) must turn the pool off, not escape.
+      try {
+        this.start();
+      } catch {
+        this.fail('stat_worker_start');
+      }
     }).unref();
   }
 
