@@ -48,8 +48,10 @@ const EIO = 5;
 const STATX_BASIC_STATS = 0x7ff;
 /** statx mask bit for stx_mnt_id (Linux 5.8). Requested on every call; absent from the answer on older kernels. */
 const STATX_MNT_ID = 0x1000;
-/** The fields FileStat needs: TYPE|MODE|NLINK|UID|GID|MTIME|CTIME|INO|SIZE. */
-const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 | 0x200;
+/** What every statx call here asks for (also the stat thread's, native/stat-worker.ts). */
+export const STATX_REQUEST = STATX_BASIC_STATS | STATX_MNT_ID;
+/** The fields FileStat needs: TYPE|MODE|NLINK|UID|GID|MTIME|CTIME|INO|SIZE. An answer without one of them is EIO. */
+export const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 | 0x200;
 
 /** struct statx is 256 bytes with the same layout on every architecture (include/uapi/linux/stat.h). */
 const STATX_SIZE = 256;
@@ -59,9 +61,42 @@ const STX = Object.freeze({
 });
 
 /** The same fields as 32-bit word indices into the statx buffer (little-endian hosts only; see `statRawAt`). */
-const STXW = Object.freeze({
+export const STXW = Object.freeze({
   mask: 0, nlink: 4, uid: 5, gid: 6, mode: 7, ino: 8, size: 10, ctime: 24, mtime: 28, devMajor: 34, devMinor: 35, mntId: 36,
 });
+
+/**
+ * Copies a statx answer, read as 32-bit words `w` (little-endian host) whose mask is `mask`, into `out` from word
+ * `at` on, in the RAW layout (native/types.ts). Shared by `statRawAt` and the stat thread, so both produce the same
+ * words for the same answer.
+ */
+export function rawFromStatx(w: Uint32Array, mask: number, out: Uint32Array, at: number): void {
+  out[at + RAW.DEV_LO] = makedevLow(w[STXW.devMajor]!, w[STXW.devMinor]!);
+  out[at + RAW.DEV_HI] = makedevHigh(w[STXW.devMajor]!, w[STXW.devMinor]!);
+  out[at + RAW.MODE] = w[STXW.mode]! & 0xffff;
+  out[at + RAW.NLINK] = w[STXW.nlink]!;
+  out[at + RAW.UID] = w[STXW.uid]!;
+  out[at + RAW.GID] = w[STXW.gid]!;
+  out[at + RAW.INO_LO] = w[STXW.ino]!;
+  out[at + RAW.INO_HI] = w[STXW.ino + 1]!;
+  out[at + RAW.SIZE_LO] = w[STXW.size]!;
+  out[at + RAW.SIZE_HI] = w[STXW.size + 1]!;
+  out[at + RAW.MTIME_S_LO] = w[STXW.mtime]!;
+  out[at + RAW.MTIME_S_HI] = w[STXW.mtime + 1]!;
+  out[at + RAW.MTIME_NS] = w[STXW.mtime + 2]!;
+  out[at + RAW.CTIME_S_LO] = w[STXW.ctime]!;
+  out[at + RAW.CTIME_S_HI] = w[STXW.ctime + 1]!;
+  out[at + RAW.CTIME_NS] = w[STXW.ctime + 2]!;
+  if ((mask & STATX_MNT_ID) !== 0) {
+    out[at + RAW.FLAGS] = RAW_FLAG_MNT_ID;
+    out[at + RAW.MNT_LO] = w[STXW.mntId]!;
+    out[at + RAW.MNT_HI] = w[STXW.mntId + 1]!;
+  } else {
+    out[at + RAW.FLAGS] = 0;
+    out[at + RAW.MNT_LO] = 0;
+    out[at + RAW.MNT_HI] = 0;
+  }
+}
 
 /** struct linux_dirent64: d_ino u64 @0, d_off s64 @8, d_reclen u16 @16, d_type u8 @18, d_name @19. */
 const DIRENT_RECLEN = 16;
@@ -169,7 +204,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
   /** statx into `statBuf` with EINTR retry; returns the answer's mask, which must hold every field we judge by. */
   function statxCall(dirfd: number, path: Uint8Array, flags: number): number {
     for (;;) {
-      const rc = statx(dirfd, path as Buffer, flags, STATX_BASIC_STATS | STATX_MNT_ID, statBuf);
+      const rc = statx(dirfd, path as Buffer, flags, STATX_REQUEST, statBuf);
       if (rc === 0) break;
       const errno = koffi.errno();
       if (errno !== EINTR) throw new NativeError('statx', errno);
@@ -282,35 +317,11 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
           requireComponent(cname);
           const w = statWords;
           // statxCall inlined for the common success path (this runs once per note per call).
-          const mask = statx(dirfd, cname as Buffer, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_MNT_ID, statBuf) === 0 &&
+          const mask = statx(dirfd, cname as Buffer, AT_SYMLINK_NOFOLLOW, STATX_REQUEST, statBuf) === 0 &&
             (w[STXW.mask]! & STATX_NEEDED) === STATX_NEEDED
             ? w[STXW.mask]!
             : statxCall(dirfd, cname, AT_SYMLINK_NOFOLLOW);
-          out[RAW.DEV_LO] = makedevLow(w[STXW.devMajor]!, w[STXW.devMinor]!);
-          out[RAW.DEV_HI] = makedevHigh(w[STXW.devMajor]!, w[STXW.devMinor]!);
-          out[RAW.MODE] = w[STXW.mode]! & 0xffff;
-          out[RAW.NLINK] = w[STXW.nlink]!;
-          out[RAW.UID] = w[STXW.uid]!;
-          out[RAW.GID] = w[STXW.gid]!;
-          out[RAW.INO_LO] = w[STXW.ino]!;
-          out[RAW.INO_HI] = w[STXW.ino + 1]!;
-          out[RAW.SIZE_LO] = w[STXW.size]!;
-          out[RAW.SIZE_HI] = w[STXW.size + 1]!;
-          out[RAW.MTIME_S_LO] = w[STXW.mtime]!;
-          out[RAW.MTIME_S_HI] = w[STXW.mtime + 1]!;
-          out[RAW.MTIME_NS] = w[STXW.mtime + 2]!;
-          out[RAW.CTIME_S_LO] = w[STXW.ctime]!;
-          out[RAW.CTIME_S_HI] = w[STXW.ctime + 1]!;
-          out[RAW.CTIME_NS] = w[STXW.ctime + 2]!;
-          if ((mask & STATX_MNT_ID) !== 0) {
-            out[RAW.FLAGS] = RAW_FLAG_MNT_ID;
-            out[RAW.MNT_LO] = w[STXW.mntId]!;
-            out[RAW.MNT_HI] = w[STXW.mntId + 1]!;
-          } else {
-            out[RAW.FLAGS] = 0;
-            out[RAW.MNT_LO] = 0;
-            out[RAW.MNT_HI] = 0;
-          }
+          rawFromStatx(w, mask, out, 0);
         }
       : undefined,
 

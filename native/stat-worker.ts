@@ -34,8 +34,7 @@
 import { createRequire } from 'node:module';
 import { isMainThread, parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { default as Koffi } from 'koffi';
-import { makedevHigh, makedevLow } from './linux.js';
-import { RAW, RAW_FLAG_MNT_ID } from './types.js';
+import { STATX_NEEDED, STATX_REQUEST, STXW, rawFromStatx } from './linux.js';
 
 /** Control word indices. */
 export const CTL = Object.freeze({
@@ -91,19 +90,10 @@ export interface StatWorkerData {
 /** Messages from the main thread: a new name arena, or an arena no listing uses any more. */
 export type StatWorkerMessage = { arena: number; buffer: SharedArrayBuffer } | { drop: number };
 
-// errno values (asm-generic) and statx constants, as in native/linux.ts.
+// errno values (asm-generic), as in native/linux.ts.
 const EINTR = 4;
 const EIO = 5;
 const AT_SYMLINK_NOFOLLOW = 0x100;
-/** STATX_BASIC_STATS | STATX_MNT_ID: the same request as `statRawAt`. */
-const STATX_REQUEST = 0x7ff | 0x1000;
-const STATX_MNT_ID = 0x1000;
-/** TYPE|MODE|NLINK|UID|GID|MTIME|CTIME|INO|SIZE: an answer without one of these is EIO, as in native/linux.ts. */
-const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 | 0x200;
-/** Word indices into struct statx (include/uapi/linux/stat.h), little-endian hosts. */
-const STXW = Object.freeze({
-  mask: 0, nlink: 4, uid: 5, gid: 6, mode: 7, ino: 8, size: 10, ctime: 24, mtime: 28, devMajor: 34, devMinor: 35, mntId: 36,
-});
 
 /**
  * Passes in a row that found nothing to claim (about 0.5 µs each) before the worker yields its processor: a new job
@@ -199,32 +189,7 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
       ints[r + SLOT_AT.ERRNO] = EIO;
       return;
     }
-    const o = r + SLOT_AT.RAW;
-    words[o + RAW.DEV_LO] = makedevLow(stx[STXW.devMajor]!, stx[STXW.devMinor]!);
-    words[o + RAW.DEV_HI] = makedevHigh(stx[STXW.devMajor]!, stx[STXW.devMinor]!);
-    words[o + RAW.MODE] = stx[STXW.mode]! & 0xffff;
-    words[o + RAW.NLINK] = stx[STXW.nlink]!;
-    words[o + RAW.UID] = stx[STXW.uid]!;
-    words[o + RAW.GID] = stx[STXW.gid]!;
-    words[o + RAW.INO_LO] = stx[STXW.ino]!;
-    words[o + RAW.INO_HI] = stx[STXW.ino + 1]!;
-    words[o + RAW.SIZE_LO] = stx[STXW.size]!;
-    words[o + RAW.SIZE_HI] = stx[STXW.size + 1]!;
-    words[o + RAW.MTIME_S_LO] = stx[STXW.mtime]!;
-    words[o + RAW.MTIME_S_HI] = stx[STXW.mtime + 1]!;
-    words[o + RAW.MTIME_NS] = stx[STXW.mtime + 2]!;
-    words[o + RAW.CTIME_S_LO] = stx[STXW.ctime]!;
-    words[o + RAW.CTIME_S_HI] = stx[STXW.ctime + 1]!;
-    words[o + RAW.CTIME_NS] = stx[STXW.ctime + 2]!;
-    if ((mask & STATX_MNT_ID) !== 0) {
-      words[o + RAW.FLAGS] = RAW_FLAG_MNT_ID;
-      words[o + RAW.MNT_LO] = stx[STXW.mntId]!;
-      words[o + RAW.MNT_HI] = stx[STXW.mntId + 1]!;
-    } else {
-      words[o + RAW.FLAGS] = 0;
-      words[o + RAW.MNT_LO] = 0;
-      words[o + RAW.MNT_HI] = 0;
-    }
+    rawFromStatx(stx, mask, words, r + SLOT_AT.RAW);
     ints[r + SLOT_AT.ERRNO] = 0;
   };
 
