@@ -23,18 +23,15 @@ import {
   bm25,
   FIELD_BOOST,
   FIELDS,
-  FUZZY_MIN_CHARS,
-  FUZZY_WEIGHT,
   MAX_QUERY_TERMS,
   PREFIX_FULL_CHARS,
   PREFIX_SHORT_MAX_TERMS,
-  PREFIX_WEIGHT,
   type RankedMatch,
   type ResponseLimits,
   type SearchHit,
 } from './index.js';
 import { parseNote } from './markdown.js';
-import { bestMatches, boundedHits } from './select.js';
+import { bestMatches, boundedHits, FUZZY_MIN_CHARS, ScoreSheet, scoreQuery, type TermSource } from './select.js';
 import { countCodePoints } from './snippet.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
@@ -414,19 +411,19 @@ function inFuzzyOrder<T extends { term: string; id: number }>(found: T[], size: 
 /** Ranking of `terms` over a read corpus (the body of `rankCold`; see there). */
 function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readonly string[], max: number): ColdMatch[] {
   const size = corpus.count;
-  const total = new Float64Array(size);
-  const termScore = new Float64Array(size);
-  const cover = new Uint8Array(size);
-  const termMark = new Uint8Array(size);
-  const touched: number[] = [];
+  const sheet = new ScoreSheet(new Float64Array(size), new Float64Array(size), new Uint8Array(size), new Uint8Array(size));
   const derived: Candidate[] = [];
   const boosts = FIELDS.map((f) => FIELD_BOOST[f]);
   const { fieldLength, avgFieldLength } = corpus;
   const fieldCount = FIELDS.length;
-  for (let q = 0; q < terms.length; q++) {
-    const term = terms[q]!;
-    const termTouched: number[] = [];
-    const visit = (weight: number, c: Candidate): void => {
+  const source: TermSource<Candidate> = {
+    exact: (term) => {
+      const id = corpus.table.find(term);
+      return id < 0 ? undefined : corpus.candidates[id];
+    },
+    prefixes: (term) => prefixExpansions(corpus, term).map((c) => [c.term, c] as const),
+    typos: (term) => fuzzyExpansions(corpus, term).map((c) => [c.term, c, 1] as const),
+    score: (c, weight, into) => {
       for (let f = 0; f < fieldCount; f++) {
         const { docs, tfs } = c.fields[f]!;
         const matching = docs.length;
@@ -435,48 +432,14 @@ function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readon
         const scale = weight * boosts[f]!;
         for (let i = 0; i < matching; i++) {
           const docId = docs[i]!;
-          const raw = bm25(tfs[i]!, matching, size, fieldLength[docId * fieldCount + f]!, avg);
-          if (termMark[docId] === 0) {
-            termMark[docId] = 1;
-            termTouched.push(docId);
-          }
-          termScore[docId] = termScore[docId]! + scale * raw;
+          into.add(docId, scale * bm25(tfs[i]!, matching, size, fieldLength[docId * fieldCount + f]!, avg));
         }
       }
-    };
-    const exactId = corpus.table.find(term);
-    const exact = exactId < 0 ? undefined : corpus.candidates[exactId];
-    if (exact !== undefined) {
-      derived.push(exact);
-      visit(1, exact);
-    }
-    let prefixTerms: Set<string> | undefined;
-    if (q === terms.length - 1) {
-      prefixTerms = new Set();
-      for (const c of prefixExpansions(corpus, term)) {
-        prefixTerms.add(c.term);
-        const distance = c.term.length - term.length;
-        derived.push(c);
-        visit((PREFIX_WEIGHT * c.term.length) / (c.term.length + 0.3 * distance), c);
-      }
-    }
-    if (countCodePoints(term) >= FUZZY_MIN_CHARS) {
-      for (const c of fuzzyExpansions(corpus, term)) {
-        if (prefixTerms?.has(c.term)) continue;
-        derived.push(c);
-        visit((FUZZY_WEIGHT * c.term.length) / (c.term.length + 1), c);
-      }
-    }
-    for (const docId of termTouched) {
-      if (cover[docId] === 0) touched.push(docId);
-      total[docId] = total[docId]! + termScore[docId]!;
-      cover[docId] = cover[docId]! + 1;
-      termScore[docId] = 0;
-      termMark[docId] = 0;
-    }
-  }
+    },
+  };
+  scoreQuery(terms, source, sheet, (_t, c) => derived.push(c));
   // Best `max` by (coverage desc, rounded score desc, id asc), selected by the same code as NoteIndex.rank.
-  const best = bestMatches(touched, max, cover, total, (docId) => notes[docId]!.id);
+  const best = bestMatches(sheet.touched, max, sheet.cover, sheet.total, (docId) => notes[docId]!.id);
   return best.map((s) => ({
     doc: s.docId,
     match: {

@@ -19,7 +19,9 @@
 import MiniSearch from 'minisearch';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { parseNote } from './markdown.js';
-import { bestMatches, boundedHits } from './select.js';
+import { bestMatches, boundedHits, FUZZY_MIN_CHARS, ScoreSheet, scoreQuery, type TermSource } from './select.js';
+
+export { FUZZY_MIN_CHARS, FUZZY_WEIGHT, PREFIX_WEIGHT } from './select.js';
 import { countCodePoints } from './snippet.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
@@ -28,15 +30,11 @@ import { tokenize } from './tokenize.js';
 export const MAX_QUERY_TERMS = 32;
 /** Field boosts (title above front matter above body). */
 export const FIELD_BOOST = Object.freeze({ title: 2.5, body: 1, meta: 1.5 });
-/** Shortest term, in code points, that also matches at edit distance 1. */
-export const FUZZY_MIN_CHARS = 5;
 /** A last query term of at least this many code points expands to every indexed term it prefixes. */
 export const PREFIX_FULL_CHARS = 3;
 /** Most prefix expansions of a shorter last term (those with the most postings; see `NoteIndex.rank`). */
 export const PREFIX_SHORT_MAX_TERMS = 64;
-/** MiniSearch 7.2 defaults: weights of prefix and typo expansions, and the BM25+ parameters. */
-export const PREFIX_WEIGHT = 0.375;
-export const FUZZY_WEIGHT = 0.45;
+/** MiniSearch 7.2 defaults: the BM25+ parameters (the expansion weights are in select.ts). */
 const BM25_K = 1.2;
 const BM25_B = 0.7;
 const BM25_D = 0.5;
@@ -994,69 +992,34 @@ export class NoteIndex implements KnownNotes {
       this.cover = new Uint8Array(cap);
       this.termMark = new Uint8Array(cap);
     }
-    const { total, termScore, cover, termMark } = this;
-    const touched: number[] = [];
+    const sheet = new ScoreSheet(this.total, this.termScore, this.cover, this.termMark);
     /** Every derived term visited (for the snippet terms of the chosen matches). */
     const derived: [string, TermData][] = [];
     const fieldIds = FIELDS.map((f) => m._fieldIds[f]!);
     const boosts = FIELDS.map((f) => FIELD_BOOST[f]);
+    const source: TermSource<TermData> = {
+      exact: (term) => m._index.get(term),
+      prefixes: (term) => this.prefixExpansions(term),
+      typos: (term) => Array.from(m._index.fuzzyGet(term, 1), ([t, [data, distance]]) => [t, data, distance] as const),
+      score: (data, weight, into) => {
+        for (let f = 0; f < FIELDS.length; f++) {
+          const fieldId = fieldIds[f]!;
+          const freqs = data.get(fieldId);
+          if (freqs === undefined) continue;
+          const matching = freqs.size;
+          const avg = m._avgFieldLength[fieldId]!;
+          const scale = weight * boosts[f]!;
+          freqs.each((docId, tf) => {
+            const fieldLength = m._fieldLength.get(docId)![fieldId]!;
+            into.add(docId, scale * bm25(tf, matching, m._documentCount, fieldLength, avg));
+          });
+        }
+      },
+    };
     try {
-      for (let q = 0; q < terms.length; q++) {
-        const term = terms[q]!;
-        const termTouched: number[] = [];
-        const visit = (weight: number, data: TermData | undefined): void => {
-          if (data === undefined) return;
-          for (let f = 0; f < FIELDS.length; f++) {
-            const fieldId = fieldIds[f]!;
-            const freqs = data.get(fieldId);
-            if (freqs === undefined) continue;
-            const matching = freqs.size;
-            const avg = m._avgFieldLength[fieldId]!;
-            const scale = weight * boosts[f]!;
-            freqs.each((docId, tf) => {
-              const fieldLength = m._fieldLength.get(docId)![fieldId]!;
-              const raw = bm25(tf, matching, m._documentCount, fieldLength, avg);
-              if (termMark[docId] === 0) {
-                termMark[docId] = 1;
-                termTouched.push(docId);
-              }
-              termScore[docId] = termScore[docId]! + scale * raw;
-            });
-          }
-        };
-        const exact = m._index.get(term);
-        if (exact !== undefined) {
-          derived.push([term, exact]);
-          visit(1, exact);
-        }
-        const isLast = q === terms.length - 1;
-        let prefixTerms: Set<string> | undefined;
-        if (isLast) {
-          prefixTerms = new Set();
-          for (const [t, data] of this.prefixExpansions(term)) {
-            prefixTerms.add(t);
-            const distance = t.length - term.length;
-            derived.push([t, data]);
-            visit((PREFIX_WEIGHT * t.length) / (t.length + 0.3 * distance), data);
-          }
-        }
-        if (countCodePoints(term) >= FUZZY_MIN_CHARS) {
-          for (const [t, [data, distance]] of m._index.fuzzyGet(term, 1)) {
-            if (distance === 0 || prefixTerms?.has(t)) continue;
-            derived.push([t, data]);
-            visit((FUZZY_WEIGHT * t.length) / (t.length + distance), data);
-          }
-        }
-        for (const docId of termTouched) {
-          if (cover[docId] === 0) touched.push(docId);
-          total[docId] = total[docId]! + termScore[docId]!;
-          cover[docId] = cover[docId]! + 1;
-          termScore[docId] = 0;
-          termMark[docId] = 0;
-        }
-      }
+      scoreQuery(terms, source, sheet, (t, data) => derived.push([t, data]));
       // Best `max` by (coverage desc, rounded score desc, id asc).
-      const best = bestMatches(touched, max, cover, total, (docId) => m._documentIds.get(docId)!);
+      const best = bestMatches(sheet.touched, max, this.cover, this.total, (docId) => m._documentIds.get(docId)!);
       return best.map((s) => ({
         id: s.id,
         coverage: s.coverage,
@@ -1068,12 +1031,7 @@ export class NoteIndex implements KnownNotes {
           .sort(),
       }));
     } finally {
-      for (const docId of touched) {
-        total[docId] = 0;
-        cover[docId] = 0;
-      }
-      termScore.fill(0);
-      termMark.fill(0);
+      sheet.clear();
     }
   }
 

@@ -1,10 +1,121 @@
 /**
- * The two steps after scoring that the built index (`NoteIndex`, index.ts) and the first call's ranking straight
- * from texts (`searchCold`, cold.ts) share, so that both answer alike by construction: choosing the best matches
- * and bounding the response (PRODUCT.md §2).
+ * What the built index (`NoteIndex`, index.ts) and the first call's ranking straight from texts (`searchCold`,
+ * cold.ts) share, so that both answer alike by construction: the order and weights in which a query's terms and
+ * their expansions are scored (`scoreQuery`), choosing the best matches (`bestMatches`), and bounding the response
+ * (`boundedHits`, PRODUCT.md §2). The two differ only in where postings come from.
  */
 import type { ResponseLimits, SearchHit } from './index.js';
 import { countCodePoints, makeSnippet } from './snippet.js';
+
+/** Shortest term, in code points, that also matches at edit distance 1. */
+export const FUZZY_MIN_CHARS = 5;
+/** MiniSearch 7.2 defaults: weights of prefix and typo expansions. */
+export const PREFIX_WEIGHT = 0.375;
+export const FUZZY_WEIGHT = 0.45;
+
+/**
+ * Score scratch of one ranking, indexed by document number: `total` and `cover` (query terms matched) across the
+ * query, and the current query term's contributions, which `endTerm` folds into them. All zero before a ranking;
+ * `clear` makes them zero again (a caller may keep the arrays between rankings).
+ */
+export class ScoreSheet {
+  /** Documents with at least one contribution, in order of their first. */
+  readonly touched: number[] = [];
+  private termTouched: number[] = [];
+
+  constructor(
+    readonly total: Float64Array,
+    private readonly termScore: Float64Array,
+    readonly cover: Uint8Array,
+    private readonly termMark: Uint8Array,
+  ) {}
+
+  /** Adds `amount` to document `docId` for the current query term. */
+  add(docId: number, amount: number): void {
+    if (this.termMark[docId] === 0) {
+      this.termMark[docId] = 1;
+      this.termTouched.push(docId);
+    }
+    this.termScore[docId] = this.termScore[docId]! + amount;
+  }
+
+  /** Ends a query term: its contributions join each document's total, and the document matched one more term. */
+  endTerm(): void {
+    const { total, termScore, cover, termMark, touched } = this;
+    for (const docId of this.termTouched) {
+      if (cover[docId] === 0) touched.push(docId);
+      total[docId] = total[docId]! + termScore[docId]!;
+      cover[docId] = cover[docId]! + 1;
+      termScore[docId] = 0;
+      termMark[docId] = 0;
+    }
+    this.termTouched = [];
+  }
+
+  /** Zeroes every entry this ranking touched (also after a ranking that threw midway). */
+  clear(): void {
+    for (const docId of this.touched) {
+      this.total[docId] = 0;
+      this.cover[docId] = 0;
+    }
+    for (const docId of this.termTouched) {
+      this.termScore[docId] = 0;
+      this.termMark[docId] = 0;
+    }
+  }
+}
+
+/** Where one ranking's postings come from (a built index, or texts just read). */
+export interface TermSource<T> {
+  /** The postings of exactly `term`, or undefined. */
+  exact(term: string): T | undefined;
+  /** Prefix expansions of `term` (not `term` itself), in MiniSearch's radix-tree order, bounded as NoteIndex.rank says. */
+  prefixes(term: string): Iterable<readonly [string, T]>;
+  /** Terms at edit distance ≤ 1 of `term` with that distance, in the order MiniSearch's `fuzzyGet` lists them. */
+  typos(term: string): Iterable<readonly [string, T, number]>;
+  /** Adds weight × field boost × BM25+ of every posting of `data` to `sheet`, fields in title, body, meta order. */
+  score(data: T, weight: number, sheet: ScoreSheet): void;
+}
+
+/**
+ * Scores the distinct query `terms` into `sheet` in MiniSearch's order, which fixes floating-point summation: per
+ * query term, the exact term (weight 1), then — for the last query term only — its prefix expansions (weight
+ * PREFIX_WEIGHT × len / (len + 0.3 × extra length)), then, for a term of at least FUZZY_MIN_CHARS code points, its
+ * typo expansions at distance 1 not already used as a prefix expansion (weight FUZZY_WEIGHT × len / (len +
+ * distance)); then `sheet.endTerm()`. `derived(term, data)` is told every term that was scored (snippet terms).
+ */
+export function scoreQuery<T>(
+  terms: readonly string[],
+  source: TermSource<T>,
+  sheet: ScoreSheet,
+  derived: (term: string, data: T) => void,
+): void {
+  for (let q = 0; q < terms.length; q++) {
+    const term = terms[q]!;
+    const exact = source.exact(term);
+    if (exact !== undefined) {
+      derived(term, exact);
+      source.score(exact, 1, sheet);
+    }
+    let prefixTerms: Set<string> | undefined;
+    if (q === terms.length - 1) {
+      prefixTerms = new Set();
+      for (const [t, data] of source.prefixes(term)) {
+        prefixTerms.add(t);
+        derived(t, data);
+        source.score(data, (PREFIX_WEIGHT * t.length) / (t.length + 0.3 * (t.length - term.length)), sheet);
+      }
+    }
+    if (countCodePoints(term) >= FUZZY_MIN_CHARS) {
+      for (const [t, data, distance] of source.typos(term)) {
+        if (distance === 0 || prefixTerms?.has(t)) continue;
+        derived(t, data);
+        source.score(data, (FUZZY_WEIGHT * t.length) / (t.length + distance), sheet);
+      }
+    }
+    sheet.endTerm();
+  }
+}
 
 /** One scored note: its document number in the caller's arrays, id, query terms matched and rounded score. */
 export interface Scored {
