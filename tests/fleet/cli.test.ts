@@ -12,30 +12,13 @@ import { getNative } from '../../native/index.js';
 import { getWriteNative } from '../../native/write-linux.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import { LOCK_NAME, MANIFEST_NAME } from '../../src/fleet/writer.js';
-import { makeHome, makeTempDir, mkdirs, removeTree } from '../helpers/fixtures.js';
-import { QdrantStandin, type StandinPoint } from '../helpers/qdrant-standin.js';
-import { exportWith, mdFiles, payload, qdrantOptions, snapshot, standardCards, uuid } from './helpers.js';
+import { makeHome } from '../helpers/fixtures.js';
+import { exportWith, fleetScratch, mdFiles, payload, qdrantOptions, snapshot, standardCards, uuid } from './helpers.js';
+
+const { tempOut, standin, cleanup } = fleetScratch('mb-fleet-cli-');
+test.after.always(cleanup);
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli', 'main.js');
-const dirs: string[] = [];
-const servers: QdrantStandin[] = [];
-
-test.after.always(async () => {
-  for (const d of dirs) removeTree(d);
-  for (const s of servers) await s.stop();
-});
-
-function tempOut(): string {
-  const base = makeTempDir('mb-fleet-cli-');
-  dirs.push(base);
-  return mkdirs(base, 'out');
-}
-
-async function standin(points: StandinPoint[], apiKeys?: string[]): Promise<QdrantStandin> {
-  const s = await QdrantStandin.start({ collections: { hermes_fleet_memory: points }, apiKeys });
-  servers.push(s);
-  return s;
-}
 
 interface Run {
   child: ChildProcess;

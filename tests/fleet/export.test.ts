@@ -6,33 +6,16 @@
 import test from 'ava';
 import fs from 'node:fs';
 import path from 'node:path';
-import { FOREIGN_GID, FOREIGN_UID, isRoot, makeTempDir, mkdirs, removeTree } from '../helpers/fixtures.js';
-import { QdrantStandin, type StandinPoint } from '../helpers/qdrant-standin.js';
+import { FOREIGN_GID, FOREIGN_UID, isRoot, mkdirs } from '../helpers/fixtures.js';
+import type { QdrantStandin, StandinPoint } from '../helpers/qdrant-standin.js';
 import { ExportError } from '../../src/fleet/errors.js';
 import { MANIFEST_NAME } from '../../src/fleet/writer.js';
 import { compactUtc } from '../../src/fleet/layout.js';
-import { allText, exportWith, mdFiles, payload, qdrantOptions, snapshot, standardCards, uuid } from './helpers.js';
+import { allText, exportWith, fleetScratch, mdFiles, payload, qdrantOptions, snapshot, standardCards, uuid } from './helpers.js';
 
 const rootTest = isRoot ? test : test.skip;
-const dirs: string[] = [];
-const servers: QdrantStandin[] = [];
-
-test.after.always(async () => {
-  for (const d of dirs) removeTree(d);
-  for (const s of servers) await s.stop();
-});
-
-function tempOut(): string {
-  const base = makeTempDir('mb-fleet-');
-  dirs.push(base);
-  return mkdirs(base, 'out');
-}
-
-async function standin(points: StandinPoint[] = standardCards(), apiKeys?: string[]): Promise<QdrantStandin> {
-  const s = await QdrantStandin.start({ collections: { hermes_fleet_memory: points }, apiKeys });
-  servers.push(s);
-  return s;
-}
+const { tempOut, standin, cleanup } = fleetScratch('mb-fleet-');
+test.after.always(cleanup);
 
 function points(s: QdrantStandin): StandinPoint[] {
   return s.collections.get('hermes_fleet_memory')!;

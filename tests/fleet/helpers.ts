@@ -1,12 +1,15 @@
 /**
- * Shared pieces of the fleet export tests: card payloads, a tree snapshot (inode, mtime, size, mode per entry),
- * and a one-call in-process export against the Qdrant stand-in or a JSONL file.
+ * Shared pieces of the fleet export tests: card payloads, one sample of each secret kind, temporary output trees
+ * and stand-in servers cleaned up after a file's tests, a tree snapshot (inode, mtime, size, mode per entry), and
+ * a one-call in-process export against the Qdrant stand-in or a JSONL file.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { runExport, type ExportOptions, type ExportReport } from '../../src/fleet/export.js';
 import { resolveQdrantSettings } from '../../src/fleet/source-qdrant.js';
-import type { QdrantStandin, StandinPoint } from '../helpers/qdrant-standin.js';
+import { SECRET_KINDS } from '../../src/fleet/secrets.js';
+import { makeTempDir, mkdirs, removeTree } from '../helpers/fixtures.js';
+import { QdrantStandin, type StandinPoint } from '../helpers/qdrant-standin.js';
 
 /** A UUID whose last group is `n`. */
 export function uuid(n: number): string {
@@ -106,4 +109,48 @@ export async function exportWith(opts: ExportOptions): Promise<ExportReport & { 
   const log: string[] = [];
   const report = await runExport({ ...opts, log: (l) => log.push(l) });
   return { ...report, log };
+}
+
+/** One made-up value of each secret kind the exporter recognises (none is a real credential). */
+export const SECRET_SAMPLES: Record<(typeof SECRET_KINDS)[number], string> = {
+  hex_key: 'a3f1'.repeat(16),
+  flk_token: 'flk_' + 'Ab3dEf6hIj9kLmNo',
+  tok_token: 'tok_' + 'live_0123456789abcdef',
+  cfut_token: 'cfut_' + 'ZZZZ1111yyyy2222',
+  openai_key: 'sk-proj-' + 'AbCdEfGhIjKlMnOpQrSt12',
+  github_token: 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
+  aws_access_key: 'AKIA' + 'IOSFODNN7EXAMPLE',
+  slack_token: 'xoxb-' + '1234567890-abcdef',
+  telegram_bot_token: '123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1',
+  private_key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----',
+};
+
+/**
+ * Scratch for one test file: `tempOut()` makes an empty `out` directory in a new temporary tree (prefix
+ * `prefix`), `standin(points)` starts a Qdrant stand-in serving `hermes_fleet_memory`, and `cleanup` (for
+ * `test.after.always`) removes every tree and stops every stand-in.
+ */
+export function fleetScratch(prefix: string): {
+  tempOut(): string;
+  standin(points?: StandinPoint[], apiKeys?: string[]): Promise<QdrantStandin>;
+  cleanup(): Promise<void>;
+} {
+  const dirs: string[] = [];
+  const servers: QdrantStandin[] = [];
+  return {
+    tempOut() {
+      const base = makeTempDir(prefix);
+      dirs.push(base);
+      return mkdirs(base, 'out');
+    },
+    async standin(points = standardCards(), apiKeys) {
+      const s = await QdrantStandin.start({ collections: { hermes_fleet_memory: points }, apiKeys });
+      servers.push(s);
+      return s;
+    },
+    async cleanup() {
+      for (const d of dirs) removeTree(d);
+      for (const s of servers) await s.stop();
+    },
+  };
 }

@@ -8,26 +8,17 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FOREIGN_GID, isRoot, makeTempDir, mkdirs, removeTree } from '../helpers/fixtures.js';
+import { FOREIGN_GID, isRoot } from '../helpers/fixtures.js';
 import { ExportError } from '../../src/fleet/errors.js';
 import { findSecrets, SECRET_KINDS } from '../../src/fleet/secrets.js';
-import { allText, exportWith, mdFiles, payload, qdrantOptions, snapshot, uuid } from './helpers.js';
+import { allText, exportWith, fleetScratch, mdFiles, payload, qdrantOptions, SECRET_SAMPLES as SAMPLES, snapshot, uuid } from './helpers.js';
 import type { ExportOptions } from '../../src/fleet/export.js';
 import { MANIFEST_NAME, parseManifest } from '../../src/fleet/writer.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli', 'main.js');
 const rootTest = isRoot ? test : test.skip;
-const dirs: string[] = [];
-
-test.after.always(() => {
-  for (const d of dirs) removeTree(d);
-});
-
-function tempOut(): string {
-  const base = makeTempDir('mb-fleet-review-');
-  dirs.push(base);
-  return mkdirs(base, 'out');
-}
+const { tempOut, cleanup } = fleetScratch('mb-fleet-review-');
+test.after.always(cleanup);
 
 function jsonlOptions(out: string, file: string, over: Partial<ExportOptions> = {}): ExportOptions {
   const o = qdrantOptions({ url: 'http://127.0.0.1:9' } as never, out, over);
@@ -143,18 +134,6 @@ test('jsonl › an empty source does not empty the export unless --allow-empty i
 
 // ---------------------------------------------------------------- 2. --redact and names
 
-const SAMPLES: Record<(typeof SECRET_KINDS)[number], string> = {
-  hex_key: 'a3f1'.repeat(16),
-  flk_token: 'flk_' + 'Ab3dEf6hIj9kLmNo',
-  tok_token: 'tok_' + 'live_0123456789abcdef',
-  cfut_token: 'cfut_' + 'ZZZZ1111yyyy2222',
-  openai_key: 'sk-proj-' + 'AbCdEfGhIjKlMnOpQrSt12',
-  github_token: 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
-  aws_access_key: 'AKIA' + 'IOSFODNN7EXAMPLE',
-  slack_token: 'xoxb-' + '1234567890-abcdef',
-  telegram_bot_token: '123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1',
-  private_key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----',
-};
 
 test('redact › each of the ten kinds in domain, client_id, slot_name or text is written redacted, and no secret reaches the disk', async (t) => {
   const out = tempOut();

@@ -15,6 +15,7 @@ import {
 } from '../../src/fleet/layout.js';
 import { cardTitle, parseRendered, renderCard, yamlString } from '../../src/fleet/render.js';
 import { findSecrets, namePlaceholder, redact, redactForName, secretKinds, SECRET_KINDS } from '../../src/fleet/secrets.js';
+import { SECRET_SAMPLES as SAMPLES } from './helpers.js';
 
 const ID = '6f1c2b7e-1111-4a5b-9c3d-000000000001';
 
@@ -136,18 +137,6 @@ test('layout › history names carry revision and UTC time and parse back', (t) 
 
 // ---------------------------------------------------------------- secrets
 
-const SAMPLES: Record<(typeof SECRET_KINDS)[number], string> = {
-  hex_key: 'a3f1'.repeat(16),
-  flk_token: 'flk_' + 'Ab3dEf6hIj9kLmNo',
-  tok_token: 'tok_' + 'live_0123456789abcdef',
-  cfut_token: 'cfut_' + 'ZZZZ1111yyyy2222',
-  openai_key: 'sk-proj-' + 'AbCdEfGhIjKlMnOpQrSt12',
-  github_token: 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
-  aws_access_key: 'AKIA' + 'IOSFODNN7EXAMPLE',
-  slack_token: 'xoxb-' + '1234567890-abcdef',
-  telegram_bot_token: '123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1',
-  private_key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----',
-};
 
 test('secrets › each of the ten kinds is found and named, inside ordinary text', (t) => {
   t.is(SECRET_KINDS.length, 10);
