@@ -13,7 +13,7 @@ import { openTrustedDir } from '../../src/trust/path.js';
 import { ScanMemo, scanMemoOf, scanTree, useScanMemo } from '../../src/trust/scan.js';
 import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import { ACL_TAG, aclBytes, countingNative, makeTempDir, mkdirs, removeTree, setXattr, writeNote } from '../helpers/fixtures.js';
-import { ALLOW_ALL, KeyMap, filterDenying, limits, realNative, reasonOf } from './support.js';
+import { ALLOW_ALL, Learning, filterDenying, limits, realNative, reasonOf } from './support.js';
 
 const base = makeTempDir('mb-memo-');
 test.after.always(() => removeTree(base));
@@ -27,15 +27,6 @@ function freshRoot(): string {
 /** A memo that treats every listing as old enough to reuse (its clock is an hour ahead). */
 function eagerMemo(): ScanMemo {
   return new ScanMemo(undefined, () => Date.now() + 3_600_000);
-}
-
-/** KnownNotes that learns every note the scan returns, like the search index's sync. */
-class Learning extends KeyMap {
-  learn(r: ScanResult): ScanResult {
-    this.keys.clear();
-    for (const n of r.notes) this.keys.set(n.id, n.key);
-    return r;
-  }
 }
 
 function scan(root: string, known: KnownNotes, filter: NoteFilter = ALLOW_ALL, lim: ScanLimits = limits()): ScanResult {

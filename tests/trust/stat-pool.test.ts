@@ -15,7 +15,7 @@ import { scanTree } from '../../src/trust/scan.js';
 import { NOT_TAKEN, nextPause, statPool } from '../../src/trust/stat-pool.js';
 import type { NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import { addAclEntry, makeTempDir, mkdirs, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
-import { ALLOW_ALL, KeyMap, limits, realNative } from './support.js';
+import { ALLOW_ALL, Learning, limits, realNative } from './support.js';
 
 const linux = process.platform === 'linux';
 const linuxTest = linux ? test.serial : test.serial.skip;
@@ -25,15 +25,6 @@ const native = realNative();
 const pool = statPool();
 // Every scan of this process may use the pool, whatever the environment says.
 pool.configure({ minCandidates: 0, useEnvironment: false, adaptive: false });
-
-/** KnownNotes that learns every note a scan returns, like the search index's sync. */
-class Learning extends KeyMap {
-  learn(r: ScanResult): ScanResult {
-    this.keys.clear();
-    for (const n of r.notes) this.keys.set(n.id, n.key);
-    return r;
-  }
-}
 
 function scan(root: string, known: Learning, filter: NoteFilter = ALLOW_ALL, lim: ScanLimits = limits()): ScanResult {
   const fd = openTrustedDir(root, 'root', native);

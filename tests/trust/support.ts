@@ -5,7 +5,7 @@
 import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { BridgeError } from '../../src/errors.js';
-import type { KnownNotes, NoteFilter, ScanLimits } from '../../src/trust/types.js';
+import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 
 /** The real bindings; the trust tests only run where they exist. */
 export function realNative(): Native {
@@ -49,6 +49,15 @@ export class KeyMap implements KnownNotes {
   readonly keys = new Map<string, string>();
   has(id: string, key: string): boolean {
     return this.keys.get(id) === key;
+  }
+}
+
+/** KnownNotes that learns every note a scan returns, like the search index's sync. */
+export class Learning extends KeyMap {
+  learn(r: ScanResult): ScanResult {
+    this.keys.clear();
+    for (const n of r.notes) this.keys.set(n.id, n.key);
+    return r;
   }
 }
 
