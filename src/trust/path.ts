@@ -136,7 +136,7 @@ export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Na
   let fromMemo = -1;
   if (memo !== undefined) {
     let prefix = '';
-    if (memo.get('/') !== undefined) fromMemo = memo.get('/')!;
+    fromMemo = memo.get('/') ?? -1;
     for (let i = 0; i < segments.length - 1 && fromMemo >= 0; i++) {
       prefix += `/${segments[i]!}`;
       const known = memo.get(prefix);

@@ -635,12 +635,24 @@ export function scanTree(
   };
 
   /**
+   * What the walk does with an entry whose name passed, given its type: 'dir' (enter it), a skip reason, or null (a
+   * candidate note). One decision for `walkEntries` and `isCandidate`.
+   */
+  const verdictOf = (e: Entry, type: number): Reason | 'dir' | null => {
+    if (type === DT.DIR) return 'dir';
+    if (type === DT.LNK) return 'symlink';
+    if (!e.note) return 'not_markdown';
+    if (!allows(e)) return 'denied';
+    if (!e.withinLimits) return 'bad_name';
+    return null;
+  };
+
+  /**
    * True for an entry the walk below hands to `candidate` without a stat of its own (listed type, name rule, note
    * name, allowed, within the id limits): the entries a stat pool job may carry.
    */
   const isCandidate = (e: Entry): boolean =>
-    e.name !== null && e.nameReason === null && e.type !== DT.UNKNOWN && e.type !== DT.DIR && e.type !== DT.LNK &&
-    e.note && allows(e) && e.withinLimits;
+    e.name !== null && e.nameReason === null && e.type !== DT.UNKNOWN && verdictOf(e, e.type) === null;
 
   /** Scans one open trusted directory (fstat `dirStat`) whose id has `dirDepth` segments (the root has 0). */
   const walk = (dirFd: number, dirStat: FileStat, prefix: string, dirDepth: number): void => {
@@ -681,19 +693,10 @@ export function scanTree(
         }
         type = resolved;
       }
-      if (type === DT.DIR) {
-        enter(dirFd, e, depth);
-      } else if (type === DT.LNK) {
-        skip('symlink');
-      } else if (!e.note) {
-        skip('not_markdown');
-      } else if (!allows(e)) {
-        skip('denied');
-      } else if (!e.withinLimits) {
-        skip('bad_name');
-      } else {
-        candidate(dirFd, e, listing, job);
-      }
+      const verdict = verdictOf(e, type);
+      if (verdict === 'dir') enter(dirFd, e, depth);
+      else if (verdict !== null) skip(verdict);
+      else candidate(dirFd, e, listing, job);
     }
   };
 
