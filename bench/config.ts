@@ -10,7 +10,14 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 /** The memory-bridge CLI as built by `npm run build`. */
 export const serverMain = path.join(repoRoot, 'dist', 'src', 'cli', 'main.js');
 /** The reference filesystem MCP server (devDependency). */
-export const fsServerBin = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+export const fsServerBin = path.join(
+  repoRoot,
+  'node_modules',
+  '@modelcontextprotocol',
+  'server-filesystem',
+  'dist',
+  'index.js',
+);
 /** The Obsidian help vault whose words the corpora use. */
 export const vocabularySource = path.resolve(repoRoot, '../shared/corpora/obsidian-help');
 
@@ -19,7 +26,18 @@ export const vocabularySource = path.resolve(repoRoot, '../shared/corpora/obsidi
  * (a few percent of notes), so the same term can be handed to `rg -F` and `grep -F`.
  */
 export const QUERIES = Object.freeze([
-  'vault', 'sync', 'publish', 'plugin', 'properties', 'template', 'canvas', 'graph', 'backlinks', 'hotkeys', 'workspace', 'bookmarks',
+  'vault',
+  'sync',
+  'publish',
+  'plugin',
+  'properties',
+  'template',
+  'canvas',
+  'graph',
+  'backlinks',
+  'hotkeys',
+  'workspace',
+  'bookmarks',
 ]);
 
 const SEED = 0x6d62; // "mb"

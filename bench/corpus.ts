@@ -162,7 +162,10 @@ function noteText(v: Vocabulary, rng: Prng, title: string, target: number, linkT
   // The tail stops at 8 KiB: cut an overshooting last block at a space.
   const cap = 8192;
   if (Buffer.byteLength(text) > cap) {
-    const bytes = Buffer.from(text).subarray(0, cap).toString('utf8').replace(/\uFFFD$/, '');
+    const bytes = Buffer.from(text)
+      .subarray(0, cap)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
     const cut = bytes.lastIndexOf(' ');
     text = (cut > 0 ? bytes.slice(0, cut) : bytes) + '\n';
   }
@@ -263,5 +266,13 @@ export function generateCorpus(parent: string, count: number, v: Vocabulary, see
     limits: { max_entries: 10000, max_total_bytes: 67108864, max_depth: 16 },
   };
   writeOwner(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), JSON.stringify(policy, null, 2) + '\n');
-  return { notes: count, root: canonicalRoot, home: fs.realpathSync(home), ids, folders: folders.length, maxDepth, totalBytes };
+  return {
+    notes: count,
+    root: canonicalRoot,
+    home: fs.realpathSync(home),
+    ids,
+    folders: folders.length,
+    maxDepth,
+    totalBytes,
+  };
 }

@@ -14,7 +14,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateCorpus, loadVocabulary, type Corpus } from './corpus.js';
-import { connect, disconnect, rssOf, timeCall, timeListCommand, toolPayload, toolVersion, type McpSession } from './processes.js';
+import {
+  connect,
+  disconnect,
+  rssOf,
+  timeCall,
+  timeListCommand,
+  toolPayload,
+  toolVersion,
+  type McpSession,
+} from './processes.js';
 import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
 import { median, summarise, type Summary } from './stats.js';
 
@@ -80,7 +89,12 @@ function log(msg: string): void {
 function shebangNodeOptions(): string[] {
   const first = fs.readFileSync(serverMain, 'utf8').split('\n', 1)[0] ?? '';
   const m = /^#!\S*env\s+-S\s+node\s+(.*)$/.exec(first);
-  return m ? m[1]!.trim().split(/\s+/).filter((o) => o.startsWith('--')) : [];
+  return m
+    ? m[1]!
+        .trim()
+        .split(/\s+/)
+        .filter((o) => o.startsWith('--'))
+    : [];
 }
 
 function ourArgs(home: string, cpuProf: string | null): string[] {
@@ -100,13 +114,15 @@ async function search(s: McpSession, query: string): Promise<{ ms: number; hits:
 async function readNote(s: McpSession, id: string): Promise<number> {
   const { ms, result } = await timeCall(s, 'memory_bridge_read', { id });
   const p = toolPayload(result);
-  if (p.ok !== true || typeof p.content !== 'string') throw new Error(`read refused: ${JSON.stringify(p).slice(0, 300)}`);
+  if (p.ok !== true || typeof p.content !== 'string')
+    throw new Error(`read refused: ${JSON.stringify(p).slice(0, 300)}`);
   return ms;
 }
 
 async function fsRead(s: McpSession, file: string): Promise<number> {
   const { ms, result } = await timeCall(s, 'read_text_file', { path: file });
-  if ((result as { isError?: boolean }).isError) throw new Error(`filesystem server read failed: ${JSON.stringify(result).slice(0, 300)}`);
+  if ((result as { isError?: boolean }).isError)
+    throw new Error(`filesystem server read failed: ${JSON.stringify(result).slice(0, 300)}`);
   return ms;
 }
 
@@ -132,7 +148,11 @@ function sampleIds(c: Corpus, n: number): string[] {
   return out;
 }
 
-async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg: boolean; ours: boolean; cpuProf: string | null }): Promise<SizeResult> {
+async function measure(
+  c: Corpus,
+  generateMs: number,
+  opts: { quick: boolean; rg: boolean; ours: boolean; cpuProf: string | null },
+): Promise<SizeResult> {
   const reps = repsFor(c.notes, opts.quick);
   const tag = `${c.notes} notes`;
 
@@ -239,7 +259,10 @@ async function measure(c: Corpus, generateMs: number, opts: { quick: boolean; rg
     if (ours) {
       for (let i = 0; i < reps.changed; i++) {
         const q = QUERIES[(i * 5) % QUERIES.length]!;
-        fs.appendFileSync(path.join(c.root, changeIds[i % changeIds.length]!), `\nEdited during the benchmark, pass ${i}.\n`);
+        fs.appendFileSync(
+          path.join(c.root, changeIds[i % changeIds.length]!),
+          `\nEdited during the benchmark, pass ${i}.\n`,
+        );
         changed.push((await search(ours, q)).ms);
         paired.push((await search(ours, q)).ms);
       }
@@ -328,9 +351,29 @@ export interface Target {
   note: string;
 }
 
-function target(name: string, measured: number | null | undefined, reference: number | null | undefined, limit: number, note: string): Target {
-  if (measured == null || reference == null || !Number.isFinite(measured) || !Number.isFinite(reference) || reference <= 0) {
-    return { name, measured: measured ?? null, reference: reference ?? null, ratio: null, limit, verdict: 'SKIP', note };
+function target(
+  name: string,
+  measured: number | null | undefined,
+  reference: number | null | undefined,
+  limit: number,
+  note: string,
+): Target {
+  if (
+    measured == null ||
+    reference == null ||
+    !Number.isFinite(measured) ||
+    !Number.isFinite(reference) ||
+    reference <= 0
+  ) {
+    return {
+      name,
+      measured: measured ?? null,
+      reference: reference ?? null,
+      ratio: null,
+      limit,
+      verdict: 'SKIP',
+      note,
+    };
   }
   const ratio = Math.round((measured / reference) * 1000) / 1000;
   return { name, measured, reference, ratio, limit, verdict: ratio <= limit ? 'PASS' : 'MISS', note };
@@ -341,13 +384,55 @@ function evaluate(results: SizeResult[]): Target[] {
   const big = at(10000);
   const mid = at(2000);
   return [
-    target('warm search p50 @10k ÷ rg p50 @10k', big?.ours?.warmSearch.p50, big?.rg?.search.p50, 0.5, 'same tree, same 12 queries'),
-    target('warm search p50 @10k ÷ warm p50 @2k', big?.ours?.warmSearch.p50, mid?.ours?.warmSearch.p50, 5, 'no worse than linear'),
-    target('cold first search p50 @2k ÷ fs server spawn→tools/list p50 @2k', mid?.ours?.coldFirstSearch.p50, mid?.fsServer.spawnToToolsList.p50, 2, 'spawn to first result'),
-    target('read p50 @10k ÷ fs server read_text_file p50 @10k', big?.ours?.read.p50, big?.fsServer.readTextFile.p50, 1, 'same 20 notes'),
-    target('search after one changed note p50 @10k ÷ warm p50 @10k', big?.ours?.changedSearch.p50, big?.ours?.warmSearch.p50, 1.5, 'append to one note, then search (block after the warm rounds)'),
-    target('RSS after warm-up @10k ÷ 250 MB (node with the launcher options, as the README configures hosts)', big?.ours?.rssAfterWarmupMB, 250, 1, 'VmRSS of the server process, MB = 10^6 bytes'),
-    target("RSS after warm-up @10k ÷ 250 MB (with the bin's shebang node options)", big?.ours?.rssAfterWarmupLauncherMB, 250, 1, 'what `memory-bridge mcp` run as a program gets'),
+    target(
+      'warm search p50 @10k ÷ rg p50 @10k',
+      big?.ours?.warmSearch.p50,
+      big?.rg?.search.p50,
+      0.5,
+      'same tree, same 12 queries',
+    ),
+    target(
+      'warm search p50 @10k ÷ warm p50 @2k',
+      big?.ours?.warmSearch.p50,
+      mid?.ours?.warmSearch.p50,
+      5,
+      'no worse than linear',
+    ),
+    target(
+      'cold first search p50 @2k ÷ fs server spawn→tools/list p50 @2k',
+      mid?.ours?.coldFirstSearch.p50,
+      mid?.fsServer.spawnToToolsList.p50,
+      2,
+      'spawn to first result',
+    ),
+    target(
+      'read p50 @10k ÷ fs server read_text_file p50 @10k',
+      big?.ours?.read.p50,
+      big?.fsServer.readTextFile.p50,
+      1,
+      'same 20 notes',
+    ),
+    target(
+      'search after one changed note p50 @10k ÷ warm p50 @10k',
+      big?.ours?.changedSearch.p50,
+      big?.ours?.warmSearch.p50,
+      1.5,
+      'append to one note, then search (block after the warm rounds)',
+    ),
+    target(
+      'RSS after warm-up @10k ÷ 250 MB (node with the launcher options, as the README configures hosts)',
+      big?.ours?.rssAfterWarmupMB,
+      250,
+      1,
+      'VmRSS of the server process, MB = 10^6 bytes',
+    ),
+    target(
+      "RSS after warm-up @10k ÷ 250 MB (with the bin's shebang node options)",
+      big?.ours?.rssAfterWarmupLauncherMB,
+      250,
+      1,
+      'what `memory-bridge mcp` run as a program gets',
+    ),
   ];
 }
 
@@ -389,7 +474,8 @@ function renderTables(results: SizeResult[], targets: Target[], env: Record<stri
     );
   }
   lines.push('', '| target | ratio | limit | verdict |', '|---|---:|---:|---|');
-  for (const t of targets) lines.push(`| ${t.name} | ${t.ratio === null ? '—' : t.ratio.toFixed(3)} | ≤ ${t.limit} | ${t.verdict} |`);
+  for (const t of targets)
+    lines.push(`| ${t.name} | ${t.ratio === null ? '—' : t.ratio.toFixed(3)} | ≤ ${t.limit} | ${t.verdict} |`);
   return lines.join('\n');
 }
 
@@ -438,13 +524,16 @@ async function main(): Promise<void> {
   }
   let hasOurs = fs.existsSync(serverMain);
   let probed = false;
-  if (!hasOurs) log(`memory-bridge is not built (${path.relative(repoRoot, serverMain)} missing): measuring the baselines only.`);
+  if (!hasOurs)
+    log(`memory-bridge is not built (${path.relative(repoRoot, serverMain)} missing): measuring the baselines only.`);
   if (!fs.existsSync(fsServerBin)) throw new Error('@modelcontextprotocol/server-filesystem is not installed (npm ci)');
   const cpuProf = values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null;
   if (cpuProf) fs.mkdirSync(cpuProf, { recursive: true });
 
   const vocab = loadVocabulary(vocabularySource);
-  log(`vocabulary: ${vocab.words.length} English words, ${vocab.japanese.length} Japanese segments from ${vocab.sourceNotes} notes`);
+  log(
+    `vocabulary: ${vocab.words.length} English words, ${vocab.japanese.length} Japanese segments from ${vocab.sourceNotes} notes`,
+  );
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
   fs.chmodSync(tmp, 0o700);
@@ -462,7 +551,9 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const corpus = generateCorpus(parent, n, vocab, seedFor(n));
       const genMs = performance.now() - t0;
-      log(`generated ${n} notes in ${corpus.folders} folders (${(corpus.totalBytes / 1e6).toFixed(1)} MB, depth ≤ ${corpus.maxDepth}) in ${genMs.toFixed(0)} ms`);
+      log(
+        `generated ${n} notes in ${corpus.folders} folders (${(corpus.totalBytes / 1e6).toFixed(1)} MB, depth ≤ ${corpus.maxDepth}) in ${genMs.toFixed(0)} ms`,
+      );
       if (hasOurs && !probed) {
         probed = true;
         const why = await probe(corpus);
@@ -492,8 +583,10 @@ async function main(): Promise<void> {
       alternation: 'each repetition alternates which side runs first (per query / per note / per cold start)',
       warm: 'after the index-building first call and one warm-up call; no limit argument (policy default)',
       cold: 'spawn of `node <launcher options> dist/src/cli/main.js mcp` to the first search result; filesystem server: spawn to tools/list',
-      server: '`node <launcher options> dist/src/cli/main.js mcp --home <home> --run-kind interactive` as the README configures hosts (launcher options: those of the bin shebang)',
-      changed: 'append one line to one note, then the next search; a block right after the warm rounds (notes changed within the racy margin are re-verified by every call, so changes are kept out of the warm rounds); earlier changes of the last 3 s are re-verified too',
+      server:
+        '`node <launcher options> dist/src/cli/main.js mcp --home <home> --run-kind interactive` as the README configures hosts (launcher options: those of the bin shebang)',
+      changed:
+        'append one line to one note, then the next search; a block right after the warm rounds (notes changed within the racy margin are re-verified by every call, so changes are kept out of the warm rounds); earlier changes of the last 3 s are re-verified too',
       baselines: 'rg -l -i -F <term> <root> and grep -rliF <term> <root>, spawn to exit, page cache warm',
       statistic: 'nearest-rank percentiles over all samples',
     },

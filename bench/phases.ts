@@ -59,7 +59,9 @@ function show(label: string, runs: Phases[]): void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { notes: { type: 'string', default: '10000' }, calls: { type: 'string', default: '60' } } });
+  const { values } = parseArgs({
+    options: { notes: { type: 'string', default: '10000' }, calls: { type: 'string', default: '60' } },
+  });
   const notes = Number(values.notes);
   const calls = Number(values.calls);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
@@ -79,7 +81,9 @@ async function main(): Promise<void> {
     const warm: Phases[] = [];
     for (let i = 0; i < calls; i++) warm.push(once(corpus.home, index, QUERIES[i % QUERIES.length]!));
     show('warm search', warm);
-    const perQuery = QUERIES.map((q) => `${q} ${median(warm.filter((_, i) => QUERIES[i % QUERIES.length] === q).map((r) => r.search)).toFixed(1)}`);
+    const perQuery = QUERIES.map(
+      (q) => `${q} ${median(warm.filter((_, i) => QUERIES[i % QUERIES.length] === q).map((r) => r.search)).toFixed(1)}`,
+    );
     process.stdout.write(`  search phase by query (ms): ${perQuery.join(', ')}\n`);
     const changed: Phases[] = [];
     for (let i = 0; i < Math.min(calls, 30); i++) {

@@ -51,7 +51,12 @@ export interface McpSession {
  * Spawn `command args` as an MCP stdio server and complete the initialize handshake with the SDK client.
  * `env` is merged over the current environment. Throws when the server fails to start.
  */
-export async function connect(command: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<McpSession> {
+export async function connect(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command,
     args,
@@ -86,14 +91,19 @@ export async function disconnect(s: McpSession): Promise<void> {
 /** The JSON object a memory-bridge tool returned (from structuredContent or the first text block). */
 export function toolPayload(result: unknown): Record<string, unknown> {
   const r = result as { structuredContent?: unknown; content?: { type: string; text?: string }[]; isError?: boolean };
-  if (r.structuredContent && typeof r.structuredContent === 'object') return r.structuredContent as Record<string, unknown>;
+  if (r.structuredContent && typeof r.structuredContent === 'object')
+    return r.structuredContent as Record<string, unknown>;
   const text = r.content?.find((c) => c.type === 'text')?.text;
   if (text === undefined) throw new Error('tool result carries no text block');
   return JSON.parse(text) as Record<string, unknown>;
 }
 
 /** One timed tool call: latency and the decoded payload. */
-export async function timeCall(s: McpSession, name: string, args: Record<string, unknown>): Promise<{ ms: number; result: unknown }> {
+export async function timeCall(
+  s: McpSession,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ ms: number; result: unknown }> {
   const t0 = performance.now();
   const result = await s.client.callTool({ name, arguments: args });
   return { ms: performance.now() - t0, result };

@@ -104,9 +104,13 @@ function printSummary(file: string, top: number): void {
   const line = (r: ProfileRow, v: number): string => `${v.toFixed(1).padStart(9)} ms ${pct(v)}  ${r.fn}`;
   process.stdout.write(`profile ${path.basename(file)}: busy ${busyMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms\n`);
   process.stdout.write(`\n-- top ${top} by self time --\n`);
-  for (const r of [...rows].sort((a, b) => b.selfMs - a.selfMs).slice(0, top)) process.stdout.write(line(r, r.selfMs) + '\n');
+  for (const r of [...rows].sort((a, b) => b.selfMs - a.selfMs).slice(0, top))
+    process.stdout.write(line(r, r.selfMs) + '\n');
   process.stdout.write(`\n-- top ${top} project functions (dist/) by inclusive time --\n`);
-  for (const r of rows.filter((x) => x.fn.includes('dist/')).sort((a, b) => b.totalMs - a.totalMs).slice(0, top)) {
+  for (const r of rows
+    .filter((x) => x.fn.includes('dist/'))
+    .sort((a, b) => b.totalMs - a.totalMs)
+    .slice(0, top)) {
     process.stdout.write(line(r, r.totalMs) + `   (self ${r.selfMs.toFixed(1)} ms)\n`);
   }
 }
@@ -117,10 +121,25 @@ function printSummary(file: string, top: number): void {
  * one warm-up call, and after 24 more searches, each before and after a full GC. Printed and kept as JSON lines.
  */
 async function memoryReport(home: string, file: string): Promise<void> {
-  const s = await connect(process.execPath, ['--expose-gc', '--import', pathToFileURL(path.join(here, 'sampler.js')).href, serverMain, 'mcp', '--home', home, '--run-kind', 'interactive'], {
-    MB_BENCH_MEMORY: file,
-  });
-  const lines = (): number => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0);
+  const s = await connect(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      pathToFileURL(path.join(here, 'sampler.js')).href,
+      serverMain,
+      'mcp',
+      '--home',
+      home,
+      '--run-kind',
+      'interactive',
+    ],
+    {
+      MB_BENCH_MEMORY: file,
+    },
+  );
+  const lines = (): number =>
+    fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
   const snap = async (label: string): Promise<void> => {
     const n = lines();
     process.kill(s.pid, 'SIGUSR2');
@@ -128,8 +147,13 @@ async function memoryReport(home: string, file: string): Promise<void> {
       if (waited > 30000) throw new Error('no memory snapshot');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const last = JSON.parse(fs.readFileSync(file, 'utf8').trim().split('\n').pop()!) as { before: unknown; afterFullGc: unknown };
-    process.stdout.write(`${label}:\n  before GC ${JSON.stringify(last.before)}\n  after GC  ${JSON.stringify(last.afterFullGc)}\n`);
+    const last = JSON.parse(fs.readFileSync(file, 'utf8').trim().split('\n').pop()!) as {
+      before: unknown;
+      afterFullGc: unknown;
+    };
+    process.stdout.write(
+      `${label}:\n  before GC ${JSON.stringify(last.before)}\n  after GC  ${JSON.stringify(last.afterFullGc)}\n`,
+    );
   };
   try {
     const search = async (q: string): Promise<void> => {
@@ -168,7 +192,8 @@ async function run(): Promise<void> {
   const notes = Number(values.notes);
   const calls = Number(values.calls);
   const phase = values.phase!;
-  if (!['cold', 'warm', 'read', 'changed', 'memory'].includes(phase)) throw new Error('--phase: cold | warm | read | changed | memory');
+  if (!['cold', 'warm', 'read', 'changed', 'memory'].includes(phase))
+    throw new Error('--phase: cold | warm | read | changed | memory');
   const outDir = path.resolve(values.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mb-prof-')));
   fs.mkdirSync(outDir, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
@@ -187,12 +212,24 @@ async function run(): Promise<void> {
     }
     const args =
       phase === 'cold'
-        ? ['--cpu-prof', '--cpu-prof-dir', outDir, '--cpu-prof-name', path.basename(profileFile), '--cpu-prof-interval', values.interval!]
+        ? [
+            '--cpu-prof',
+            '--cpu-prof-dir',
+            outDir,
+            '--cpu-prof-name',
+            path.basename(profileFile),
+            '--cpu-prof-interval',
+            values.interval!,
+          ]
         : ['--import', pathToFileURL(path.join(here, 'sampler.js')).href];
-    const s = await connect(process.execPath, [...args, serverMain, 'mcp', '--home', corpus.home, '--run-kind', 'interactive'], {
-      MB_BENCH_PROFILE: profileFile,
-      MB_BENCH_PROFILE_INTERVAL: values.interval!,
-    });
+    const s = await connect(
+      process.execPath,
+      [...args, serverMain, 'mcp', '--home', corpus.home, '--run-kind', 'interactive'],
+      {
+        MB_BENCH_PROFILE: profileFile,
+        MB_BENCH_PROFILE_INTERVAL: values.interval!,
+      },
+    );
     const times: number[] = [];
     const call = async (name: string, a: Record<string, unknown>): Promise<number> => {
       const { ms, result } = await timeCall(s, name, a);
@@ -209,7 +246,8 @@ async function run(): Promise<void> {
         await waitFor(`${profileFile}.started`);
         for (let i = 0; i < calls; i++) {
           if (phase === 'warm') times.push(await call('memory_bridge_search', { query: QUERIES[i % QUERIES.length]! }));
-          else if (phase === 'read') times.push(await call('memory_bridge_read', { id: corpus.ids[(i * 7919) % corpus.ids.length]! }));
+          else if (phase === 'read')
+            times.push(await call('memory_bridge_read', { id: corpus.ids[(i * 7919) % corpus.ids.length]! }));
           else {
             fs.appendFileSync(path.join(corpus.root, corpus.ids[(i * 7919) % corpus.ids.length]!), `\nEdited ${i}.\n`);
             times.push(await call('memory_bridge_search', { query: QUERIES[i % QUERIES.length]! }));

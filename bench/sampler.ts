@@ -24,7 +24,11 @@ if (memoryOut) {
       heapUsed: mib(m.heapUsed),
       external: mib(m.external),
       arrayBuffers: mib(m.arrayBuffers),
-      spaces: Object.fromEntries(v8.getHeapSpaceStatistics().map((sp) => [sp.space_name, { size: mib(sp.space_size), used: mib(sp.space_used_size) }])),
+      spaces: Object.fromEntries(
+        v8
+          .getHeapSpaceStatistics()
+          .map((sp) => [sp.space_name, { size: mib(sp.space_size), used: mib(sp.space_used_size) }]),
+      ),
     };
   };
   process.on('SIGUSR2', () => {
@@ -48,9 +52,13 @@ if (out) {
     if (!running) {
       running = true;
       session.post('Profiler.enable', () => {
-        session.post('Profiler.setSamplingInterval', { interval: Number(process.env.MB_BENCH_PROFILE_INTERVAL ?? 200) }, () => {
-          session.post('Profiler.start', () => fs.writeFileSync(`${out}.started`, ''));
-        });
+        session.post(
+          'Profiler.setSamplingInterval',
+          { interval: Number(process.env.MB_BENCH_PROFILE_INTERVAL ?? 200) },
+          () => {
+            session.post('Profiler.start', () => fs.writeFileSync(`${out}.started`, ''));
+          },
+        );
       });
     } else {
       running = false;

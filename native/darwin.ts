@@ -6,7 +6,15 @@
  */
 import type { default as Koffi } from 'koffi';
 import { ComponentEncoder, cString, EINVAL } from './component.js';
-import { DT, NativeError, type AclRead, type DarwinAclEntry, type DirEntry, type FileStat, type Native } from './types.js';
+import {
+  DT,
+  NativeError,
+  type AclRead,
+  type DarwinAclEntry,
+  type DirEntry,
+  type FileStat,
+  type Native,
+} from './types.js';
 
 // <sys/fcntl.h> values, the same on arm64 and x86_64 (platform.md).
 const O_RDONLY = 0;
@@ -63,28 +71,51 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
 
   const lib = koffi.load('/usr/lib/libSystem.B.dylib');
   // openat is variadic; declaring only the fixed arguments is correct on Apple arm64 because no mode is passed.
-  const openat = lib.func('int openat(int, const uint8_t *, int)') as (dirfd: number, path: Buffer, flags: number) => number;
+  const openat = lib.func('int openat(int, const uint8_t *, int)') as (
+    dirfd: number,
+    path: Buffer,
+    flags: number,
+  ) => number;
   const closeFn = lib.func('int close(int)') as (fd: number) => number;
   const fstatFn = lib.func(`fstat${inode64}`, 'int', ['int', 'uint8_t *']) as (fd: number, out: Buffer) => number;
   const fstatat = lib.func(`fstatat${inode64}`, 'int', ['int', 'const uint8_t *', 'uint8_t *', 'int']) as (
-    dirfd: number, path: Buffer, out: Buffer, flags: number) => number;
+    dirfd: number,
+    path: Buffer,
+    out: Buffer,
+    flags: number,
+  ) => number;
   const fdopendir = lib.func(`fdopendir${inode64}`, 'void *', ['int']) as (fd: number) => bigint | null;
   const readdir = lib.func(`readdir${inode64}`, 'void *', ['void *']) as (dir: bigint) => bigint | null;
   const closedir = lib.func('int closedir(void *)') as (dir: bigint) => number;
   const preadFn = lib.func('intptr_t pread(int, uint8_t *, size_t, int64_t)') as (
-    fd: number, buf: Buffer, count: number, offset: number) => number | bigint;
+    fd: number,
+    buf: Buffer,
+    count: number,
+    offset: number,
+  ) => number | bigint;
   const flockFn = lib.func('int flock(int, int)') as (fd: number, op: number) => number;
   const aclGetFd = lib.func('void *acl_get_fd_np(int, int)') as (fd: number, type: number) => bigint | null;
   const aclGetEntry = lib.func('int acl_get_entry(void *, int, _Out_ void **)') as (
-    acl: bigint, entryId: number, out: [bigint | null]) => number;
-  const aclGetTagType = lib.func('int acl_get_tag_type(void *, _Out_ int *)') as (entry: bigint, out: [number | null]) => number;
+    acl: bigint,
+    entryId: number,
+    out: [bigint | null],
+  ) => number;
+  const aclGetTagType = lib.func('int acl_get_tag_type(void *, _Out_ int *)') as (
+    entry: bigint,
+    out: [number | null],
+  ) => number;
   const aclGetPermsetMask = lib.func('int acl_get_permset_mask_np(void *, _Out_ uint64_t *)') as (
-    entry: bigint, out: [number | bigint | null]) => number;
+    entry: bigint,
+    out: [number | bigint | null],
+  ) => number;
   const aclGetQualifier = lib.func('void *acl_get_qualifier(void *)') as (entry: bigint) => bigint | null;
   const aclFree = lib.func('int acl_free(void *)') as (p: bigint) => number;
   // mbr_uuid_to_id returns 0 or an errno value directly (not through errno).
   const mbrUuidToId = lib.func('int mbr_uuid_to_id(void *, _Out_ uint32_t *, _Out_ int *)') as (
-    uuid: bigint, id: [number | null], type: [number | null]) => number;
+    uuid: bigint,
+    id: [number | null],
+    type: [number | null],
+  ) => number;
 
   const names = new ComponentEncoder(ENAMETOOLONG);
   const rootPath = cString('/');
@@ -240,7 +271,8 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
     },
 
     pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
-      if (offset < 0 || length < 0 || offset + length > buf.length || position < 0) throw new NativeError('pread', EINVAL);
+      if (offset < 0 || length < 0 || offset + length > buf.length || position < 0)
+        throw new NativeError('pread', EINVAL);
       for (;;) {
         const n = Number(preadFn(fd, buf.subarray(offset, offset + length), length, position));
         if (n >= 0) return n;

@@ -43,7 +43,10 @@ export function nativeFor(platform: string, arch: string, log = false): Native |
     return platform === 'linux' ? createLinuxNative(koffi, arch) : createDarwinNative(koffi, arch);
   } catch (err) {
     // Operator log only: a short reason code, no paths.
-    if (log) process.stderr.write(`memory-bridge: native bindings unavailable (${err instanceof Error ? err.name : 'error'})\n`);
+    if (log)
+      process.stderr.write(
+        `memory-bridge: native bindings unavailable (${err instanceof Error ? err.name : 'error'})\n`,
+      );
     return null;
   }
 }

@@ -8,7 +8,16 @@
 import os from 'node:os';
 import type { default as Koffi } from 'koffi';
 import { ComponentEncoder, cString, EINVAL } from './component.js';
-import { DT, NativeError, RAW, RAW_FLAG_MNT_ID, type AclRead, type DirEntry, type FileStat, type Native } from './types.js';
+import {
+  DT,
+  NativeError,
+  RAW,
+  RAW_FLAG_MNT_ID,
+  type AclRead,
+  type DirEntry,
+  type FileStat,
+  type Native,
+} from './types.js';
 
 /** The open flags and syscall numbers that differ between Linux architectures (platform.md). */
 interface LinuxArchConstants {
@@ -56,13 +65,34 @@ export const STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x40 | 0x80 | 0x100 |
 /** struct statx is 256 bytes with the same layout on every architecture (include/uapi/linux/stat.h). */
 const STATX_SIZE = 256;
 const STX = Object.freeze({
-  mask: 0, nlink: 16, uid: 20, gid: 24, mode: 28, ino: 32, size: 40, ctime: 96, mtime: 112,
-  devMajor: 136, devMinor: 140, mntId: 144,
+  mask: 0,
+  nlink: 16,
+  uid: 20,
+  gid: 24,
+  mode: 28,
+  ino: 32,
+  size: 40,
+  ctime: 96,
+  mtime: 112,
+  devMajor: 136,
+  devMinor: 140,
+  mntId: 144,
 });
 
 /** The same fields as 32-bit word indices into the statx buffer (little-endian hosts only; see `statRawAt`). */
 export const STXW = Object.freeze({
-  mask: 0, nlink: 4, uid: 5, gid: 6, mode: 7, ino: 8, size: 10, ctime: 24, mtime: 28, devMajor: 34, devMinor: 35, mntId: 36,
+  mask: 0,
+  nlink: 4,
+  uid: 5,
+  gid: 6,
+  mode: 7,
+  ino: 8,
+  size: 10,
+  ctime: 24,
+  mtime: 28,
+  devMajor: 34,
+  devMinor: 35,
+  mntId: 36,
 });
 
 /**
@@ -163,17 +193,38 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
 
   const lib = koffi.load('libc.so.6');
   // openat is variadic in C; the three-argument declaration is correct because no mode is ever passed.
-  const openat = lib.func('int openat(int, const uint8_t *, int)') as (dirfd: number, path: Buffer, flags: number) => number;
+  const openat = lib.func('int openat(int, const uint8_t *, int)') as (
+    dirfd: number,
+    path: Buffer,
+    flags: number,
+  ) => number;
   const closeFn = lib.func('int close(int)') as (fd: number) => number;
   const statx = lib.func('int statx(int, const uint8_t *, int, unsigned int, uint8_t *)') as (
-    dirfd: number, path: Buffer, flags: number, mask: number, out: Buffer) => number;
-  const lseek = lib.func('int64_t lseek(int, int64_t, int)') as (fd: number, off: number, whence: number) => number | bigint;
+    dirfd: number,
+    path: Buffer,
+    flags: number,
+    mask: number,
+    out: Buffer,
+  ) => number;
+  const lseek = lib.func('int64_t lseek(int, int64_t, int)') as (
+    fd: number,
+    off: number,
+    whence: number,
+  ) => number | bigint;
   // getdents64 through syscall(2): glibc only gained a wrapper in 2.30, the syscall number is per architecture.
   const syscall = lib.func('long syscall(long, ...)') as (...args: unknown[]) => number | bigint;
   const fgetxattr = lib.func('intptr_t fgetxattr(int, const uint8_t *, uint8_t *, size_t)') as (
-    fd: number, name: Buffer, value: Buffer, size: number) => number | bigint;
+    fd: number,
+    name: Buffer,
+    value: Buffer,
+    size: number,
+  ) => number | bigint;
   const preadFn = lib.func('intptr_t pread(int, uint8_t *, size_t, int64_t)') as (
-    fd: number, buf: Buffer, count: number, offset: number) => number | bigint;
+    fd: number,
+    buf: Buffer,
+    count: number,
+    offset: number,
+  ) => number | bigint;
   const flockFn = lib.func('int flock(int, int)') as (fd: number, op: number) => number;
 
   const names = new ComponentEncoder(ENAMETOOLONG);
@@ -269,7 +320,8 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
         let end = start;
         while (end < limit && direntBuf[end] !== 0) end++;
         const len = end - start;
-        const isDot = (len === 1 && direntBuf[start] === 0x2e) ||
+        const isDot =
+          (len === 1 && direntBuf[start] === 0x2e) ||
           (len === 2 && direntBuf[start] === 0x2e && direntBuf[start + 1] === 0x2e);
         if (!isDot && !visit(start, end, direntBuf[off + DIRENT_TYPE] ?? DT.UNKNOWN)) return false;
         off += reclen;
@@ -317,10 +369,11 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
           requireComponent(cname);
           const w = statWords;
           // statxCall inlined for the common success path (this runs once per note per call).
-          const mask = statx(dirfd, cname as Buffer, AT_SYMLINK_NOFOLLOW, STATX_REQUEST, statBuf) === 0 &&
+          const mask =
+            statx(dirfd, cname as Buffer, AT_SYMLINK_NOFOLLOW, STATX_REQUEST, statBuf) === 0 &&
             (w[STXW.mask]! & STATX_NEEDED) === STATX_NEEDED
-            ? w[STXW.mask]!
-            : statxCall(dirfd, cname, AT_SYMLINK_NOFOLLOW);
+              ? w[STXW.mask]!
+              : statxCall(dirfd, cname, AT_SYMLINK_NOFOLLOW);
           rawFromStatx(w, mask, out, 0);
         }
       : undefined,
@@ -368,7 +421,8 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     },
 
     pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
-      if (offset < 0 || length < 0 || offset + length > buf.length || position < 0) throw new NativeError('pread', EINVAL);
+      if (offset < 0 || length < 0 || offset + length > buf.length || position < 0)
+        throw new NativeError('pread', EINVAL);
       for (;;) {
         const n = Number(preadFn(fd, buf.subarray(offset, offset + length), length, position));
         if (n >= 0) return n;

@@ -118,7 +118,10 @@ function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {
   try {
     const gettid = libc.func('int gettid(void)') as () => number;
     const setpriority = libc.func('int setpriority(int, unsigned int, int)') as (
-      which: number, who: number, prio: number) => number;
+      which: number,
+      who: number,
+      prio: number,
+    ) => number;
     setpriority(PRIO_PROCESS, gettid(), WORKER_NICE);
   } catch {
     // Default priority.
@@ -135,7 +138,12 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
   const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
   const libc = koffi.load('libc.so.6');
   const statx = libc.func('int statx(int, intptr_t, int, unsigned int, uint8_t *)') as (
-    dirfd: number, path: number, flags: number, mask: number, out: Uint32Array) => number;
+    dirfd: number,
+    path: number,
+    flags: number,
+    mask: number,
+    out: Uint32Array,
+  ) => number;
   // Called when passes found nothing to claim, so a worker that shares a core with the main thread gives it back.
   const schedYield = libc.func('int sched_yield(void)') as () => number;
   lowerPriority(libc);

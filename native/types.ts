@@ -32,8 +32,25 @@ export interface FileStat {
  * `FLAGS` bit 0: the mount id was reported (else `MNT_LO`/`MNT_HI` are 0 and `FileStat.mntId` is undefined).
  */
 export const RAW = Object.freeze({
-  FLAGS: 0, MODE: 1, NLINK: 2, UID: 3, GID: 4, DEV_LO: 5, DEV_HI: 6, INO_LO: 7, INO_HI: 8, SIZE_LO: 9, SIZE_HI: 10,
-  MTIME_S_LO: 11, MTIME_S_HI: 12, MTIME_NS: 13, CTIME_S_LO: 14, CTIME_S_HI: 15, CTIME_NS: 16, MNT_LO: 17, MNT_HI: 18,
+  FLAGS: 0,
+  MODE: 1,
+  NLINK: 2,
+  UID: 3,
+  GID: 4,
+  DEV_LO: 5,
+  DEV_HI: 6,
+  INO_LO: 7,
+  INO_HI: 8,
+  SIZE_LO: 9,
+  SIZE_HI: 10,
+  MTIME_S_LO: 11,
+  MTIME_S_HI: 12,
+  MTIME_NS: 13,
+  CTIME_S_LO: 14,
+  CTIME_S_HI: 15,
+  CTIME_NS: 16,
+  MNT_LO: 17,
+  MNT_HI: 18,
 });
 /** Words in one raw stat record. */
 export const RAW_STAT_WORDS = 19;

@@ -75,9 +75,17 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
   const lib = koffi.load('libc.so.6');
   // openat is variadic in C: the mode must travel through koffi's variadic form (platform.md).
   const openat = lib.func('int openat(int, const uint8_t *, int, ...)') as (...args: unknown[]) => number;
-  const mkdirat = lib.func('int mkdirat(int, const uint8_t *, uint32_t)') as (d: number, n: Buffer, m: number) => number;
+  const mkdirat = lib.func('int mkdirat(int, const uint8_t *, uint32_t)') as (
+    d: number,
+    n: Buffer,
+    m: number,
+  ) => number;
   const renameat = lib.func('int renameat(int, const uint8_t *, int, const uint8_t *)') as (
-    a: number, an: Buffer, b: number, bn: Buffer) => number;
+    a: number,
+    an: Buffer,
+    b: number,
+    bn: Buffer,
+  ) => number;
   const unlinkat = lib.func('int unlinkat(int, const uint8_t *, int)') as (d: number, n: Buffer, f: number) => number;
   const syncfs = lib.func('int syncfs(int)') as unknown as {
     async(fd: number, cb: (err: unknown, rc: number) => void): void;

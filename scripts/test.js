@@ -140,7 +140,8 @@ async function avaAsUnprivileged() {
   try {
     const copy = path.join(made, 'p');
     fs.mkdirSync(copy);
-    for (const part of ['dist', 'node_modules', 'package.json']) copyReadable(path.join(repo, part), path.join(copy, part));
+    for (const part of ['dist', 'node_modules', 'package.json'])
+      copyReadable(path.join(repo, part), path.join(copy, part));
     // A private, writable home for the unprivileged user (ava and Node may want a cache or a config directory).
     const home = path.join(made, 'home');
     fs.mkdirSync(home, { mode: 0o700 });

@@ -22,18 +22,48 @@ export const PUBLIC_MESSAGES: Readonly<Record<PublicCode, string>> = Object.free
  */
 export type Reason =
   // caller and run kind (PRODUCT.md §3)
-  | 'no_home' | 'bad_home' | 'cron_refused' | 'subagent_refused' | 'run_kind_refused' | 'bad_caller'
+  | 'no_home'
+  | 'bad_home'
+  | 'cron_refused'
+  | 'subagent_refused'
+  | 'run_kind_refused'
+  | 'bad_caller'
   // policy (PRODUCT.md §4)
-  | 'policy_missing' | 'policy_invalid' | 'policy_too_large' | 'policy_untrusted'
+  | 'policy_missing'
+  | 'policy_invalid'
+  | 'policy_too_large'
+  | 'policy_untrusted'
   // trust (PRODUCT.md §5)
-  | 'symlink' | 'hard_link' | 'untrusted_owner' | 'group_writable' | 'world_writable' | 'acl_write'
-  | 'acl_unreadable' | 'other_device' | 'not_directory' | 'not_regular' | 'too_large' | 'binary'
-  | 'invalid_utf8' | 'bad_name' | 'hidden' | 'not_markdown' | 'denied' | 'too_deep' | 'missing'
-  | 'sticky_tmp' | 'root_untrusted' | 'entry_ceiling' | 'io_error' | 'unsupported_platform'
+  | 'symlink'
+  | 'hard_link'
+  | 'untrusted_owner'
+  | 'group_writable'
+  | 'world_writable'
+  | 'acl_write'
+  | 'acl_unreadable'
+  | 'other_device'
+  | 'not_directory'
+  | 'not_regular'
+  | 'too_large'
+  | 'binary'
+  | 'invalid_utf8'
+  | 'bad_name'
+  | 'hidden'
+  | 'not_markdown'
+  | 'denied'
+  | 'too_deep'
+  | 'missing'
+  | 'sticky_tmp'
+  | 'root_untrusted'
+  | 'entry_ceiling'
+  | 'io_error'
+  | 'unsupported_platform'
   // requests
-  | 'bad_arguments' | 'bad_id'
+  | 'bad_arguments'
+  | 'bad_id'
   // worker / plugin transport
-  | 'worker_protocol' | 'internal';
+  | 'worker_protocol'
+  | 'internal';
 
 /**
  * A refusal with a public code and an operator reason.

@@ -88,7 +88,10 @@ export function resolveCallerHome(
 }
 
 /** Build the caller record for MCP mode and the one-shot commands from `--home` and `--run-kind`. */
-export function callerFromFlags(home: string | undefined, runKind: string | undefined): { caller: Caller; warning?: string } {
+export function callerFromFlags(
+  home: string | undefined,
+  runKind: string | undefined,
+): { caller: Caller; warning?: string } {
   const kind = parseRunKind(runKind);
   const resolved = resolveCallerHome(home);
   const caller: Caller = { home: resolved.home, ...runKindSignals(kind) };

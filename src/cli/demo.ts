@@ -170,10 +170,12 @@ class Narrator {
     const caller: Caller = { home: this.world.homes[profile], profile, ...kind };
     this.logged.length = 0;
     const result = this.bridge.call(tool, args, caller);
-    const shownKind = kind.cron && kind.subagent ? 'unknown' : kind.cron ? 'cron' : kind.subagent ? 'subagent' : 'interactive';
+    const shownKind =
+      kind.cron && kind.subagent ? 'unknown' : kind.cron ? 'cron' : kind.subagent ? 'subagent' : 'interactive';
     this.say(`  ${profile} (${shownKind}) → ${tool}(${JSON.stringify(args)})`);
     for (const line of JSON.stringify(result, null, 2).split('\n')) this.say(`    ${line}`);
-    if (this.logged.length > 0) this.say(`  operator log (stderr, never shown to the model): ${this.logged.join(', ')}`);
+    if (this.logged.length > 0)
+      this.say(`  operator log (stderr, never shown to the model): ${this.logged.join(', ')}`);
     return result;
   }
 
@@ -235,13 +237,23 @@ function tour(world: DemoWorld, n: Narrator): void {
   n.heading('front matter is indexed but never shown');
   n.say('  decisions/compost.md starts with a YAML block (title, tags, aliases, owner).');
   const compost = n.call('gardener', 'memory_bridge_search', { query: 'compost' });
-  const hit = compost.ok && 'results' in compost ? compost.results.find((r) => r.id === 'decisions/compost.md') : undefined;
-  n.expect(hit !== undefined && hit.title === 'Compost decision', 'the title is the first heading, not the front matter');
-  n.expect(hit !== undefined && !hit.snippet.includes('owner:') && !hit.snippet.includes('---'), 'the snippet skips the front matter');
+  const hit =
+    compost.ok && 'results' in compost ? compost.results.find((r) => r.id === 'decisions/compost.md') : undefined;
+  n.expect(
+    hit !== undefined && hit.title === 'Compost decision',
+    'the title is the first heading, not the front matter',
+  );
+  n.expect(
+    hit !== undefined && !hit.snippet.includes('owner:') && !hit.snippet.includes('---'),
+    'the snippet skips the front matter',
+  );
 
   n.heading('bad arguments get a fixed error with a hint, never a stack trace');
   const bad = n.call('gardener', 'memory_bridge_search', { query: 'garden', limit: 0 });
-  n.expect(code(bad) === 'invalid_request' && !bad.ok && typeof bad.error.hint === 'string', 'invalid_request names the argument');
+  n.expect(
+    code(bad) === 'invalid_request' && !bad.ok && typeof bad.error.hint === 'string',
+    'invalid_request names the argument',
+  );
   const extra = n.call('gardener', 'memory_bridge_read', { id: 'projects/garden.md', path: '/etc/passwd' });
   n.expect(code(extra) === 'invalid_request', 'an unknown argument is refused too');
 
@@ -266,8 +278,11 @@ function tour(world: DemoWorld, n: Narrator): void {
   const after = n.call('gardener', 'memory_bridge_read', { id: 'decisions/watering.md' });
   n.expect(code(after) === 'not_found_or_denied', 'the very next read is refused, with no restart');
   const afterSearch = n.call('gardener', 'memory_bridge_search', { query: 'rainwater dawn' });
-  n.expect(afterSearch.ok && !ids(afterSearch).some((id) => id.startsWith('decisions/')), 'search no longer shows decisions');
-  n.say('  …and removes the visitor\'s policy file altogether:');
+  n.expect(
+    afterSearch.ok && !ids(afterSearch).some((id) => id.startsWith('decisions/')),
+    'search no longer shows decisions',
+  );
+  n.say("  …and removes the visitor's policy file altogether:");
   world.removePolicy('visitor');
   const gone = n.call('visitor', 'memory_bridge_search', { query: 'garden' });
   n.expect(code(gone) === 'unavailable', 'without a policy there is no memory at all');
@@ -283,7 +298,11 @@ async function prompt(world: DemoWorld, n: Narrator, io: DemoIo): Promise<void> 
   for (const name of Object.keys(PROFILES) as ProfileName[]) n.say(`  profile "${name}" ${PROFILES[name].blurb}`);
   n.say(INTERACTIVE_HELP);
   let profile: ProfileName = 'gardener';
-  const rl = readline.createInterface({ input: io.input, output: io.out, terminal: (io.input as { isTTY?: boolean }).isTTY === true });
+  const rl = readline.createInterface({
+    input: io.input,
+    output: io.out,
+    terminal: (io.input as { isTTY?: boolean }).isTTY === true,
+  });
   // On a terminal, Ctrl+C reaches readline rather than the process: treat it as "quit" so the tree is removed.
   rl.on('SIGINT', () => rl.close());
   const ask = (): void => {

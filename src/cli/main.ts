@@ -32,7 +32,12 @@ const PROG = 'memory-bridge';
 function isCommand(value: unknown): value is Command {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Record<string, unknown>;
-  return typeof c.name === 'string' && typeof c.summary === 'string' && typeof c.usage === 'string' && typeof c.run === 'function';
+  return (
+    typeof c.name === 'string' &&
+    typeof c.summary === 'string' &&
+    typeof c.usage === 'string' &&
+    typeof c.run === 'function'
+  );
 }
 
 /**
@@ -65,7 +70,7 @@ async function topUsage(): Promise<string> {
   lines.push(
     '',
     'Options:',
-    '  --help     show this help (or a command\'s help: memory-bridge <command> --help)',
+    "  --help     show this help (or a command's help: memory-bridge <command> --help)",
     '  --version  print the version',
     '',
     'Exit codes: 0 ok, 1 operational failure (including a tool answer with "ok": false), 2 usage error.',

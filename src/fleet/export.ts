@@ -15,7 +15,14 @@ import { BridgeError } from '../errors.js';
 import { openTrustedDir, closeQuietly } from '../trust/path.js';
 import { isLive, parseCard, type Card } from './card.js';
 import { ExportError } from './errors.js';
-import { cardLocation, historyFile, HISTORY_DIR, parseHistoryFile, type CardLocation, type ChangedNames } from './layout.js';
+import {
+  cardLocation,
+  historyFile,
+  HISTORY_DIR,
+  parseHistoryFile,
+  type CardLocation,
+  type ChangedNames,
+} from './layout.js';
 import { bodyText, parseRendered, renderCard } from './render.js';
 import { findSecrets, redact, redactForName } from './secrets.js';
 import { readJsonl } from './source-jsonl.js';
@@ -112,7 +119,11 @@ function redactCard(c: Card): Card {
     author_node: c.author_node === null ? null : redact(c.author_node),
     author_profile: c.author_profile === null ? null : redact(c.author_profile),
     entities: c.entities.map(redact),
-    relations: c.relations.map((r) => ({ source: redact(r.source), relation: redact(r.relation), target: redact(r.target) })),
+    relations: c.relations.map((r) => ({
+      source: redact(r.source),
+      relation: redact(r.relation),
+      target: redact(r.target),
+    })),
   };
 }
 
@@ -168,7 +179,9 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
     outFd = openTrustedDir(out, 'out', native);
   } catch (e) {
     if (e instanceof BridgeError) {
-      throw new ExportError(`--out ${out} does not pass the trust rule (${e.reason}); it must be an existing directory owned by you or root, not writable by anyone else, reached without symlinks`);
+      throw new ExportError(
+        `--out ${out} does not pass the trust rule (${e.reason}); it must be an existing directory owned by you or root, not writable by anyone else, reached without symlinks`,
+      );
     }
     throw e;
   }
@@ -177,7 +190,9 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
     const st = native.fstat(outFd);
     const traversable = (st.mode & 0o001) !== 0 || (st.gid === gid && (st.mode & 0o010) !== 0);
     if (!traversable) {
-      log(`export-fleet: warning: ${out} is not traversable by group ${opts.group} (mode ${(st.mode & 0o7777).toString(8)}, group ${st.gid}); members of that group cannot reach the files until you give it g+x and that group`);
+      log(
+        `export-fleet: warning: ${out} is not traversable by group ${opts.group} (mode ${(st.mode & 0o7777).toString(8)}, group ${st.gid}); members of that group cannot reach the files until you give it g+x and that group`,
+      );
     }
   }
   let lockFd: number | null = null;
@@ -190,7 +205,8 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
         onWait: () => log(`export-fleet: another export into ${out} is running; waiting for it to finish`),
       });
     } catch (e) {
-      if (e instanceof Error && e.message === 'locked') throw new ExportError(`another export into ${out} is running (--no-wait given)`);
+      if (e instanceof Error && e.message === 'locked')
+        throw new ExportError(`another export into ${out} is running (--no-wait given)`);
       if (e instanceof BlockedError) throw new ExportError(`${path.join(out, e.relPath)}: ${e.why}`);
       throw e;
     }
@@ -198,7 +214,9 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
     try {
       manifest = tree.loadManifest();
     } catch (e) {
-      throw new ExportError(`cannot use the manifest in ${out} (${e instanceof Error ? e.message : 'error'}); move it aside to start over`);
+      throw new ExportError(
+        `cannot use the manifest in ${out} (${e instanceof Error ? e.message : 'error'}); move it aside to start over`,
+      );
     }
     // A run that was killed left these; the manifest says they are ours.
     for (const t of manifest.temps) tree.removeTemp(t);
@@ -227,7 +245,14 @@ async function applyRead(
   log: (line: string) => void,
 ): Promise<ExportReport> {
   const summary: ExportSummary = {
-    ok: true, written: 0, unchanged: 0, removed: 0, history: 0, skipped_secret: 0, skipped_invalid: read.invalid, skipped_expired: 0,
+    ok: true,
+    written: 0,
+    unchanged: 0,
+    removed: 0,
+    history: 0,
+    skipped_secret: 0,
+    skipped_invalid: read.invalid,
+    skipped_expired: 0,
   };
   const secretIds: string[] = [];
   // Ids still matching a credential pattern after --redact (possible only when sanitising a name creates one).
@@ -255,7 +280,11 @@ async function applyRead(
     const c = parsed.card;
     if (opts.domains.length > 0 && !opts.domains.includes(c.domain)) continue;
     const prev = byId.get(c.id);
-    if (prev === undefined || c.updated_at > prev.updated_at || (c.updated_at === prev.updated_at && c.revision >= prev.revision)) {
+    if (
+      prev === undefined ||
+      c.updated_at > prev.updated_at ||
+      (c.updated_at === prev.updated_at && c.revision >= prev.revision)
+    ) {
       byId.set(c.id, c);
     }
   }
@@ -263,7 +292,9 @@ async function applyRead(
   // A read with no valid card in scope would empty the scope: refuse unless the operator says it is really empty.
   const scopeHasFiles = Object.values(manifest.files).some((e) => e.kind === 'current' && inScope(e));
   if (byId.size === 0 && scopeHasFiles && opts.allowEmpty !== true) {
-    throw new ExportError('the source yielded no valid card in scope, but earlier exports wrote files there; nothing was changed (pass --allow-empty if the source really is empty)');
+    throw new ExportError(
+      'the source yielded no valid card in scope, but earlier exports wrote files there; nothing was changed (pass --allow-empty if the source really is empty)',
+    );
   }
 
   // 2. Decide per card.
@@ -286,7 +317,12 @@ async function applyRead(
         continue;
       }
       c = redactCard(c);
-      named = { ...c, domain: redactForName(c0.domain), client_id: redactForName(c0.client_id), slot_name: redactForName(c0.slot_name) };
+      named = {
+        ...c,
+        domain: redactForName(c0.domain),
+        client_id: redactForName(c0.client_id),
+        slot_name: redactForName(c0.slot_name),
+      };
       changed = { client: named.client_id !== c0.client_id, slot: named.slot_name !== c0.slot_name };
     }
     const loc = cardLocation(named, changed);
@@ -322,7 +358,10 @@ async function applyRead(
         continue;
       }
       if (manifest.files[rel] === undefined || !tree.isOwnFile(p.stat)) {
-        throw new BlockedError(rel, manifest.files[rel] === undefined ? 'exists but the export did not write it' : 'not a file the export wrote');
+        throw new BlockedError(
+          rel,
+          manifest.files[rel] === undefined ? 'exists but the export did not write it' : 'not a file the export wrote',
+        );
       }
       const old = tree.readOwn(dirFd!, r.loc.file, p.stat, rel);
       newEntries.set(rel, entry);
@@ -345,7 +384,8 @@ async function applyRead(
         if (hp.kind === 'present') {
           // Already kept (a run killed after writing it) — or something that is not ours: then keep the old
           // current file rather than lose the only copy of that revision.
-          if (manifest.files[hrel] === undefined || !tree.isOwnFile(hp.stat)) throw new BlockedError(hrel, 'history name taken by a file the export did not write');
+          if (manifest.files[hrel] === undefined || !tree.isOwnFile(hp.stat))
+            throw new BlockedError(hrel, 'history name taken by a file the export did not write');
         } else if (!historyNamesPlanned.has(hrel)) {
           historyNamesPlanned.add(hrel);
           steps.push({ op: 'history', ready: r, dir: r.loc.dir, file: hfile, bytes: old, temp: tempName() });
@@ -366,7 +406,9 @@ async function applyRead(
   const readyById = new Map(ready.map((r) => [r.card.id, r] as const));
   const removals: string[] = [];
   if (unidentified > 0 && scopeHasFiles) {
-    log(`export-fleet: ${unidentified} record(s) carry no point id, so any card could be among them; no file is removed this run`);
+    log(
+      `export-fleet: ${unidentified} record(s) carry no point id, so any card could be among them; no file is removed this run`,
+    );
   }
   for (const [rel, e] of Object.entries(unidentified > 0 ? {} : manifest.files)) {
     if (e.kind !== 'current' || !inScope(e) || currentPaths.has(rel)) continue;
@@ -383,13 +425,24 @@ async function applyRead(
       const facts = parseRendered(old);
       if (facts !== null && facts.revision === moved.card.revision && facts.body === renderedBody(moved.card)) continue;
       const stem = name.slice(0, -'.md'.length);
-      const hfile = historyFile(stem, facts?.revision ?? 0, facts?.updatedAt ?? Number(p.stat.mtimeNs / 1_000_000_000n));
+      const hfile = historyFile(
+        stem,
+        facts?.revision ?? 0,
+        facts?.updatedAt ?? Number(p.stat.mtimeNs / 1_000_000_000n),
+      );
       const hrel = `${dir.join('/')}/${HISTORY_DIR}/${hfile}`;
       if (historyNamesPlanned.has(hrel)) continue;
       const hdir = tree.openDir([...dir, HISTORY_DIR], false);
       if (hdir !== null && tree.presence(hdir, hfile).kind === 'present') continue;
       historyNamesPlanned.add(hrel);
-      steps.unshift({ op: 'history', ready: moved, dir: [dir[0]!, dir[1]!], file: hfile, bytes: old, temp: tempName() });
+      steps.unshift({
+        op: 'history',
+        ready: moved,
+        dir: [dir[0]!, dir[1]!],
+        file: hfile,
+        bytes: old,
+        temp: tempName(),
+      });
       newEntries.set(hrel, { source: e.source, domain: e.domain, point: e.point, kind: 'history' });
     } catch (err) {
       if (!(err instanceof BlockedError)) throw err;
@@ -503,10 +556,14 @@ async function applyRead(
   if (blocked.length > 0) summary.ok = false;
   for (const b of blocked) log(`export-fleet: left alone: ${b}`);
   if (secretIds.length > 0) {
-    log(`export-fleet: ${secretIds.length} card(s) hold a credential and were not written (use --redact to write them redacted): ${secretIds.join(', ')}`);
+    log(
+      `export-fleet: ${secretIds.length} card(s) hold a credential and were not written (use --redact to write them redacted): ${secretIds.join(', ')}`,
+    );
   }
   if (unredactable.length > 0) {
-    log(`export-fleet: ${unredactable.length} card(s) still matched a credential pattern after redaction (in the file name sanitising made) and were not written: ${unredactable.join(', ')}`);
+    log(
+      `export-fleet: ${unredactable.length} card(s) still matched a credential pattern after redaction (in the file name sanitising made) and were not written: ${unredactable.join(', ')}`,
+    );
   }
   return { summary, secretIds: [...secretIds, ...unredactable], blocked };
 }

@@ -105,7 +105,8 @@ export function cardLocation(
 ): CardLocation {
   const domain = domainSegment(card.domain);
   const client = freeTextSegment(card.client_id, [HISTORY_DIR], changed.client === true);
-  const slot = card.memory_type === 'episodic' ? 'episodic' : freeTextSegment(card.slot_name, [], changed.slot === true);
+  const slot =
+    card.memory_type === 'episodic' ? 'episodic' : freeTextSegment(card.slot_name, [], changed.slot === true);
   const stem = `${slot}--${card.id}`;
   const file = `${stem}.md`;
   return { dir: [domain, client], stem, file, relPath: `${domain}/${client}/${file}` };
@@ -113,7 +114,10 @@ export function cardLocation(
 
 /** `yyyymmddThhmmssZ` in UTC for epoch seconds (fractions dropped). */
 export function compactUtc(epochSeconds: number): string {
-  return new Date(Math.floor(epochSeconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  return new Date(Math.floor(epochSeconds) * 1000)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
 }
 
 /** History file name for an earlier export of a card: `<stem>--r<revision>-<yyyymmddThhmmssZ>.md`. */

@@ -11,7 +11,8 @@ export const MAX_TITLE_CHARS = 200;
 
 // Characters escaped inside a double-quoted YAML scalar: C0/C1 controls, DEL, `"`, `\`, and Unicode format or
 // separator characters (bidi controls, zero-width, BOM, U+2028/9) that would make a value read differently.
-const YAML_ESCAPE = /[\u0000-\u001f\u007f-\u009f"\\\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+const YAML_ESCAPE =
+  /[\u0000-\u001f\u007f-\u009f"\\\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
 
 /** Replace lone surrogates with U+FFFD (what String.prototype.toWellFormed does; not in this TS lib target). */
 export function wellFormed(s: string): string {

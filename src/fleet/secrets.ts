@@ -44,10 +44,7 @@ const PATTERNS: ReadonlyArray<readonly [SecretKind, RegExp]> = [
   ['slack_token', /(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/g],
   ['telegram_bot_token', /(?<![0-9])[0-9]{8,10}:[A-Za-z0-9_-]{35,}/g],
   // A PEM private-key block: from BEGIN to its END line, or to the end of the text when the END line is missing.
-  [
-    'private_key',
-    /-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY-----|[\s\S]*$)/g,
-  ],
+  ['private_key', /-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY-----|[\s\S]*$)/g],
 ];
 
 /**

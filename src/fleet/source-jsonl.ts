@@ -60,7 +60,13 @@ export function readJsonl(file: string): SourceRead {
       const where = i === lines.length - 1 ? ' (the last line, without a newline: the file looks cut short)' : '';
       throw new ExportError(`${file}: line ${i + 1} is not JSON${where}; nothing was changed`);
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !('id' in value) || !('payload' in value)) {
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      Array.isArray(value) ||
+      !('id' in value) ||
+      !('payload' in value)
+    ) {
       invalid += 1;
       continue;
     }

@@ -102,7 +102,7 @@ export function resolveQdrantSettings(env: NodeJS.ProcessEnv, flags: QdrantFlags
   if (flags.url !== undefined) url = checkUrl(flags.url, '--url');
   else if (!hostFlags && env.FLEET_QDRANT_URL) url = checkUrl(env.FLEET_QDRANT_URL, 'FLEET_QDRANT_URL');
   const host = flags.host ?? env.FLEET_QDRANT_HOST ?? '127.0.0.1';
-  if (host === '' || /[/:\s]/.test(host) && !/^\[?[0-9a-fA-F:]+\]?$/.test(host)) {
+  if (host === '' || (/[/:\s]/.test(host) && !/^\[?[0-9a-fA-F:]+\]?$/.test(host))) {
     throw new ExportError('--host: expected a host name without scheme or port', 2);
   }
   const port =
@@ -111,7 +111,8 @@ export function resolveQdrantSettings(env: NodeJS.ProcessEnv, flags: QdrantFlags
       : env.FLEET_QDRANT_PORT
         ? parsePort(env.FLEET_QDRANT_PORT, 'FLEET_QDRANT_PORT')
         : 6333;
-  const https = flags.https ?? (env.FLEET_QDRANT_HTTPS ? parseBool(env.FLEET_QDRANT_HTTPS, 'FLEET_QDRANT_HTTPS') : false);
+  const https =
+    flags.https ?? (env.FLEET_QDRANT_HTTPS ? parseBool(env.FLEET_QDRANT_HTTPS, 'FLEET_QDRANT_HTTPS') : false);
   return { url, host, port, https, timeoutSeconds, collection, apiKeyEnv };
 }
 
@@ -154,7 +155,8 @@ function describeFailure(e: unknown, s: QdrantSettings, pages: number): string {
     if (err.status === 404) return `Qdrant at ${where}: the collection does not exist (404)`;
     return `Qdrant at ${where} failed with HTTP ${err.status} ${during}`;
   }
-  if (err.name === 'QdrantClientUnexpectedResponseError') return `Qdrant at ${where} sent an unexpected response ${during}`;
+  if (err.name === 'QdrantClientUnexpectedResponseError')
+    return `Qdrant at ${where} sent an unexpected response ${during}`;
   const code = err.cause?.code;
   if (code) return `cannot reach Qdrant at ${where}: ${code}`;
   return `cannot read from Qdrant at ${where} ${during}`;
@@ -182,12 +184,19 @@ export async function readQdrant(
   let client: QdrantClient;
   try {
     const common = { headers, timeout: Math.round(s.timeoutSeconds * 1000), checkCompatibility: false };
-    client = s.url !== null ? new QdrantClient({ url: s.url, ...common }) : new QdrantClient({ host: s.host, port: s.port, https: s.https, ...common });
+    client =
+      s.url !== null
+        ? new QdrantClient({ url: s.url, ...common })
+        : new QdrantClient({ host: s.host, port: s.port, https: s.https, ...common });
   } catch {
     throw new ExportError(`invalid Qdrant settings for ${endpointOf(s)}`, 2);
   }
   const endpoint = endpointOf(s);
-  if (headers['api-key'] !== undefined && endpoint.startsWith('http://') && !/^http:\/\/(127\.|localhost:|\[::1\]:)/.test(endpoint)) {
+  if (
+    headers['api-key'] !== undefined &&
+    endpoint.startsWith('http://') &&
+    !/^http:\/\/(127\.|localhost:|\[::1\]:)/.test(endpoint)
+  ) {
     process.stderr.write(`export-fleet: warning: sending the Qdrant key over plain http to ${endpoint}\n`);
   }
   const filter = scrollFilter(domains);

@@ -101,13 +101,19 @@ export function emptyManifest(): Manifest {
 /** True for a root-relative path the exporter could have written: 3 or 4 portable segments, a `.md` file. */
 function plausibleFile(rel: string): boolean {
   const segs = rel.split('/');
-  return (segs.length === 3 || (segs.length === 4 && segs[2] === 'history')) && segs.every(isPortableName) && rel.endsWith('.md');
+  return (
+    (segs.length === 3 || (segs.length === 4 && segs[2] === 'history')) &&
+    segs.every(isPortableName) &&
+    rel.endsWith('.md')
+  );
 }
 
 /** True for a directory the exporter could have made: 1–3 portable segments, the third only `history`. */
 function plausibleDir(rel: string): boolean {
   const segs = rel.split('/');
-  return segs.length >= 1 && segs.length <= 3 && (segs.length < 3 || segs[2] === 'history') && segs.every(isPortableName);
+  return (
+    segs.length >= 1 && segs.length <= 3 && (segs.length < 3 || segs[2] === 'history') && segs.every(isPortableName)
+  );
 }
 
 /** True for a temp path the exporter could have made: 0–3 portable directories, then a temp name. */
@@ -123,7 +129,8 @@ function plausibleTemp(rel: string): boolean {
  */
 export function parseManifest(bytes: Buffer): Manifest {
   const raw = JSON.parse(bytes.toString('utf8')) as unknown;
-  if (typeof raw !== 'object' || raw === null || (raw as { version?: unknown }).version !== 1) throw new Error('not a manifest');
+  if (typeof raw !== 'object' || raw === null || (raw as { version?: unknown }).version !== 1)
+    throw new Error('not a manifest');
   const r = raw as { files?: unknown; temps?: unknown };
   const m = emptyManifest();
   if (typeof r.files === 'object' && r.files !== null) {
@@ -138,7 +145,8 @@ export function parseManifest(bytes: Buffer): Manifest {
   const d = (raw as { dirs?: unknown }).dirs;
   if (typeof d === 'object' && d !== null && !Array.isArray(d)) {
     for (const [rel, ino] of Object.entries(d as Record<string, unknown>)) {
-      if (plausibleDir(rel) && typeof ino === 'string' && /^(?:[0-9]{1,20}(?:-[0-9]{1,25})?)?$/.test(ino)) m.dirs[rel] = ino;
+      if (plausibleDir(rel) && typeof ino === 'string' && /^(?:[0-9]{1,20}(?:-[0-9]{1,25})?)?$/.test(ino))
+        m.dirs[rel] = ino;
     }
   }
   if (Array.isArray(r.temps)) m.temps = r.temps.filter((t): t is string => typeof t === 'string' && plausibleTemp(t));
@@ -221,7 +229,8 @@ export class OutTree {
       try {
         child = this.native.openDirAt(fd, seg);
       } catch (e) {
-        if (!(e instanceof NativeError) || e.errno !== ENOENT) throw new BlockedError(next, 'not a plain directory (symlink or other object)');
+        if (!(e instanceof NativeError) || e.errno !== ENOENT)
+          throw new BlockedError(next, 'not a plain directory (symlink or other object)');
         if (!create || this.dryRun) return null;
         try {
           this.wn.mkdirAt(fd, seg, 0o700);
@@ -322,7 +331,8 @@ export class OutTree {
     const fd = this.native.openFileAt(dirFd, name);
     try {
       const now = this.native.fstat(fd);
-      if (now.ino !== st.ino || now.dev !== st.dev || !this.isOwnFile(now)) throw new BlockedError(rel, 'changed while being read');
+      if (now.ino !== st.ino || now.dev !== st.dev || !this.isOwnFile(now))
+        throw new BlockedError(rel, 'changed while being read');
       const bytes = readExactly(this.native, fd, now.size);
       if (bytes === null) throw new BlockedError(rel, 'changed while being read');
       return bytes;

@@ -57,8 +57,9 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
     'remove group write permission: chmod g-w; if `ls -l` shows a "+" after the mode, an ACL is the cause (its mask shows in the group bits): inspect it with getfacl and clear it with setfacl -b',
   world_writable: 'remove world write permission: chmod o-w',
   acl_write: 'an ACL lets someone else write it: remove that entry (setfacl -x …) or all extended entries (setfacl -b)',
-  acl_unreadable: 'its ACL could not be read or validated (filesystem without ACL support?): keep notes on ext4, tmpfs, btrfs, xfs or APFS',
-  other_device: 'it is on a different filesystem than the root (a mount point): move it onto the root\'s filesystem',
+  acl_unreadable:
+    'its ACL could not be read or validated (filesystem without ACL support?): keep notes on ext4, tmpfs, btrfs, xfs or APFS',
+  other_device: "it is on a different filesystem than the root (a mount point): move it onto the root's filesystem",
   not_directory: 'expected a directory: use a real directory',
   not_regular: 'only regular files are notes: remove the FIFO, socket or device file',
   too_large: 'bigger than limits.max_file_bytes: split the note, or raise max_file_bytes (ceiling 1048576)',
@@ -67,30 +68,38 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   bad_name: 'the name fails the names rule: rename it to letters, digits, ".", "_" and "-", or set "names": "unicode"',
   hidden: 'hidden names (leading dot) are always skipped: rename it if it should be visible',
   not_markdown: 'only names ending in lowercase ".md" are notes',
-  denied: 'the policy does not allow it (no allow pattern matches, or a deny pattern does): edit allow/deny if it should be visible',
+  denied:
+    'the policy does not allow it (no allow pattern matches, or a deny pattern does): edit allow/deny if it should be visible',
   too_deep: 'deeper than limits.max_depth: raise max_depth (ceiling 16) or move the note up',
   missing: 'it does not exist (check the path and its spelling, byte for byte)',
   sticky_tmp: 'a shared sticky temp directory cannot be the root or hold the policy: use a private directory',
   root_untrusted: 'the root or a directory above it can be written by someone else: fix its owner, mode or ACL',
-  entry_ceiling: 'more than 50,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
+  entry_ceiling:
+    'more than 50,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
   io_error: 'an I/O error: check the filesystem (dmesg) and permissions',
   unsupported_platform: 'memory-bridge runs on Linux and macOS only; every call is unavailable here',
   policy_missing: 'create it from policy.example.json: mkdir -p the directory (chmod 700) and the file (chmod 600)',
   policy_invalid: 'fix the policy file; the problem is described above',
   policy_too_large: 'the policy is over 64 KiB: shorten it',
-  policy_untrusted: 'the policy file or a directory above it can be written by someone else (owner, group/world write, ACL, symlink, hard link): fix it',
+  policy_untrusted:
+    'the policy file or a directory above it can be written by someone else (owner, group/world write, ACL, symlink, hard link): fix it',
   bad_home: 'the home must be an absolute path without ".", ".." or a trailing "/"',
   not_installed: 'only needed for Hermes plugin mode: memory-bridge install --home <home>',
   foreign_plugin: 'another plugin occupies plugins/memory-bridge: move it away, then run memory-bridge install',
   modified_plugin: 'the installed shim has local changes: memory-bridge install --force restores it',
-  worker_paths_missing: 'the node binary or CLI recorded at install time is gone (node upgraded or package moved): run memory-bridge install again',
+  worker_paths_missing:
+    'the node binary or CLI recorded at install time is gone (node upgraded or package moved): run memory-bridge install again',
   worker_program_untrusted:
     'someone other than you or root could change the program Hermes starts (the path named above): fix its owner, mode or ACL (chown, chmod go-w, setfacl -b), or install memory-bridge in a directory only you or root can write and run memory-bridge install again',
-  install_record_untrusted: 'install.json must be owned by you (or root) and not group/world-writable: chmod 600, or reinstall',
+  install_record_untrusted:
+    'install.json must be owned by you (or root) and not group/world-writable: chmod 600, or reinstall',
   version_mismatch: 'the installed shim comes from another memory-bridge version: run memory-bridge install again',
-  unverified_platform: 'this platform\'s bindings were written from documentation and never run here; test with doctor --explain before relying on it',
-  truncated: 'a budget stopped the scan or notes lie below max_depth: searches may miss notes; raise the limits or narrow "allow"',
-  no_visible_notes: 'no note passes the policy and the trust rule, so searches find nothing: check "allow" and the counts above, or try doctor --explain ID',
+  unverified_platform:
+    "this platform's bindings were written from documentation and never run here; test with doctor --explain before relying on it",
+  truncated:
+    'a budget stopped the scan or notes lie below max_depth: searches may miss notes; raise the limits or narrow "allow"',
+  no_visible_notes:
+    'no note passes the policy and the trust rule, so searches find nothing: check "allow" and the counts above, or try doctor --explain ID',
   no_home: 'the home directory does not exist: pass --home or set HERMES_HOME',
   internal: 'unexpected failure: run again; if it persists, report it',
 });
@@ -107,7 +116,10 @@ function reasonOf(err: unknown): string {
  * The first directory on `absPath` (from `/` down) that fails the trust walk, for pointing at the culprit.
  * A sticky temp directory is only reported when it is the last component (it is accepted as an ancestor).
  */
-export function firstUntrustedDir(absPath: string, native: Native): { dir: string; path: string; reason: string } | undefined {
+export function firstUntrustedDir(
+  absPath: string,
+  native: Native,
+): { dir: string; path: string; reason: string } | undefined {
   const segments = absPath === '/' ? [] : absPath.slice(1).split('/');
   for (let i = 0; i <= segments.length; i++) {
     const dir = `/${segments.slice(0, i).join('/')}`;
@@ -188,7 +200,11 @@ function programFileProblem(file: string, native: Native, depth = 0): { path: st
  * `dist/` and `node_modules/` directories (everything the CLI imports lives below those two). A missing
  * node_modules is not a problem here (dependencies may then be resolved higher up, which this check cannot see).
  */
-export function workerProgramProblem(node: string, cli: string, native: Native): { path: string; reason: string } | undefined {
+export function workerProgramProblem(
+  node: string,
+  cli: string,
+  native: Native,
+): { path: string; reason: string } | undefined {
   for (const file of [node, cli]) {
     const problem = programFileProblem(file, native);
     if (problem !== undefined) return problem;
@@ -243,16 +259,31 @@ function pluginChecks(
     const st = fs.lstatSync(path.join(p.dir, 'install.json'));
     const uid = process.getuid?.() ?? -1;
     if (!st.isFile() || (st.uid !== uid && st.uid !== 0) || (st.mode & 0o022) !== 0) {
-      return { name: 'plugin', ok: false, reason: 'install_record_untrusted', remedy: remedyOf('install_record_untrusted') };
+      return {
+        name: 'plugin',
+        ok: false,
+        reason: 'install_record_untrusted',
+        remedy: remedyOf('install_record_untrusted'),
+      };
     }
   } catch {
-    return { name: 'plugin', ok: false, reason: 'install_record_untrusted', remedy: remedyOf('install_record_untrusted') };
+    return {
+      name: 'plugin',
+      ok: false,
+      reason: 'install_record_untrusted',
+      remedy: remedyOf('install_record_untrusted'),
+    };
   }
   if (native !== null) {
     const problem = workerProgramProblem(p.node, p.cli, native);
     if (problem !== undefined) {
       lines.push(`not trusted: ${problem.path} (${problem.reason}: ${remedyOf(problem.reason)})`);
-      return { name: 'plugin', ok: false, reason: 'worker_program_untrusted', remedy: remedyOf('worker_program_untrusted') };
+      return {
+        name: 'plugin',
+        ok: false,
+        reason: 'worker_program_untrusted',
+        remedy: remedyOf('worker_program_untrusted'),
+      };
     }
   }
   if (p.modified.length > 0) {
@@ -279,7 +310,12 @@ export function runDoctor(home: string, options: { version?: string } = {}): Doc
 
   const native = getNative();
   if (native === null) {
-    checks.push({ name: 'platform', ok: false, reason: 'unsupported_platform', remedy: remedyOf('unsupported_platform') });
+    checks.push({
+      name: 'platform',
+      ok: false,
+      reason: 'unsupported_platform',
+      remedy: remedyOf('unsupported_platform'),
+    });
     details.set('platform', [`${process.platform} ${process.arch}: no bindings`]);
   } else if (!native.verified) {
     checks.push({ name: 'platform', ok: true, reason: 'unverified_platform', remedy: remedyOf('unverified_platform') });
@@ -310,7 +346,8 @@ export function runDoctor(home: string, options: { version?: string } = {}): Doc
     if (!status.loads && status.detail !== undefined) lines.push(`problem: ${status.detail}`);
     if (native !== null && (reason === 'policy_untrusted' || reason === 'policy_missing')) {
       const culprit = firstUntrustedDir(path.posix.dirname(policyFile), native);
-      if (culprit !== undefined) lines.push(`first failing directory: ${culprit.dir} (${culprit.reason}: ${remedyOf(culprit.reason)})`);
+      if (culprit !== undefined)
+        lines.push(`first failing directory: ${culprit.dir} (${culprit.reason}: ${remedyOf(culprit.reason)})`);
       else if (reason === 'policy_untrusted') {
         try {
           readTrustedFile(policyFile, MAX_POLICY_BYTES, native);
@@ -350,10 +387,12 @@ export function runDoctor(home: string, options: { version?: string } = {}): Doc
       const scan = scanTree(rootFd, policy, scanLimitsOf(policy), { has: () => false }, native!);
       for (const [reason, n] of Object.entries(scan.skipped)) if (n !== undefined && n > 0) counts[reason] = n;
       const lines = [`${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`];
-      for (const [reason, n] of Object.entries(counts).sort()) lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason)}`);
+      for (const [reason, n] of Object.entries(counts).sort())
+        lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason)}`);
       details.set('tree', lines);
       if (scan.truncated) checks.push({ name: 'tree', ok: true, reason: 'truncated', remedy: remedyOf('truncated') });
-      else if (scan.notes.length === 0) checks.push({ name: 'tree', ok: true, reason: 'no_visible_notes', remedy: remedyOf('no_visible_notes') });
+      else if (scan.notes.length === 0)
+        checks.push({ name: 'tree', ok: true, reason: 'no_visible_notes', remedy: remedyOf('no_visible_notes') });
       else checks.push({ name: 'tree', ok: true });
     } catch (err) {
       const reason = reasonOf(err);
@@ -384,7 +423,9 @@ export function explainNote(home: string, id: string): DoctorResult {
     validateId(id);
     checks.push({ name: 'id', ok: true });
   } catch {
-    details.set('id', ['ids are root-relative paths: no leading "/", no "." or ".." or empty segments, no "\\" or control characters, at most 512 characters and 16 segments']);
+    details.set('id', [
+      'ids are root-relative paths: no leading "/", no "." or ".." or empty segments, no "\\" or control characters, at most 512 characters and 16 segments',
+    ]);
     return fail('id', 'bad_id', 'write the id exactly as memory_bridge_search returns it');
   }
 
@@ -414,14 +455,30 @@ export function explainNote(home: string, id: string): DoctorResult {
   const matching = (list: readonly string[]): string[] => list.filter((p) => PatternSet.compile([p]).matches(id));
   const allowHits = matching(policy.allow);
   const denyHits = matching(policy.deny);
-  details.set('allow', [allowHits.length === 0 ? 'no allow pattern matches' : `matched by ${allowHits.map((p) => JSON.stringify(p)).join(', ')}`]);
+  details.set('allow', [
+    allowHits.length === 0
+      ? 'no allow pattern matches'
+      : `matched by ${allowHits.map((p) => JSON.stringify(p)).join(', ')}`,
+  ]);
   if (allowHits.length === 0) {
-    return fail('allow', 'denied', `no allow pattern matches ${JSON.stringify(id)}: add one (a pattern without wildcards matches exactly one id; use "dir/**" for a directory)`);
+    return fail(
+      'allow',
+      'denied',
+      `no allow pattern matches ${JSON.stringify(id)}: add one (a pattern without wildcards matches exactly one id; use "dir/**" for a directory)`,
+    );
   }
   checks.push({ name: 'allow', ok: true });
-  details.set('deny', [denyHits.length === 0 ? 'no deny pattern matches' : `matched by ${denyHits.map((p) => JSON.stringify(p)).join(', ')}`]);
+  details.set('deny', [
+    denyHits.length === 0
+      ? 'no deny pattern matches'
+      : `matched by ${denyHits.map((p) => JSON.stringify(p)).join(', ')}`,
+  ]);
   if (denyHits.length > 0) {
-    return fail('deny', 'denied', `deny always wins: remove or narrow ${denyHits.map((p) => JSON.stringify(p)).join(', ')} to make it visible`);
+    return fail(
+      'deny',
+      'denied',
+      `deny always wins: remove or narrow ${denyHits.map((p) => JSON.stringify(p)).join(', ')} to make it visible`,
+    );
   }
   checks.push({ name: 'deny', ok: true });
   for (let i = 1; i < segments.length; i++) {

@@ -168,7 +168,8 @@ export function inspectPluginDir(dir: string): PluginDirState {
     if (bytes === undefined || sha256(bytes) !== record.files[file]) modified.push(file);
   }
   for (const entry of fs.readdirSync(dir)) {
-    if (entry === RECORD_FILE || (PLUGIN_FILES as readonly string[]).includes(entry) || TOLERATED_ENTRIES.has(entry)) continue;
+    if (entry === RECORD_FILE || (PLUGIN_FILES as readonly string[]).includes(entry) || TOLERATED_ENTRIES.has(entry))
+      continue;
     modified.push(entry);
   }
   return { kind: 'ours', record, modified };
@@ -209,7 +210,10 @@ export function checkPluginsDir(home: string): void {
     st = fs.lstatSync(pluginsDir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new InstallError('io_error', `${pluginsDir} cannot be inspected (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new InstallError(
+      'io_error',
+      `${pluginsDir} cannot be inspected (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   if (st.isSymbolicLink()) {
     throw new InstallError(
@@ -234,7 +238,10 @@ function buildFiles(source: InstallSource): { files: PlannedFile[]; record: Inst
     if (!path.isAbsolute(p)) throw new InstallError('bad_source', `not an absolute path: ${p}`);
   }
   if (!fs.existsSync(source.cli)) {
-    throw new InstallError('bad_source', `the CLI ${source.cli} does not exist (build the package first: npm run build)`);
+    throw new InstallError(
+      'bad_source',
+      `the CLI ${source.cli} does not exist (build the package first: npm run build)`,
+    );
   }
   const files: PlannedFile[] = [];
   const hashes: Record<string, string> = {};
@@ -258,7 +265,10 @@ function buildFiles(source: InstallSource): { files: PlannedFile[]; record: Inst
   if (source.timeoutSeconds !== undefined) {
     const t = source.timeoutSeconds;
     if (!Number.isFinite(t) || t < MIN_TIMEOUT_SECONDS || t > MAX_TIMEOUT_SECONDS) {
-      throw new InstallError('bad_source', `the timeout must be between ${MIN_TIMEOUT_SECONDS} and ${MAX_TIMEOUT_SECONDS} seconds`);
+      throw new InstallError(
+        'bad_source',
+        `the timeout must be between ${MIN_TIMEOUT_SECONDS} and ${MAX_TIMEOUT_SECONDS} seconds`,
+      );
     }
     record.timeout_seconds = t;
   }
@@ -321,7 +331,11 @@ export function planInstall(home: string, source: InstallSource, options: { forc
 }
 
 function writeFileExclusive(file: string, bytes: Buffer, mode: number): void {
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  const fd = fs.openSync(
+    file,
+    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+    mode,
+  );
   try {
     fs.fchmodSync(fd, mode); // umask must not matter
     fs.writeFileSync(fd, bytes);
@@ -346,7 +360,10 @@ function fsyncDir(dir: string): void {
 
 /** A fresh, unused name beside the target (hidden, so it is never mistaken for a plugin). */
 function sideName(target: string, tag: string): string {
-  return path.join(path.dirname(target), `.${PLUGIN_NAME}.${tag}-${process.pid}-${crypto.randomBytes(6).toString('hex')}`);
+  return path.join(
+    path.dirname(target),
+    `.${PLUGIN_NAME}.${tag}-${process.pid}-${crypto.randomBytes(6).toString('hex')}`,
+  );
 }
 
 /**
@@ -411,7 +428,10 @@ export function uninstall(home: string, options: { dryRun?: boolean } = {}): Uni
   const state = inspectPluginDir(target);
   if (state.kind === 'absent') return { target, removed: false, modified: [] };
   if (state.kind === 'foreign') {
-    throw new InstallError('foreign_plugin', `${target} belongs to a different plugin (it ${state.why}); it was left untouched.`);
+    throw new InstallError(
+      'foreign_plugin',
+      `${target} belongs to a different plugin (it ${state.why}); it was left untouched.`,
+    );
   }
   if (options.dryRun !== true) {
     const old = sideName(target, 'old');

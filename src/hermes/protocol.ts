@@ -97,7 +97,8 @@ export function parseRequestLine(line: Buffer): LineOutcome {
     const id = idFromPrefix(line.subarray(0, OVERSIZED_PREFIX_BYTES));
     return id === undefined ? { kind: 'skip', reason } : { kind: 'reject', id, reason };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { kind: 'skip', reason: 'not_object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { kind: 'skip', reason: 'not_object' };
   const idCheck = RequestId.safeParse((value as Record<string, unknown>).id);
   if (!idCheck.success) return { kind: 'skip', reason: 'no_id' };
   const id = idCheck.data;
@@ -127,7 +128,9 @@ function rejectReason(error: z.ZodError): string {
  */
 export function idFromPrefix(prefix: Buffer): string | undefined {
   const head = prefix.toString('utf8');
-  const m = /^\{\s*"v"\s*:\s*1\s*,\s*"id"\s*:\s*("(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")/.exec(head);
+  const m = /^\{\s*"v"\s*:\s*1\s*,\s*"id"\s*:\s*("(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")/.exec(
+    head,
+  );
   if (m === null) return undefined;
   try {
     const id = JSON.parse(m[1]!) as unknown;
@@ -189,7 +192,10 @@ export class LineSplitter {
     if (this.discarding) return;
     if (this.length + piece.length > this.maxBytes + 1) {
       // +1 tolerates a `\r` before the newline at exactly the limit.
-      const whole = Buffer.concat([...this.parts, piece.subarray(0, Math.max(0, OVERSIZED_PREFIX_BYTES - this.length))]);
+      const whole = Buffer.concat([
+        ...this.parts,
+        piece.subarray(0, Math.max(0, OVERSIZED_PREFIX_BYTES - this.length)),
+      ]);
       this.prefix = whole.subarray(0, OVERSIZED_PREFIX_BYTES);
       this.parts = [];
       this.length = 0;

@@ -187,7 +187,9 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
   const width = Math.max(...pol.limits.map((l) => l.key.length));
   for (const l of pol.limits) {
     const origin = l.isDefault ? 'default' : `set; default ${l.default}`;
-    lines.push(`  ${l.key.padEnd(width)}  ${String(l.value).padStart(8)} ${l.unit.padEnd(10)} (${origin}, ceiling ${l.ceiling})`);
+    lines.push(
+      `  ${l.key.padEnd(width)}  ${String(l.value).padStart(8)} ${l.unit.padEnd(10)} (${origin}, ceiling ${l.ceiling})`,
+    );
   }
   return lines.join('\n');
 }

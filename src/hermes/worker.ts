@@ -8,7 +8,14 @@
 import type { Readable, Writable } from 'node:stream';
 import { errorResult } from '../errors.js';
 import type { Bridge, LogEvent, ToolResult } from '../tools/types.js';
-import { LineSplitter, idFromPrefix, parseRequestLine, replyLine, unavailableReply, type LineEvent } from './protocol.js';
+import {
+  LineSplitter,
+  idFromPrefix,
+  parseRequestLine,
+  replyLine,
+  unavailableReply,
+  type LineEvent,
+} from './protocol.js';
 
 export interface WorkerOptions {
   /** Request lines (the shim's pipe; stdin for the command). */

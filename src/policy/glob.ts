@@ -104,7 +104,8 @@ export const PATTERN_REASON_TEXT: Readonly<Record<PatternReason, string>> = Obje
   backslash: 'a pattern contains a backslash',
   control_char: 'a pattern contains a control character',
   lone_surrogate: 'a pattern contains an unpaired surrogate',
-  not_nfc: 'a pattern is not in Unicode NFC form (names are matched as NFC; retype it, e.g. from a decomposed macOS name)',
+  not_nfc:
+    'a pattern is not in Unicode NFC form (names are matched as NFC; retype it, e.g. from a decomposed macOS name)',
   absolute: 'a pattern starts with "/" (patterns are relative to the root)',
   leading_bang: 'a pattern starts with "!" (use deny for exclusions)',
   extglob: 'a pattern contains an extglob opener such as "@(", "!(", "+(", "*(" or "?("',
@@ -341,7 +342,8 @@ function segmentsOf(alt: readonly Tok[]): Segment[] {
         const next = cur[k + 1];
         if (t.t === 'star' && next?.t === 'star') throw new Invalid('globstar_in_segment');
         // Braces can assemble an extglob opener that the raw-text check could not see.
-        const opener = t.t === 'star' || t.t === 'qmark' || (t.t === 'lit' && (t.c === '@' || t.c === '!' || t.c === '+'));
+        const opener =
+          t.t === 'star' || t.t === 'qmark' || (t.t === 'lit' && (t.c === '@' || t.c === '!' || t.c === '+'));
         if (opener && next?.t === 'lit' && next.c === '(') throw new Invalid('extglob');
       }
       out.push(cur);
@@ -403,7 +405,9 @@ function tokenGlob(t: Tok): string {
     case 'qmark':
       return '?';
     case 'class': {
-      const body = t.ranges.map((r) => (r.lo === r.hi ? classMember(r.lo) : `${classMember(r.lo)}-${classMember(r.hi)}`));
+      const body = t.ranges.map((r) =>
+        r.lo === r.hi ? classMember(r.lo) : `${classMember(r.lo)}-${classMember(r.hi)}`,
+      );
       return `[${t.negated ? '^' : ''}${body.join('')}]`;
     }
     default:
@@ -598,7 +602,8 @@ function wellFormedId(id: string): boolean {
     const len = i - start;
     if (id.length > 0) {
       if (len === 0) return false;
-      if (id.charCodeAt(start) === 0x2e && (len === 1 || (len === 2 && id.charCodeAt(start + 1) === 0x2e))) return false;
+      if (id.charCodeAt(start) === 0x2e && (len === 1 || (len === 2 && id.charCodeAt(start + 1) === 0x2e)))
+        return false;
     }
     start = i + 1;
   }

@@ -248,7 +248,16 @@ class Parser {
       if (e !== 0x75 /* u */) {
         if (pendingHigh) this.fail('lone_surrogate');
         // " \ / b f n r t
-        if (e !== Ch.Quote && e !== Ch.Backslash && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) {
+        if (
+          e !== Ch.Quote &&
+          e !== Ch.Backslash &&
+          e !== 0x2f &&
+          e !== 0x62 &&
+          e !== 0x66 &&
+          e !== 0x6e &&
+          e !== 0x72 &&
+          e !== 0x74
+        ) {
           this.fail('bad_escape');
         }
         this.pos += 2;

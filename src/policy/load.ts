@@ -190,7 +190,8 @@ export function explainPolicyError(bytes: Uint8Array): string {
         const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
         return `${issuePath(issue.path)}: unknown key ${keys}`;
       }
-      if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && !isPresent(value, issue.path)) return `${issuePath(issue.path)}: required`;
+      if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && !isPresent(value, issue.path))
+        return `${issuePath(issue.path)}: required`;
       return `${issuePath(issue.path)}: ${issue.message}`;
     });
     const more = parsed.error.issues.length > 5 ? ` (and ${parsed.error.issues.length - 5} more)` : '';

@@ -26,7 +26,13 @@ export interface LimitSpec {
 export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(
   (
     [
-      { key: 'max_results', default: 10, ceiling: 10, unit: 'results', meaning: 'Largest `limit` a search may ask for.' },
+      {
+        key: 'max_results',
+        default: 10,
+        ceiling: 10,
+        unit: 'results',
+        meaning: 'Largest `limit` a search may ask for.',
+      },
       {
         key: 'default_results',
         default: 5,
@@ -34,7 +40,13 @@ export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(
         unit: 'results',
         meaning: 'Results a search returns when it gives no `limit`; must not exceed max_results.',
       },
-      { key: 'snippet_chars', default: 300, ceiling: 300, unit: 'characters', meaning: 'Longest snippet in a search result.' },
+      {
+        key: 'snippet_chars',
+        default: 300,
+        ceiling: 300,
+        unit: 'characters',
+        meaning: 'Longest snippet in a search result.',
+      },
       {
         key: 'total_chars',
         default: 4000,
@@ -177,9 +189,7 @@ const limitsSchema = z
 /** The policy document (PRODUCT.md §4). Parse with `PolicySchema.safeParse(value)`; the output has every default. */
 export const PolicySchema = z
   .strictObject({
-    version: z
-      .literal(1, { error: 'must be 1' })
-      .describe('Format version. Required; must be 1.'),
+    version: z.literal(1, { error: 'must be 1' }).describe('Format version. Required; must be 1.'),
     root: z
       .string({ error: 'must be a string' })
       .superRefine((root, ctx) => {
@@ -217,7 +227,9 @@ export const PolicySchema = z
       ),
     limits: limitsSchema
       .prefault({})
-      .describe('Per-call limits; every key optional with its default, at least 1 and at most its ceiling. Default {}.'),
+      .describe(
+        'Per-call limits; every key optional with its default, at least 1 and at most its ceiling. Default {}.',
+      ),
   })
   .describe('memory-bridge policy, <home>/plugin-data/memory-bridge/policy.json (PRODUCT.md §4).');
 

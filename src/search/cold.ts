@@ -300,7 +300,10 @@ function inPrefixOrder<T extends { term: string }>(keys: readonly T[], prefix: s
  * all of them lists them at that prefix (for tests of the ordering argument).
  */
 export function prefixExpansionsOf(keys: readonly string[], prefix: string): string[] {
-  return inPrefixOrder(keys.map((term) => ({ term })), prefix).map((k) => k.term);
+  return inPrefixOrder(
+    keys.map((term) => ({ term })),
+    prefix,
+  ).map((k) => k.term);
 }
 
 /** A node of a trie over the prefixes of some terms, with the state `fuzzyExpansions` tracks per prefix. */
@@ -349,7 +352,11 @@ export function typoExpansionsOf(keys: readonly string[], term: string): string[
  * `found` (items whose `id` is their term's insertion time among `size` keys, `keyAt(id)` the key) sorted into
  * the depth-first order of the radix tree of all keys (see `fuzzyExpansions`).
  */
-function inFuzzyOrder<T extends { term: string; id: number }>(found: T[], size: number, keyAt: (id: number) => string): T[] {
+function inFuzzyOrder<T extends { term: string; id: number }>(
+  found: T[],
+  size: number,
+  keyAt: (id: number) => string,
+): T[] {
   if (found.length <= 1) return found;
   const root: PrefixNode = { next: new Map(), lcpKey: '', lcpLength: 0, changed: -1 };
   for (const c of found) {
@@ -411,7 +418,12 @@ function inFuzzyOrder<T extends { term: string; id: number }>(found: T[], size: 
 /** Ranking of `terms` over a read corpus (the body of `rankCold`; see there). */
 function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readonly string[], max: number): ColdMatch[] {
   const size = corpus.count;
-  const sheet = new ScoreSheet(new Float64Array(size), new Float64Array(size), new Uint8Array(size), new Uint8Array(size));
+  const sheet = new ScoreSheet(
+    new Float64Array(size),
+    new Float64Array(size),
+    new Uint8Array(size),
+    new Uint8Array(size),
+  );
   const derived: Candidate[] = [];
   const boosts = FIELDS.map((f) => FIELD_BOOST[f]);
   const { fieldLength, avgFieldLength } = corpus;
@@ -473,7 +485,11 @@ export function rankCold(notes: readonly ScannedNote[], query: string, max = Inf
   return coldRanking(notes, query, max).matches.map((m) => m.match);
 }
 
-function coldRanking(notes: readonly ScannedNote[], query: string, max: number): { matches: ColdMatch[]; corpus: Corpus | undefined } {
+function coldRanking(
+  notes: readonly ScannedNote[],
+  query: string,
+  max: number,
+): { matches: ColdMatch[]; corpus: Corpus | undefined } {
   const terms = queryTerms(query);
   if (terms.length === 0 || notes.length === 0 || max <= 0) {
     checkNotes(notes);

@@ -40,11 +40,19 @@ const BM25_B = 0.7;
 const BM25_D = 0.5;
 
 /** BM25+ of one term in one field of one document, the same expression MiniSearch 7.2 evaluates. */
-export function bm25(termFreq: number, matching: number, total: number, fieldLength: number, avgFieldLength: number): number {
+export function bm25(
+  termFreq: number,
+  matching: number,
+  total: number,
+  fieldLength: number,
+  avgFieldLength: number,
+): number {
   const invDocFreq = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
-  return invDocFreq * (BM25_D + (termFreq * (BM25_K + 1)) / (termFreq + BM25_K * (1 - BM25_B + (BM25_B * fieldLength) / avgFieldLength)));
+  return (
+    invDocFreq *
+    (BM25_D + (termFreq * (BM25_K + 1)) / (termFreq + BM25_K * (1 - BM25_B + (BM25_B * fieldLength) / avgFieldLength)))
+  );
 }
-
 
 /** Indexed fields, in the order MiniSearch assigns their field ids (0, 1, 2) and scores them. */
 export const FIELDS = ['title', 'body', 'meta'] as const;
@@ -206,7 +214,9 @@ export class Postings {
     const used = this.n << 1;
     const need = used + (more << 1);
     if (need > this.buf.length) {
-      const buf = new Int32Array(used === 0 ? need : Math.max(need, (this.buf.length + (this.buf.length >>> 1) + 1) & ~1));
+      const buf = new Int32Array(
+        used === 0 ? need : Math.max(need, (this.buf.length + (this.buf.length >>> 1) + 1) & ~1),
+      );
       buf.set(this.buf.subarray(0, used));
       this.buf = buf;
     }
@@ -472,7 +482,8 @@ export class TermCache {
 
   /** Record that `stageDocument` created the list of `slot` (see `freshSlot`). */
   created(slot: number): void {
-    if (this.fresh === this.freshSlot.length) this.freshSlot = copied(this.freshSlot, Math.max(64, this.fresh * 2), this.fresh);
+    if (this.fresh === this.freshSlot.length)
+      this.freshSlot = copied(this.freshSlot, Math.max(64, this.fresh * 2), this.fresh);
     this.freshSlot[this.fresh++] = slot;
   }
 
@@ -581,11 +592,11 @@ export class TermCache {
       if (data === undefined) continue;
       const to = next.table.intern(this.table.term(id));
       next.data[to] = data;
-      for (let f = 0; f < FIELDS.length; f++) next.postings[to * FIELDS.length + f] = this.postings[id * FIELDS.length + f];
+      for (let f = 0; f < FIELDS.length; f++)
+        next.postings[to * FIELDS.length + f] = this.postings[id * FIELDS.length + f];
     }
     return next;
   }
-
 }
 
 /** The first `used` entries of `a` in a new Int32Array of `cap` entries. */
@@ -609,7 +620,14 @@ function freshPairs(postings: (Postings | undefined)[], staged: Int32Array, slot
  * Where the staged postings of each slot go: `bufs[s]` and `next[s]` (index of the next pair) — in `arena`, in
  * slot order, for a list that is empty now; at the end of the list's own (grown) buffer otherwise.
  */
-function placeLists(postings: (Postings | undefined)[], staged: Int32Array, slots: number, arena: Int32Array, bufs: Int32Array[], next: Int32Array): void {
+function placeLists(
+  postings: (Postings | undefined)[],
+  staged: Int32Array,
+  slots: number,
+  arena: Int32Array,
+  bufs: Int32Array[],
+  next: Int32Array,
+): void {
   let at = 0;
   for (let s = 0; s < slots; s++) {
     const c = staged[s]!;
@@ -627,7 +645,14 @@ function placeLists(postings: (Postings | undefined)[], staged: Int32Array, slot
 }
 
 /** Copy each staged posting to the place `placeLists` gave its slot. */
-function scatter(slotOf: Int32Array, docOf: Int32Array, tfOf: Int32Array, n: number, bufs: Int32Array[], next: Int32Array): void {
+function scatter(
+  slotOf: Int32Array,
+  docOf: Int32Array,
+  tfOf: Int32Array,
+  n: number,
+  bufs: Int32Array[],
+  next: Int32Array,
+): void {
   for (let k = 0; k < n; k++) {
     const s = slotOf[k]!;
     const at = next[s]!;
@@ -639,7 +664,13 @@ function scatter(slotOf: Int32Array, docOf: Int32Array, tfOf: Int32Array, n: num
 }
 
 /** Hand each list its staged postings (a list that was empty gets its view of `arena`) and clear the counts. */
-function commitLists(postings: (Postings | undefined)[], staged: Int32Array, slots: number, arena: Int32Array, next: Int32Array): void {
+function commitLists(
+  postings: (Postings | undefined)[],
+  staged: Int32Array,
+  slots: number,
+  arena: Int32Array,
+  next: Int32Array,
+): void {
   for (let s = 0; s < slots; s++) {
     const c = staged[s]!;
     if (c === 0) continue;

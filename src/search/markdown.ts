@@ -168,7 +168,9 @@ export function firstHeading(body: string): string | undefined {
     }
     const h = /^ {0,3}#{1,6}(?:[ \t]+(.*))?$/.exec(line);
     if (h === null) continue;
-    const text = withoutClosingHashes(h[1] ?? '').replace(/\s+/g, ' ').trim();
+    const text = withoutClosingHashes(h[1] ?? '')
+      .replace(/\s+/g, ' ')
+      .trim();
     if (text === '') continue;
     const cps = Array.from(text);
     return cps.length > MAX_TITLE_CHARS ? cps.slice(0, MAX_TITLE_CHARS).join('').trimEnd() : text;

@@ -197,7 +197,8 @@ export function boundedHits<M extends { id: string; terms: string[] }>(
     if (hits.length >= limit) return { hits, truncated: true };
     const { title, body } = noteOf(match);
     const snippet = makeSnippet(body, new Set(match.terms), limits.snippet_chars);
-    const cost = countCodePoints(match.id) + (title === undefined ? 0 : countCodePoints(title)) + countCodePoints(snippet);
+    const cost =
+      countCodePoints(match.id) + (title === undefined ? 0 : countCodePoints(title)) + countCodePoints(snippet);
     if (used + cost > limits.total_chars) return { hits, truncated: true };
     used += cost;
     hits.push(title === undefined ? { id: match.id, snippet } : { id: match.id, title, snippet });

@@ -85,7 +85,8 @@ const encoder = new TextEncoder();
 /** A word of `tokenize` (its rule 2): letters, marks and numbers, joined over inner apostrophes. */
 const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
 /** Characters of scripts written without spaces (`tokenize`'s rule 3, the same Script_Extensions). */
-const SPACELESS = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
+const SPACELESS =
+  /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
 const APOSTROPHES = /['\u2019]/g;
 /** Longest string handed to the segmenter at once, in UTF-16 code units (`tokenize`'s SEGMENT_PIECE). */
 const SEGMENT_PIECE = 4096;

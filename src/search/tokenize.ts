@@ -30,7 +30,8 @@ const SEGMENT_PIECE = 4096;
 /** A word: letters/marks/numbers, optionally joined by inner apostrophes. */
 const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
 /** Characters of scripts that do not separate words with spaces (Script_Extensions, so U+30FC "ー" counts). */
-const SPACELESS = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
+const SPACELESS =
+  /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
 const APOSTROPHES = /['\u2019]/g;
 /** Fast path: pure ASCII text needs neither NFKC nor the spaceless-script check. */
 const NON_ASCII = /[^\u0000-\u007f]/;

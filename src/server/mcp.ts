@@ -175,7 +175,8 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     if ((method === 'tools/list' || method === 'tools/call') && this.capabilities.tools === undefined) {
       throw new Error(`Server does not support tools (required for ${method})`);
     }
-    if (method.startsWith('tasks/')) throw new Error(`Server does not support tasks capability (required for ${method})`);
+    if (method.startsWith('tasks/'))
+      throw new Error(`Server does not support tasks capability (required for ${method})`);
   }
 
   /** We never send task-augmented requests. */

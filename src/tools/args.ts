@@ -28,9 +28,7 @@ function codePoints(s: string): number {
 }
 
 const SEARCH_ARGS = z.strictObject({
-  query: z
-    .string()
-    .refine((q) => /\S/u.test(q) && (q.length <= MAX_QUERY_CHARS || codePoints(q) <= MAX_QUERY_CHARS)),
+  query: z.string().refine((q) => /\S/u.test(q) && (q.length <= MAX_QUERY_CHARS || codePoints(q) <= MAX_QUERY_CHARS)),
   limit: z.number().int().min(1).max(LIMIT_CEILING).optional(),
 });
 
@@ -56,7 +54,12 @@ type Issue = { code: string; path: PropertyKey[] };
  * Pick the hint for a failed parse. Order is fixed so that one input always gives the same hint: not an object,
  * then unknown keys, then the fields in schema order.
  */
-function hintFor(issues: readonly Issue[], order: readonly [string, string][], shapeHint: string, keysHint: string): string {
+function hintFor(
+  issues: readonly Issue[],
+  order: readonly [string, string][],
+  shapeHint: string,
+  keysHint: string,
+): string {
   if (issues.some((i) => i.path.length === 0 && i.code !== 'unrecognized_keys')) return shapeHint;
   if (issues.some((i) => i.code === 'unrecognized_keys')) return keysHint;
   for (const [field, hint] of order) if (issues.some((i) => i.path[0] === field)) return hint;
@@ -69,8 +72,17 @@ function hintFor(issues: readonly Issue[], order: readonly [string, string][], s
  */
 export function parseSearchArgs(raw: unknown): SearchArgs {
   const r = SEARCH_ARGS.safeParse(raw);
-  if (r.success) return r.data.limit === undefined ? { query: r.data.query } : { query: r.data.query, limit: r.data.limit };
-  const hint = hintFor(r.error.issues, [['query', HINTS.query], ['limit', HINTS.limit(LIMIT_CEILING)]], HINTS.searchArguments, HINTS.searchKeys);
+  if (r.success)
+    return r.data.limit === undefined ? { query: r.data.query } : { query: r.data.query, limit: r.data.limit };
+  const hint = hintFor(
+    r.error.issues,
+    [
+      ['query', HINTS.query],
+      ['limit', HINTS.limit(LIMIT_CEILING)],
+    ],
+    HINTS.searchArguments,
+    HINTS.searchKeys,
+  );
   throw new BridgeError('invalid_request', 'bad_arguments', hint);
 }
 

@@ -18,10 +18,12 @@ import type { Caller } from './types.js';
 export function callerHome(caller: unknown): string {
   if (typeof caller !== 'object' || caller === null) throw new BridgeError('unavailable', 'bad_caller');
   const c = caller as Partial<Record<keyof Caller, unknown>>;
-  if (typeof c.cron !== 'boolean' || typeof c.subagent !== 'boolean') throw new BridgeError('unavailable', 'bad_caller');
+  if (typeof c.cron !== 'boolean' || typeof c.subagent !== 'boolean')
+    throw new BridgeError('unavailable', 'bad_caller');
   if (c.home === null) throw new BridgeError('unavailable', 'no_home');
   if (typeof c.home !== 'string') throw new BridgeError('unavailable', 'bad_caller');
-  if (c.home === '' || !path.posix.isAbsolute(c.home) || c.home.includes('\0')) throw new BridgeError('unavailable', 'bad_home');
+  if (c.home === '' || !path.posix.isAbsolute(c.home) || c.home.includes('\0'))
+    throw new BridgeError('unavailable', 'bad_home');
   return c.home;
 }
 
@@ -32,7 +34,10 @@ export function callerHome(caller: unknown): string {
  * @throws BridgeError('unavailable', 'run_kind_refused' | 'cron_refused' | 'subagent_refused') — the first for a call
  *   that carries both signals (MCP mode's `unknown`), so the operator log says which rule refused it
  */
-export function checkRunKind(caller: Pick<Caller, 'cron' | 'subagent'>, policy: Pick<Policy, 'allowCron' | 'allowSubagents'>): void {
+export function checkRunKind(
+  caller: Pick<Caller, 'cron' | 'subagent'>,
+  policy: Pick<Policy, 'allowCron' | 'allowSubagents'>,
+): void {
   if (caller.cron && caller.subagent && !(policy.allowCron && policy.allowSubagents)) {
     throw new BridgeError('unavailable', 'run_kind_refused');
   }

@@ -23,7 +23,8 @@ export function capContent(text: string, readChars: number): { content: string; 
   let n = 0;
   while (end < text.length && n < readChars) {
     const c = text.charCodeAt(end);
-    end += c >= 0xd800 && c <= 0xdbff && end + 1 < text.length && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+    end +=
+      c >= 0xd800 && c <= 0xdbff && end + 1 < text.length && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
     n++;
   }
   if (end >= text.length) return { content: text, truncated: false };

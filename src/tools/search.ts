@@ -76,7 +76,8 @@ export class IndexCache {
     readonly racyMarginMs?: number,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('maxIndexes: an integer ≥ 1');
-    if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1) throw new RangeError('maxIndexBytes: a number ≥ 1');
+    if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1)
+      throw new RangeError('maxIndexBytes: a number ≥ 1');
   }
 
   /** Summed note bytes of the held indexes, pending notes included. */
@@ -138,7 +139,8 @@ export class IndexCache {
    */
   defer(key: string, notes: readonly ScannedNote[]): void {
     const view = this.views.get(key);
-    if (view === undefined || view.index.size !== 0 || view.pending !== undefined) throw new Error('IndexCache.defer: not a fresh view');
+    if (view === undefined || view.index.size !== 0 || view.pending !== undefined)
+      throw new Error('IndexCache.defer: not a fresh view');
     view.pending = notes;
     let bytes = 0;
     for (const note of notes) bytes += note.stat.size;
@@ -217,7 +219,13 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
   const key = IndexCache.keyOf(home, policy);
   try {
     const index = indexes.get(key);
-    const scan = scanTree(rootFd, policy, { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs }, index, native);
+    const scan = scanTree(
+      rootFd,
+      policy,
+      { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs },
+      index,
+      native,
+    );
     if (index.size === 0 && scan.notes.length > 0) {
       // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
       // build the index after the answer is written (searchCold answers exactly what sync + search would).

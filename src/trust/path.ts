@@ -121,7 +121,12 @@ export class WalkMemo {
  *   `symlink`, `missing`, `not_directory`, `untrusted_owner`, `group_writable`, `world_writable`, `sticky_tmp`,
  *   `acl_write`, `acl_unreadable`, `io_error`, or `unsupported_platform`
  */
-export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Native = requireNative(), memo?: WalkMemo): number {
+export function openTrustedDir(
+  absPath: string,
+  role: TrustedDirRole,
+  native: Native = requireNative(),
+  memo?: WalkMemo,
+): number {
   void role;
   if (!isNormalAbsolute(absPath)) refuse('bad_name');
   if (underProc(absPath)) refuse('denied');
@@ -212,7 +217,12 @@ export function openTrustedDir(absPath: string, role: TrustedDirRole, native: Na
  * @throws BridgeError('unavailable', reason): the reasons of `openTrustedDir`, and `not_regular`, `hard_link`,
  *   `too_large`, `io_error` (the file changed size while being read)
  */
-export function readTrustedFile(absPath: string, maxBytes: number, native: Native = requireNative(), memo?: WalkMemo): Buffer {
+export function readTrustedFile(
+  absPath: string,
+  maxBytes: number,
+  native: Native = requireNative(),
+  memo?: WalkMemo,
+): Buffer {
   if (!isNormalAbsolute(absPath) || absPath === '/') refuse('bad_name');
   if (underProc(absPath)) refuse('denied');
   const uid = runningUid();

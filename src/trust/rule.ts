@@ -59,7 +59,11 @@ function ownerModeReason(st: FileStat, uid: number): Reason | null {
  * @returns `not_directory`, `untrusted_owner`, `sticky_tmp` (a sticky temp directory where only an intermediate
  *   is allowed), `group_writable`, `world_writable`, or null
  */
-export function dirStatReason(st: FileStat, uid: number, stickyTemp?: { path: string; intermediate: boolean }): Reason | null {
+export function dirStatReason(
+  st: FileStat,
+  uid: number,
+  stickyTemp?: { path: string; intermediate: boolean },
+): Reason | null {
   if (!isDirectory(st)) return 'not_directory';
   const reason = ownerModeReason(st, uid);
   if (reason === null || reason === 'untrusted_owner') return reason;
@@ -99,7 +103,12 @@ export function onRootPlace(st: FileStat, root: bigint | RootPlace): boolean {
  * `hard_link`; another device or mount than the root's (`onRootPlace`) → `other_device`; larger than
  * `maxFileBytes` → `too_large`.
  */
-export function noteStatReason(st: FileStat, uid: number, rootDev: bigint | RootPlace, maxFileBytes: number): Reason | null {
+export function noteStatReason(
+  st: FileStat,
+  uid: number,
+  rootDev: bigint | RootPlace,
+  maxFileBytes: number,
+): Reason | null {
   if (!isRegularFile(st)) return 'not_regular';
   const reason = ownerModeReason(st, uid);
   if (reason !== null) return reason;

@@ -60,7 +60,6 @@ function byLatin1<T extends { sortKey: string }>(a: T, b: T): number {
   return a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0;
 }
 
-
 /** d_type for a stat result, for entries the filesystem listed as DT_UNKNOWN. */
 function typeOf(st: FileStat): number {
   if (isDirectory(st)) return DT.DIR;
@@ -312,7 +311,8 @@ export function scanTree(
       const prev = before.get(sortKey);
       const slot = entries.length * RAW_STAT_WORDS;
       if (prev !== undefined) {
-        if (memo !== null && prev.stat !== undefined) snaps.set(old!.snaps.subarray(prev.slot, prev.slot + RAW_STAT_WORDS), slot);
+        if (memo !== null && prev.stat !== undefined)
+          snaps.set(old!.snaps.subarray(prev.slot, prev.slot + RAW_STAT_WORDS), slot);
         entries.push({
           ...prev,
           type,
@@ -387,7 +387,14 @@ export function scanTree(
     if (memo === null) return freshListing(fd, st, prefix, depth, undefined);
     const old = memo.listings.get(prefix);
     let listing: Listing;
-    if (old !== undefined && old.reusable && old.dev === st.dev && old.ino === st.ino && old.mtimeNs === st.mtimeNs && old.ctimeNs === st.ctimeNs) {
+    if (
+      old !== undefined &&
+      old.reusable &&
+      old.dev === st.dev &&
+      old.ino === st.ino &&
+      old.mtimeNs === st.mtimeNs &&
+      old.ctimeNs === st.ctimeNs
+    ) {
       if (old.rawCount > RAW_ENTRY_CEILING - rawEntries) throw new BridgeError('unavailable', 'entry_ceiling');
       rawEntries += old.rawCount;
       if (old.filter !== filter) {
@@ -460,7 +467,9 @@ export function scanTree(
       const fd = native.openFileAt(dirFd, name);
       try {
         const fst = native.fstat(fd);
-        return (noteStatReason(fst, uid, rootPlace, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid)) === null;
+        return (
+          (noteStatReason(fst, uid, rootPlace, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid)) === null
+        );
       } finally {
         closeQuietly(native, fd);
       }
@@ -500,7 +509,14 @@ export function scanTree(
           closeQuietly(native, child);
         }
         if (found) return true;
-      } else if (type !== null && type !== DT.LNK && e.note && allows(e) && e.withinLimits && trustedFileAt(fd, e.name)) {
+      } else if (
+        type !== null &&
+        type !== DT.LNK &&
+        e.note &&
+        allows(e) &&
+        e.withinLimits &&
+        trustedFileAt(fd, e.name)
+      ) {
         return true;
       }
     }

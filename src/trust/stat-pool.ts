@@ -483,7 +483,8 @@ export class StatPool {
    */
   async whenReady(timeoutMs = 10_000): Promise<boolean> {
     const until = Date.now() + timeoutMs;
-    while ((this.state === 'scheduled' || this.state === 'starting') && !this.ready && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    while ((this.state === 'scheduled' || this.state === 'starting') && !this.ready && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 5));
     return this.ready;
   }
 }

@@ -24,8 +24,14 @@ test.after.always(() => {
 });
 
 const FIXED_HINTS = new Set<string>([
-  HINTS.searchArguments, HINTS.searchKeys, HINTS.query, HINTS.limit(10),
-  HINTS.readArguments, HINTS.readKeys, HINTS.id, 'id: a relative document path as returned by memory_bridge_search',
+  HINTS.searchArguments,
+  HINTS.searchKeys,
+  HINTS.query,
+  HINTS.limit(10),
+  HINTS.readArguments,
+  HINTS.readKeys,
+  HINTS.id,
+  'id: a relative document path as returned by memory_bridge_search',
 ]);
 
 function searchCases(): unknown[] {
@@ -132,10 +138,37 @@ test('arguments › hostile argument objects (throwing getters, proxies, cycles)
   const cyclic: Record<string, unknown> = { query: 'lantern' };
   cyclic.self = cyclic;
   const hostile: unknown[] = [
-    new Proxy({}, { get: () => { throw new Error('/secret/path'); }, ownKeys: () => { throw new Error('/secret/path'); } }),
-    new Proxy({ query: 'lantern' }, { getOwnPropertyDescriptor: () => { throw new Error('/secret'); } }),
-    Object.defineProperty({}, 'query', { enumerable: true, get: () => { throw new Error('/secret'); } }),
-    Object.defineProperty({}, 'id', { enumerable: true, get: () => { throw new Error('/secret'); } }),
+    new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('/secret/path');
+        },
+        ownKeys: () => {
+          throw new Error('/secret/path');
+        },
+      },
+    ),
+    new Proxy(
+      { query: 'lantern' },
+      {
+        getOwnPropertyDescriptor: () => {
+          throw new Error('/secret');
+        },
+      },
+    ),
+    Object.defineProperty({}, 'query', {
+      enumerable: true,
+      get: () => {
+        throw new Error('/secret');
+      },
+    }),
+    Object.defineProperty({}, 'id', {
+      enumerable: true,
+      get: () => {
+        throw new Error('/secret');
+      },
+    }),
     cyclic,
     Object.create(null),
   ];
@@ -157,7 +190,9 @@ test('arguments › over MCP every bad argument gets exactly the in-process answ
   const s = await connectMcp(a.home);
   try {
     // undefined is not representable in JSON: the client omits `arguments` then.
-    for (const args of searchCases().filter((x) => x !== undefined && !(typeof x === 'number' && !Number.isFinite(x)))) {
+    for (const args of searchCases().filter(
+      (x) => x !== undefined && !(typeof x === 'number' && !Number.isFinite(x)),
+    )) {
       const wire = JSON.parse(JSON.stringify(args) ?? 'null') as unknown;
       const { text, isError } = await s.call('memory_bridge_search', wire);
       t.true(isError, show(args));

@@ -15,7 +15,8 @@ test.before(() => {
   a = makeArena();
   writeNote(a.root, 'notes/plain.md', '# Plain\n\nlantern\n');
   // Decoys in the directory the process will be started in, under the same ids a model might try.
-  for (const id of ['a.md', 'notes/decoy.md', 'memory/a.md', 'secret.md']) writeNote(a.outside, id, planted(MARK.outside));
+  for (const id of ['a.md', 'notes/decoy.md', 'memory/a.md', 'secret.md'])
+    writeNote(a.outside, id, planted(MARK.outside));
 });
 test.after.always(() => a?.cleanup());
 
@@ -67,11 +68,15 @@ test('cwd › the CLI started inside a directory of decoys never reads them', (t
     t.is(r.stdout.trim(), NOT_FOUND, id);
     assertClean(t, r.stdout + r.stderr, a, id);
   }
-  const s = spawnSync(process.execPath, [CLI, 'search', '--home', a.home, '--run-kind', 'interactive', '--limit', '10', '--', 'lantern', MARK.outside], {
-    cwd: a.outside,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-  });
+  const s = spawnSync(
+    process.execPath,
+    [CLI, 'search', '--home', a.home, '--run-kind', 'interactive', '--limit', '10', '--', 'lantern', MARK.outside],
+    {
+      cwd: a.outside,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    },
+  );
   t.is(s.status, 0);
   assertClean(t, s.stdout + s.stderr, a);
   t.deepEqual(idsOf(JSON.parse(s.stdout)), ['notes/plain.md']);

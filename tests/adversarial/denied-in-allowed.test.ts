@@ -20,7 +20,13 @@ const arenas: Arena[] = [];
 test.after.always(() => arenas.forEach((a) => a.cleanup()));
 
 const DENY = ['projects/secret.md', 'projects/**/private/**', 'projects/**/*.secret.md', 'projects/archive'];
-const DENIED_IDS = ['projects/secret.md', 'projects/private/a.md', 'projects/x/private/b.md', 'projects/plan.secret.md', 'projects/x/y.secret.md'];
+const DENIED_IDS = [
+  'projects/secret.md',
+  'projects/private/a.md',
+  'projects/x/private/b.md',
+  'projects/plan.secret.md',
+  'projects/x/y.secret.md',
+];
 
 function arena(): Arena {
   const a = makeArena({ allow: ['projects/**'], deny: DENY });
@@ -52,7 +58,11 @@ test('denied-in-allowed › the scan never opens, stats or lists a denied name',
   const rootFd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
     const r = scanTree(rootFd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
-    t.deepEqual(r.notes.map((n) => n.id).sort(), ['projects/archive/old.md', 'projects/garden.md', 'projects/x/visit.md']);
+    t.deepEqual(r.notes.map((n) => n.id).sort(), [
+      'projects/archive/old.md',
+      'projects/garden.md',
+      'projects/x/visit.md',
+    ]);
   } finally {
     fs.closeSync(rootFd);
   }
@@ -80,7 +90,9 @@ test('denied-in-allowed › read of a denied id makes no filesystem call at all'
 
 test('denied-in-allowed › replacing a denied note with anything (huge, FIFO, binary, symlink, foreign) changes no response byte', (t) => {
   const a = arena();
-  const before = [a.search('lantern', 10), a.search('lantern garden', 1), a.read('projects/garden.md')].map((r) => JSON.stringify(r));
+  const before = [a.search('lantern', 10), a.search('lantern garden', 1), a.read('projects/garden.md')].map((r) =>
+    JSON.stringify(r),
+  );
   const target = path.join(a.root, 'projects/secret.md');
   const variants: [string, () => void][] = [
     ['huge', () => fs.writeFileSync(target, Buffer.alloc(2 * 1024 * 1024, 0x61))],
@@ -89,11 +101,17 @@ test('denied-in-allowed › replacing a denied note with anything (huge, FIFO, b
     ['symlink', () => fs.symlinkSync(path.join(a.outside, 'secret.md'), target)],
     ['world-writable', () => (fs.writeFileSync(target, planted(MARK.denied)), fs.chmodSync(target, 0o666))],
   ];
-  if (isRoot) variants.push(['foreign', () => (fs.writeFileSync(target, planted(MARK.denied)), fs.chownSync(target, FOREIGN_UID, FOREIGN_UID))]);
+  if (isRoot)
+    variants.push([
+      'foreign',
+      () => (fs.writeFileSync(target, planted(MARK.denied)), fs.chownSync(target, FOREIGN_UID, FOREIGN_UID)),
+    ]);
   for (const [what, make] of variants) {
     fs.rmSync(target, { force: true });
     make();
-    const after = [a.search('lantern', 10), a.search('lantern garden', 1), a.read('projects/garden.md')].map((r) => JSON.stringify(r));
+    const after = [a.search('lantern', 10), a.search('lantern garden', 1), a.read('projects/garden.md')].map((r) =>
+      JSON.stringify(r),
+    );
     t.deepEqual(after, before, what);
     t.is(JSON.stringify(a.read('projects/secret.md')), NOT_FOUND, what);
   }

@@ -7,7 +7,17 @@ import test from 'ava';
 import { writeNote } from '../helpers/fixtures.js';
 import { UNAVAILABLE, idsOf, makeArena, type Arena } from './support.js';
 
-const IDS = ['A.md', 'a.b.md', 'a.md', 'b.md', 'x.md', 'dir/a.md', 'dir/sub/a.md', 'dir/sub/deep/a.md', 'other/a.md'] as const;
+const IDS = [
+  'A.md',
+  'a.b.md',
+  'a.md',
+  'b.md',
+  'x.md',
+  'dir/a.md',
+  'dir/sub/a.md',
+  'dir/sub/deep/a.md',
+  'other/a.md',
+] as const;
 const HIDDEN = ['.hidden.md', '.obsidian/x.md', 'dir/.h.md', 'dir/.sub/a.md'] as const;
 const TOP = ['A.md', 'a.b.md', 'a.md', 'b.md', 'x.md'];
 const ALL_A = ['A.md', 'a.md', 'dir/a.md', 'dir/sub/a.md', 'dir/sub/deep/a.md', 'other/a.md'];
@@ -104,14 +114,17 @@ test.serial('glob-dialect › each allow pattern serves exactly its truth-table 
   }
 });
 
-test.serial('glob-dialect › each deny pattern removes exactly its truth-table row, and an invalid deny is unavailable', (t) => {
-  for (const [pattern, expected] of TABLE) {
-    arena.setPolicy({ allow: ['**'], deny: [pattern] });
-    const want = expected === 'invalid' ? 'unavailable' : IDS.filter((id) => !expected.includes(id)).sort();
-    t.deepEqual(served(arena), want, `deny ${JSON.stringify(pattern)} (read)`);
-    t.deepEqual(searched(arena), want, `deny ${JSON.stringify(pattern)} (search)`);
-  }
-});
+test.serial(
+  'glob-dialect › each deny pattern removes exactly its truth-table row, and an invalid deny is unavailable',
+  (t) => {
+    for (const [pattern, expected] of TABLE) {
+      arena.setPolicy({ allow: ['**'], deny: [pattern] });
+      const want = expected === 'invalid' ? 'unavailable' : IDS.filter((id) => !expected.includes(id)).sort();
+      t.deepEqual(served(arena), want, `deny ${JSON.stringify(pattern)} (read)`);
+      t.deepEqual(searched(arena), want, `deny ${JSON.stringify(pattern)} (search)`);
+    }
+  },
+);
 
 test.serial('glob-dialect › deny wins over every overlapping allow, whatever the order and case', (t) => {
   arena.setPolicy({ allow: ['**', 'dir/**', 'dir/sub/a.md', '**/a.md'], deny: ['DIR/SUB/**'] });

@@ -36,7 +36,8 @@ test('hardlink › a hard link to a denied note is refused, and so is the denied
   writeNote(a.root, 'notes/plan.secret.md', planted(MARK.denied));
   fs.linkSync(path.join(a.root, 'private/keys.md'), path.join(a.root, 'notes/keys.md'));
   fs.linkSync(path.join(a.root, 'notes/plan.secret.md'), path.join(a.root, 'notes/plan.md'));
-  for (const id of ['notes/keys.md', 'notes/plan.md', 'private/keys.md', 'notes/plan.secret.md']) t.is(JSON.stringify(a.read(id)), NOT_FOUND, id);
+  for (const id of ['notes/keys.md', 'notes/plan.md', 'private/keys.md', 'notes/plan.secret.md'])
+    t.is(JSON.stringify(a.read(id)), NOT_FOUND, id);
   const r = a.search(`lantern ${MARK.denied}`, 10);
   assertClean(t, r, a);
   t.deepEqual(idsOf(r), ['notes/plain.md']);
@@ -54,16 +55,19 @@ test('hardlink › a note that gains a second link between calls drops out of th
   t.deepEqual(idsOf(a.search('watched', 10)), ['notes/watched.md']);
 });
 
-(isRoot ? test : test.skip)('hardlink › a hard link to a foreign-owned file is refused for its owner and its links (needs root)', (t) => {
-  const a = arena();
-  const foreign = writeNote(a.outside, 'foreign.md', planted(MARK.untrusted));
-  fs.chownSync(foreign, FOREIGN_UID, FOREIGN_GID);
-  fs.linkSync(foreign, path.join(a.root, 'notes/foreign.md'));
-  // A foreign-owned note with one link only: refused for its owner.
-  const lone = writeNote(a.root, 'notes/lone.md', planted(MARK.untrusted));
-  fs.chownSync(lone, FOREIGN_UID, FOREIGN_GID);
-  for (const id of ['notes/foreign.md', 'notes/lone.md']) t.is(JSON.stringify(a.read(id)), NOT_FOUND, id);
-  const r = a.search(`lantern ${MARK.untrusted}`, 10);
-  assertClean(t, r, a);
-  t.deepEqual(idsOf(r), ['notes/plain.md']);
-});
+(isRoot ? test : test.skip)(
+  'hardlink › a hard link to a foreign-owned file is refused for its owner and its links (needs root)',
+  (t) => {
+    const a = arena();
+    const foreign = writeNote(a.outside, 'foreign.md', planted(MARK.untrusted));
+    fs.chownSync(foreign, FOREIGN_UID, FOREIGN_GID);
+    fs.linkSync(foreign, path.join(a.root, 'notes/foreign.md'));
+    // A foreign-owned note with one link only: refused for its owner.
+    const lone = writeNote(a.root, 'notes/lone.md', planted(MARK.untrusted));
+    fs.chownSync(lone, FOREIGN_UID, FOREIGN_GID);
+    for (const id of ['notes/foreign.md', 'notes/lone.md']) t.is(JSON.stringify(a.read(id)), NOT_FOUND, id);
+    const r = a.search(`lantern ${MARK.untrusted}`, 10);
+    assertClean(t, r, a);
+    t.deepEqual(idsOf(r), ['notes/plain.md']);
+  },
+);

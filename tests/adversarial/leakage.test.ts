@@ -26,8 +26,18 @@ const ALLOWED: Record<string, string> = {
 const DENY = ['**/private/**', '**/*.deny.md'];
 
 const QUERIES: [string, number | undefined][] = [
-  ['lantern', undefined], ['lantern', 1], ['lantern', 2], ['lantern', 10], ['lantern garden', 3], ['lant', 10],
-  ['lanterm', 10], ['garden', 10], ['notebook quiet', 10], [MARK.denied, 10], [MARK.untrusted, 10], [`lantern ${MARK.denied} ${MARK.untrusted}`, 10],
+  ['lantern', undefined],
+  ['lantern', 1],
+  ['lantern', 2],
+  ['lantern', 10],
+  ['lantern garden', 3],
+  ['lant', 10],
+  ['lanterm', 10],
+  ['garden', 10],
+  ['notebook quiet', 10],
+  [MARK.denied, 10],
+  [MARK.untrusted, 10],
+  [`lantern ${MARK.denied} ${MARK.untrusted}`, 10],
 ];
 
 function responses(a: Arena): string[] {
@@ -47,22 +57,54 @@ function intruders(): Intruder[] {
   const note = (mark: string) => `${planted(mark)}\n${'lantern garden notebook quiet '.repeat(20)}\n`;
   const list: Intruder[] = [];
   for (const at of ['a-', 'c-notes/', 'c-notes/deep/er/', 'c-notes/deep/er/x/', 'z-']) {
-    list.push([`denied by pattern (${at})`, `${at}x.deny.md`, (a) => void writeNote(a.root, `${at}x.deny.md`, note(MARK.denied))]);
+    list.push([
+      `denied by pattern (${at})`,
+      `${at}x.deny.md`,
+      (a) => void writeNote(a.root, `${at}x.deny.md`, note(MARK.denied)),
+    ]);
     const dir = at.endsWith('/') ? at : `${at}dir/`;
-    list.push([`denied directory (${at})`, `${dir}private/x.md`, (a) => void writeNote(a.root, `${dir}private/x.md`, note(MARK.denied))]);
-    list.push([`group-writable (${at})`, `${at}gw.md`, (a) => void writeNote(a.root, `${at}gw.md`, note(MARK.untrusted), 0o620)]);
-    list.push([`world-writable (${at})`, `${at}ww.md`, (a) => void writeNote(a.root, `${at}ww.md`, note(MARK.untrusted), 0o606)]);
-    list.push([`ACL write grant (${at})`, `${at}acl.md`, (a) => addAclEntry(writeNote(a.root, `${at}acl.md`, note(MARK.untrusted)), 'user', 4242, 6)]);
-    list.push([`hard link (${at})`, `${at}hl.md`, (a) => {
-      const f = writeNote(a.root, `${at}hl.md`, note(MARK.untrusted));
-      fs.linkSync(f, path.join(a.outside, `hl-${at.replace(/\//g, '_')}`));
-    }]);
-    list.push([`symlink to outside (${at})`, `${at}sl.md`, (a) => {
-      writeNote(a.root, `${at}keep.txt`, 'not a note');
-      fs.symlinkSync(path.join(a.outside, 'secret.md'), path.join(a.root, `${at}sl.md`));
-    }]);
+    list.push([
+      `denied directory (${at})`,
+      `${dir}private/x.md`,
+      (a) => void writeNote(a.root, `${dir}private/x.md`, note(MARK.denied)),
+    ]);
+    list.push([
+      `group-writable (${at})`,
+      `${at}gw.md`,
+      (a) => void writeNote(a.root, `${at}gw.md`, note(MARK.untrusted), 0o620),
+    ]);
+    list.push([
+      `world-writable (${at})`,
+      `${at}ww.md`,
+      (a) => void writeNote(a.root, `${at}ww.md`, note(MARK.untrusted), 0o606),
+    ]);
+    list.push([
+      `ACL write grant (${at})`,
+      `${at}acl.md`,
+      (a) => addAclEntry(writeNote(a.root, `${at}acl.md`, note(MARK.untrusted)), 'user', 4242, 6),
+    ]);
+    list.push([
+      `hard link (${at})`,
+      `${at}hl.md`,
+      (a) => {
+        const f = writeNote(a.root, `${at}hl.md`, note(MARK.untrusted));
+        fs.linkSync(f, path.join(a.outside, `hl-${at.replace(/\//g, '_')}`));
+      },
+    ]);
+    list.push([
+      `symlink to outside (${at})`,
+      `${at}sl.md`,
+      (a) => {
+        writeNote(a.root, `${at}keep.txt`, 'not a note');
+        fs.symlinkSync(path.join(a.outside, 'secret.md'), path.join(a.root, `${at}sl.md`));
+      },
+    ]);
     if (isRoot) {
-      list.push([`foreign owner (${at})`, `${at}fo.md`, (a) => fs.chownSync(writeNote(a.root, `${at}fo.md`, note(MARK.untrusted)), FOREIGN_UID, FOREIGN_GID)]);
+      list.push([
+        `foreign owner (${at})`,
+        `${at}fo.md`,
+        (a) => fs.chownSync(writeNote(a.root, `${at}fo.md`, note(MARK.untrusted)), FOREIGN_UID, FOREIGN_GID),
+      ]);
     }
   }
   return list;
@@ -158,7 +200,12 @@ test('leakage › no output of the CLI or the MCP server names the root, the hom
 
 test('leakage › after a policy edit denies indexed notes, a warm index answers byte for byte like a fresh process', (t) => {
   const a = arena();
-  for (let i = 0; i < 12; i++) writeNote(a.root, `${i % 2 === 0 ? 'priv' : 'pub'}/n${i}.md`, `# N${i}\n\nlantern ${'garden '.repeat(i)}${i % 3 === 0 ? '' : 'gate'}\n`);
+  for (let i = 0; i < 12; i++)
+    writeNote(
+      a.root,
+      `${i % 2 === 0 ? 'priv' : 'pub'}/n${i}.md`,
+      `# N${i}\n\nlantern ${'garden '.repeat(i)}${i % 3 === 0 ? '' : 'gate'}\n`,
+    );
   const queries = ['lantern', 'garden', 'gate lantern', 'gard', 'lanterm'];
   for (const q of queries) a.search(q, 10); // warm the index with every note visible
   a.setPolicy({ deny: [...DENY, 'priv/**'] });

@@ -14,7 +14,11 @@ export interface McpSession {
 }
 
 /** Spawn `memory-bridge mcp --home HOME --run-kind interactive` and connect a real SDK client. */
-export async function connectMcp(home: string, extraEnv: Record<string, string> = {}, cwd?: string): Promise<McpSession> {
+export async function connectMcp(
+  home: string,
+  extraEnv: Record<string, string> = {},
+  cwd?: string,
+): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, 'mcp', '--home', home, '--run-kind', 'interactive'],
@@ -28,10 +32,15 @@ export async function connectMcp(home: string, extraEnv: Record<string, string> 
   await client.connect(transport);
   return {
     async call(name, args) {
-      const res = await client.request({ method: 'tools/call', params: { name, arguments: args } as never }, CallToolResultSchema, {
-        timeout: 120_000,
-      });
-      if (res.content.length !== 1 || res.content[0]!.type !== 'text') throw new Error('expected one text content item');
+      const res = await client.request(
+        { method: 'tools/call', params: { name, arguments: args } as never },
+        CallToolResultSchema,
+        {
+          timeout: 120_000,
+        },
+      );
+      if (res.content.length !== 1 || res.content[0]!.type !== 'text')
+        throw new Error('expected one text content item');
       return { text: (res.content[0] as { text: string }).text, isError: res.isError === true };
     },
     stderr: () => err,

@@ -99,14 +99,30 @@ rootTest('mount › a root that is itself a mount point serves its own notes (ne
   });
 });
 
-rootTest('mount › a procfs mounted outside /proc is never a root: its magic links and directories are refused (needs root)', (t) => {
-  const a = arena();
-  const p = mkdirs(a.tmp, 'proc');
-  withMount(['-t', 'proc', 'proc'], p, () => {
-    for (const root of [`${p}/self/cwd`, `${p}/self/root${a.root}`, `${p}/1/root${a.root}`, `${p}/self`, `${p}/${process.pid}`, `${p}/${process.pid}/fd`, `${p}/sys`, p]) {
-      a.setPolicy({ root });
-      t.is(JSON.stringify(a.search('lantern')), JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } }), root);
-      t.false(a.read('notes/plain.md').ok, root);
-    }
-  });
-});
+rootTest(
+  'mount › a procfs mounted outside /proc is never a root: its magic links and directories are refused (needs root)',
+  (t) => {
+    const a = arena();
+    const p = mkdirs(a.tmp, 'proc');
+    withMount(['-t', 'proc', 'proc'], p, () => {
+      for (const root of [
+        `${p}/self/cwd`,
+        `${p}/self/root${a.root}`,
+        `${p}/1/root${a.root}`,
+        `${p}/self`,
+        `${p}/${process.pid}`,
+        `${p}/${process.pid}/fd`,
+        `${p}/sys`,
+        p,
+      ]) {
+        a.setPolicy({ root });
+        t.is(
+          JSON.stringify(a.search('lantern')),
+          JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } }),
+          root,
+        );
+        t.false(a.read('notes/plain.md').ok, root);
+      }
+    });
+  },
+);

@@ -36,8 +36,14 @@ function badContents(): [string, string | Buffer][] {
     ['duplicate top-level key', raw('{"version":1,"root":ROOT,"allow":["**"],"allow":["x/**"]}')],
     ['duplicate version', raw('{"version":1,"version":1,"root":ROOT,"allow":["**"]}')],
     ['duplicate deny', raw('{"version":1,"root":ROOT,"allow":["**"],"deny":["a.md"],"deny":[]}')],
-    ['duplicate nested limit', raw('{"version":1,"root":ROOT,"allow":["**"],"limits":{"max_results":3,"max_results":10}}')],
-    ['duplicate key spelled with an escape', raw('{"version":1,"root":ROOT,"allow":["**"],"d\\u0065ny":[],"deny":["a.md"]}')],
+    [
+      'duplicate nested limit',
+      raw('{"version":1,"root":ROOT,"allow":["**"],"limits":{"max_results":3,"max_results":10}}'),
+    ],
+    [
+      'duplicate key spelled with an escape',
+      raw('{"version":1,"root":ROOT,"allow":["**"],"d\\u0065ny":[],"deny":["a.md"]}'),
+    ],
     // misspelled keys
     ['misspelled allow', raw('{"version":1,"root":ROOT,"alow":["**"]}')],
     ['misspelled deny', raw('{"version":1,"root":ROOT,"allow":["**"],"denny":["a.md"]}')],
@@ -78,8 +84,18 @@ function badContents(): [string, string | Buffer][] {
     ['UTF-16LE without BOM', Buffer.from(good, 'utf16le')],
     ['UTF-16BE with BOM', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(good, 'utf16le').swap16()])],
     ['UTF-32LE', Buffer.from([...good].flatMap((c) => [c.charCodeAt(0), 0, 0, 0]))],
-    ['Latin-1 byte in a string', Buffer.concat([Buffer.from(good.slice(0, -1)), Buffer.from(',"x":"\xe9"}', 'latin1')])],
-    ['invalid UTF-8 in a pattern', Buffer.concat([Buffer.from(raw('{"version":1,"root":ROOT,"allow":["')), Buffer.from([0xc3, 0x28]), Buffer.from('"]}')])],
+    [
+      'Latin-1 byte in a string',
+      Buffer.concat([Buffer.from(good.slice(0, -1)), Buffer.from(',"x":"\xe9"}', 'latin1')]),
+    ],
+    [
+      'invalid UTF-8 in a pattern',
+      Buffer.concat([
+        Buffer.from(raw('{"version":1,"root":ROOT,"allow":["')),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"]}'),
+      ]),
+    ],
     ['empty', ''],
     ['whitespace only', ' \n\t '],
     ['NUL byte', '\u0000'],
@@ -87,13 +103,22 @@ function badContents(): [string, string | Buffer][] {
     ['two documents', `${good}${good}`],
     ['trailing comma', good.replace(/]\}$/, '],}')],
     ['comment', `// policy\n${good}`],
-    ['__proto__ key smuggling an opt-in', raw('{"version":1,"root":ROOT,"allow":["**"],"__proto__":{"allow_cron":true}}')],
+    [
+      '__proto__ key smuggling an opt-in',
+      raw('{"version":1,"root":ROOT,"allow":["**"],"__proto__":{"allow_cron":true}}'),
+    ],
     ['__proto__ key holding the whole policy', raw('{"__proto__":{"version":1,"root":ROOT,"allow":["**"]}}')],
-    ['__proto__ inside limits', raw('{"version":1,"root":ROOT,"allow":["**"],"limits":{"__proto__":{"max_results":3}}}')],
+    [
+      '__proto__ inside limits',
+      raw('{"version":1,"root":ROOT,"allow":["**"],"limits":{"__proto__":{"max_results":3}}}'),
+    ],
     ['constructor key', raw('{"version":1,"root":ROOT,"allow":["**"],"constructor":{}}')],
     ['single quotes', good.replace(/"/g, "'")],
     ['NaN literal', withBase({}).replace('}', ',"limits":{"max_results":NaN}}')],
-    ...[1, 10, good.length / 2, good.length - 1].map((n): [string, string] => [`truncated at ${Math.floor(n)} bytes`, good.slice(0, Math.floor(n))]),
+    ...[1, 10, good.length / 2, good.length - 1].map((n): [string, string] => [
+      `truncated at ${Math.floor(n)} bytes`,
+      good.slice(0, Math.floor(n)),
+    ]),
     ['64 KiB + 1', pad64k(good, 1)],
     ['1 MiB', pad64k(good, 1024 * 1024)],
     ['nested 100,000 deep', `${'['.repeat(100_000)}${']'.repeat(100_000)}`],
@@ -141,42 +166,64 @@ function untrustings(): [string, () => void][] {
     ['group-writable home', () => fs.chmodSync(a.home, 0o770)],
     ['ACL write grant on the policy file', () => addAclEntry(a.policyPath, 'user', 4242, 6)],
     ['ACL write grant to a group on the policy directory', () => addAclEntry(dir, 'group', 0, 7)],
-    ['symlinked policy file', () => {
-      const copy = path.join(a.tmp, 'copy.json');
-      fs.copyFileSync(a.policyPath, copy);
-      fs.rmSync(a.policyPath);
-      fs.symlinkSync(copy, a.policyPath);
-    }],
-    ['symlinked policy directory', () => {
-      const moved = path.join(a.tmp, 'moved-pdir');
-      fs.rmSync(moved, { recursive: true, force: true });
-      fs.renameSync(dir, moved);
-      fs.symlinkSync(moved, dir);
-    }],
-    ['hard-linked policy file', () => {
-      const other = path.join(a.tmp, 'hardlink.json');
-      fs.rmSync(other, { force: true });
-      fs.linkSync(a.policyPath, other);
-    }],
-    ['FIFO as the policy file', () => {
-      fs.rmSync(a.policyPath);
-      makeFifo(a.policyPath);
-    }],
-    ['directory as the policy file', () => {
-      fs.rmSync(a.policyPath);
-      fs.mkdirSync(a.policyPath, { mode: 0o700 });
-    }],
+    [
+      'symlinked policy file',
+      () => {
+        const copy = path.join(a.tmp, 'copy.json');
+        fs.copyFileSync(a.policyPath, copy);
+        fs.rmSync(a.policyPath);
+        fs.symlinkSync(copy, a.policyPath);
+      },
+    ],
+    [
+      'symlinked policy directory',
+      () => {
+        const moved = path.join(a.tmp, 'moved-pdir');
+        fs.rmSync(moved, { recursive: true, force: true });
+        fs.renameSync(dir, moved);
+        fs.symlinkSync(moved, dir);
+      },
+    ],
+    [
+      'hard-linked policy file',
+      () => {
+        const other = path.join(a.tmp, 'hardlink.json');
+        fs.rmSync(other, { force: true });
+        fs.linkSync(a.policyPath, other);
+      },
+    ],
+    [
+      'FIFO as the policy file',
+      () => {
+        fs.rmSync(a.policyPath);
+        makeFifo(a.policyPath);
+      },
+    ],
+    [
+      'directory as the policy file',
+      () => {
+        fs.rmSync(a.policyPath);
+        fs.mkdirSync(a.policyPath, { mode: 0o700 });
+      },
+    ],
     ['missing policy file', () => fs.rmSync(a.policyPath)],
   ];
   if (isRoot) {
     out.push(['foreign-owned policy file (needs root)', () => fs.chownSync(a.policyPath, FOREIGN_UID, FOREIGN_GID)]);
     out.push(['foreign-owned policy directory (needs root)', () => fs.chownSync(dir, FOREIGN_UID, FOREIGN_GID)]);
     out.push(['foreign-owned home (needs root)', () => fs.chownSync(a.home, FOREIGN_UID, FOREIGN_GID)]);
-    for (const [what, type, major, minor] of [['/dev/null', 'c', 1, 3], ['/dev/zero', 'c', 1, 5], ['a block device', 'b', 7, 0]] as const) {
-      out.push([`a device node (${what}) as the policy file (needs root)`, () => {
-        fs.rmSync(a.policyPath);
-        execFileSync('mknod', ['-m', '600', a.policyPath, type, String(major), String(minor)]);
-      }]);
+    for (const [what, type, major, minor] of [
+      ['/dev/null', 'c', 1, 3],
+      ['/dev/zero', 'c', 1, 5],
+      ['a block device', 'b', 7, 0],
+    ] as const) {
+      out.push([
+        `a device node (${what}) as the policy file (needs root)`,
+        () => {
+          fs.rmSync(a.policyPath);
+          execFileSync('mknod', ['-m', '600', a.policyPath, type, String(major), String(minor)]);
+        },
+      ]);
     }
   }
   return out;
@@ -186,15 +233,18 @@ function cleanupHardlink(): void {
   fs.rmSync(path.join(a.tmp, 'hardlink.json'), { force: true });
 }
 
-test.serial('policy-pathologies › every malformed, oversized or bomb-shaped policy makes read and search unavailable', (t) => {
-  for (const [name, body] of badContents()) {
-    freshPolicy(body);
-    t.is(JSON.stringify(a.search('lantern')), UNAVAILABLE, name);
-    t.is(JSON.stringify(a.read('a.md')), UNAVAILABLE, name);
-  }
-  freshPolicy(withBase({}));
-  t.true(a.read('a.md').ok, 'the valid policy still works afterwards');
-});
+test.serial(
+  'policy-pathologies › every malformed, oversized or bomb-shaped policy makes read and search unavailable',
+  (t) => {
+    for (const [name, body] of badContents()) {
+      freshPolicy(body);
+      t.is(JSON.stringify(a.search('lantern')), UNAVAILABLE, name);
+      t.is(JSON.stringify(a.read('a.md')), UNAVAILABLE, name);
+    }
+    freshPolicy(withBase({}));
+    t.true(a.read('a.md').ok, 'the valid policy still works afterwards');
+  },
+);
 
 test.serial('policy-pathologies › every untrusted policy file or parent makes read and search unavailable', (t) => {
   for (const [name, untrust] of untrustings()) {
@@ -208,64 +258,76 @@ test.serial('policy-pathologies › every untrusted policy file or parent makes 
   freshPolicy(withBase({}));
 });
 
-test.serial('policy-pathologies › the same pathologies over one MCP session: each call unavailable, the next valid policy applies at once', async (t) => {
-  const s = await connectMcp(a.home);
-  try {
-    const cases: [string, () => void][] = [
-      ...badContents().map(([name, body]): [string, () => void] => [name, () => freshPolicy(body)]),
-      ...untrustings().map(([name, untrust]): [string, () => void] => [name, () => (freshPolicy(withBase({})), untrust())]),
-    ];
-    for (const [name, make] of cases) {
-      make();
-      const search = await s.call('memory_bridge_search', { query: 'lantern' });
-      const read = await s.call('memory_bridge_read', { id: 'a.md' });
-      t.is(search.text, UNAVAILABLE, name);
-      t.is(read.text, UNAVAILABLE, name);
-      t.true(search.isError && read.isError, name);
-      cleanupHardlink();
-      freshPolicy(withBase({}));
-      t.true(JSON.parse((await s.call('memory_bridge_read', { id: 'a.md' })).text).ok, `recovers after ${name}`);
+test.serial(
+  'policy-pathologies › the same pathologies over one MCP session: each call unavailable, the next valid policy applies at once',
+  async (t) => {
+    const s = await connectMcp(a.home);
+    try {
+      const cases: [string, () => void][] = [
+        ...badContents().map(([name, body]): [string, () => void] => [name, () => freshPolicy(body)]),
+        ...untrustings().map(([name, untrust]): [string, () => void] => [
+          name,
+          () => (freshPolicy(withBase({})), untrust()),
+        ]),
+      ];
+      for (const [name, make] of cases) {
+        make();
+        const search = await s.call('memory_bridge_search', { query: 'lantern' });
+        const read = await s.call('memory_bridge_read', { id: 'a.md' });
+        t.is(search.text, UNAVAILABLE, name);
+        t.is(read.text, UNAVAILABLE, name);
+        t.true(search.isError && read.isError, name);
+        cleanupHardlink();
+        freshPolicy(withBase({}));
+        t.true(JSON.parse((await s.call('memory_bridge_read', { id: 'a.md' })).text).ok, `recovers after ${name}`);
+      }
+      t.false(s.stderr().includes(a.root));
+      t.false(s.stderr().includes(a.home));
+    } finally {
+      await s.close();
     }
-    t.false(s.stderr().includes(a.root));
-    t.false(s.stderr().includes(a.home));
-  } finally {
-    await s.close();
-  }
-});
+  },
+);
 
-test.serial('policy-pathologies › parsePolicyBytes rejects 100,000 patterns and pattern bombs without throwing anything but BridgeError', (t) => {
-  const huge = [
-    { ...base, allow: Array.from({ length: 100_000 }, (_, i) => `p${i}/**`) },
-    { ...base, deny: Array.from({ length: 100_000 }, () => '*'.repeat(1) + 'a*'.repeat(100)) },
-    { ...base, allow: ['x'.repeat(1_000_000)] },
-    { ...base, allow: ['{'.repeat(10_000) + 'a,b' + '}'.repeat(10_000)] },
-    { ...base, allow: ['[' + 'a-'.repeat(10_000) + ']'] },
-    { ...base, allow: ['@('.repeat(10_000)] },
-  ];
-  for (const doc of huge) {
-    const err = t.throws(() => parsePolicyBytes(Buffer.from(JSON.stringify(doc))));
-    t.true(err instanceof BridgeError && err.code === 'unavailable' && err.reason === 'policy_invalid');
-  }
-});
+test.serial(
+  'policy-pathologies › parsePolicyBytes rejects 100,000 patterns and pattern bombs without throwing anything but BridgeError',
+  (t) => {
+    const huge = [
+      { ...base, allow: Array.from({ length: 100_000 }, (_, i) => `p${i}/**`) },
+      { ...base, deny: Array.from({ length: 100_000 }, () => '*'.repeat(1) + 'a*'.repeat(100)) },
+      { ...base, allow: ['x'.repeat(1_000_000)] },
+      { ...base, allow: ['{'.repeat(10_000) + 'a,b' + '}'.repeat(10_000)] },
+      { ...base, allow: ['[' + 'a-'.repeat(10_000) + ']'] },
+      { ...base, allow: ['@('.repeat(10_000)] },
+    ];
+    for (const doc of huge) {
+      const err = t.throws(() => parsePolicyBytes(Buffer.from(JSON.stringify(doc))));
+      t.true(err instanceof BridgeError && err.code === 'unavailable' && err.reason === 'policy_invalid');
+    }
+  },
+);
 
-test.serial('policy-pathologies › the largest valid policy (256 × 256-character patterns, 64 braces each) loads and answers', (t) => {
-  const pat = (i: number): string => {
-    const head = `${String(i).padStart(3, '0')}{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}/**/*x*y*z*`;
-    return head + 'q'.repeat(256 - [...head].length);
-  };
-  const doc = { ...base, allow: ['**'], deny: Array.from({ length: 256 }, (_, i) => pat(i)) };
-  const bytes = Buffer.from(JSON.stringify(doc));
-  if (bytes.length > MAX_POLICY_BYTES) {
-    // Over the size cap on disk: exercise the parser directly, then a size-capped subset through the bridge.
-    t.true(parsePolicyBytes(bytes).allowsNote('a.md'));
-    freshPolicy(JSON.stringify({ ...doc, deny: doc.deny.slice(0, Math.floor(MAX_POLICY_BYTES / 300)) }));
-  } else {
-    freshPolicy(bytes);
-  }
-  try {
-    t.true(a.read('a.md').ok);
-    t.true(a.search('lantern').ok);
-  } finally {
-    freshPolicy(withBase({}));
-  }
-});
+test.serial(
+  'policy-pathologies › the largest valid policy (256 × 256-character patterns, 64 braces each) loads and answers',
+  (t) => {
+    const pat = (i: number): string => {
+      const head = `${String(i).padStart(3, '0')}{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}/**/*x*y*z*`;
+      return head + 'q'.repeat(256 - [...head].length);
+    };
+    const doc = { ...base, allow: ['**'], deny: Array.from({ length: 256 }, (_, i) => pat(i)) };
+    const bytes = Buffer.from(JSON.stringify(doc));
+    if (bytes.length > MAX_POLICY_BYTES) {
+      // Over the size cap on disk: exercise the parser directly, then a size-capped subset through the bridge.
+      t.true(parsePolicyBytes(bytes).allowsNote('a.md'));
+      freshPolicy(JSON.stringify({ ...doc, deny: doc.deny.slice(0, Math.floor(MAX_POLICY_BYTES / 300)) }));
+    } else {
+      freshPolicy(bytes);
+    }
+    try {
+      t.true(a.read('a.md').ok);
+      t.true(a.search('lantern').ok);
+    } finally {
+      freshPolicy(withBase({}));
+    }
+  },
+);

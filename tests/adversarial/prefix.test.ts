@@ -55,7 +55,16 @@ test('prefix › search over a root with prefix siblings finds only the root’s
 test('prefix › a policy root naming a sibling by a prefix spelling (trailing slash, dot, dot-dot) is unavailable', (t) => {
   const { home: h2, policyPath } = makeHome(base, { version: 1, root, allow: ['**'] }, 'home2');
   const c2 = { home: h2, cron: false, subagent: false };
-  for (const bad of [`${root}/`, `${root}/.`, `${root}/../mem-secret/..${'/mem'}`, `${root}//`, `${base}//mem`, 'mem', './mem', `${root}\u0000`]) {
+  for (const bad of [
+    `${root}/`,
+    `${root}/.`,
+    `${root}/../mem-secret/..${'/mem'}`,
+    `${root}//`,
+    `${base}//mem`,
+    'mem',
+    './mem',
+    `${root}\u0000`,
+  ]) {
     fs.writeFileSync(policyPath, JSON.stringify({ version: 1, root: bad, allow: ['**'] }));
     t.is(JSON.stringify(bridge.search({ query: 'lantern' }, c2)), UNAVAILABLE, JSON.stringify(bad));
     t.is(JSON.stringify(bridge.read({ id: 'a.md' }, c2)), UNAVAILABLE, JSON.stringify(bad));

@@ -47,9 +47,50 @@ test.before(() => {
 test.after.always(() => a?.cleanup());
 
 const SEGMENTS = [
-  'a.md', 'b', 'c.md', 'd', 'e.md', 'caf\u00e9.md', 'cafe\u0301.md', 'CAF\u00c9.md', 'with space.md', 'private', 'p.md', 'x.secret.md',
-  'link', 'secret.md', 'leaf.md', 'hard.md', 'outside', 'memory', '..', '.', '', '...', '%2e%2e', '%2f', '\\', 'C:', 'con.md', ' ',
-  'a.md ', 'a.md.', 'A.md', 'a.MD', '\u0000', '\n', '\u202e', '\u200b', '~', '*', '**', '?', '[a]', '{a,b}.md', 'file:', '/',
+  'a.md',
+  'b',
+  'c.md',
+  'd',
+  'e.md',
+  'caf\u00e9.md',
+  'cafe\u0301.md',
+  'CAF\u00c9.md',
+  'with space.md',
+  'private',
+  'p.md',
+  'x.secret.md',
+  'link',
+  'secret.md',
+  'leaf.md',
+  'hard.md',
+  'outside',
+  'memory',
+  '..',
+  '.',
+  '',
+  '...',
+  '%2e%2e',
+  '%2f',
+  '\\',
+  'C:',
+  'con.md',
+  ' ',
+  'a.md ',
+  'a.md.',
+  'A.md',
+  'a.MD',
+  '\u0000',
+  '\n',
+  '\u202e',
+  '\u200b',
+  '~',
+  '*',
+  '**',
+  '?',
+  '[a]',
+  '{a,b}.md',
+  'file:',
+  '/',
 ];
 
 const idArb = fc.oneof(
@@ -76,63 +117,110 @@ test('properties › a random id never serves anything but the allowed regular n
 
 test('properties › every id search returns reads back to the same allowed note', (t) => {
   fc.assert(
-    fc.property(fc.constantFrom('alpha', 'gamma', 'epsilon', 'coffee', 'space', 'lantern', MARK.outside, MARK.denied), (q) => {
-      const r = a.search(q, 10);
-      if (!r.ok || !('results' in r)) return false;
-      if (ALL_MARKS.some((m) => JSON.stringify(r).toLowerCase().includes(m))) return false;
-      return r.results.every((hit) => CONTENT.has(hit.id) && a.read(hit.id).ok);
-    }),
+    fc.property(
+      fc.constantFrom('alpha', 'gamma', 'epsilon', 'coffee', 'space', 'lantern', MARK.outside, MARK.denied),
+      (q) => {
+        const r = a.search(q, 10);
+        if (!r.ok || !('results' in r)) return false;
+        if (ALL_MARKS.some((m) => JSON.stringify(r).toLowerCase().includes(m))) return false;
+        return r.results.every((hit) => CONTENT.has(hit.id) && a.read(hit.id).ok);
+      },
+    ),
     { numRuns: 40 * SOAK },
   );
   t.pass();
 });
 
-const VALID = (root: string) => JSON.stringify({ version: 1, root, allow: ['**'], deny: ['private/**'], limits: { max_results: 5 } });
+const VALID = (root: string) =>
+  JSON.stringify({ version: 1, root, allow: ['**'], deny: ['private/**'], limits: { max_results: 5 } });
 
-test.serial('properties › random and mutated policy files give a working policy or unavailable, exactly as parsePolicyBytes decides', (t) => {
-  const b = makeArena();
-  try {
-    writeNote(b.root, 'n.md', '# N\n\nlantern\n');
-    const valid = Buffer.from(VALID(b.root));
-    const mutated = fc
-      .array(fc.tuple(fc.nat({ max: valid.length }), fc.integer({ min: 0, max: 255 }), fc.constantFrom('set', 'insert', 'delete')), { minLength: 0, maxLength: 3 })
-      .map((edits) => {
-        const bytes = Array.from(valid);
-        for (const [at, value, kind] of edits) {
-          const i = Math.min(at, bytes.length);
-          if (kind === 'set' && i < bytes.length) bytes[i] = value;
-          else if (kind === 'insert') bytes.splice(i, 0, value);
-          else bytes.splice(i, 1);
-        }
-        return Buffer.from(bytes);
-      });
-    const tokens = fc
-      .array(fc.constantFrom('{', '}', '[', ']', ',', ':', '"version"', '1', '"root"', JSON.stringify(b.root), '"allow"', '["**"]', '"deny"', '[]', 'null', 'true', ' ', '"limits"', '{}'), { maxLength: 24 })
-      .map((parts) => Buffer.from(parts.join('')));
-    fc.assert(
-      fc.property(fc.oneof(mutated, tokens, fc.uint8Array({ maxLength: 300 }).map((u) => Buffer.from(u))), (bytes) => {
-        fs.writeFileSync(b.policyPath, bytes);
-        let parsed: boolean;
-        try {
-          parsePolicyBytes(bytes);
-          parsed = true;
-        } catch (err) {
-          if (!(err instanceof BridgeError)) return false;
-          parsed = false;
-        }
-        const search = JSON.stringify(b.search('lantern'));
-        const read = JSON.stringify(b.read('n.md'));
-        if (!parsed) return search === UNAVAILABLE && read === UNAVAILABLE;
-        // A valid policy may still be unavailable (e.g. a mutated root that is not a trusted directory), never a throw.
-        return (search.startsWith('{"ok":true') || search === UNAVAILABLE) && (read.startsWith('{"ok":') || read === UNAVAILABLE);
-      }),
-      { numRuns: 400 * SOAK },
-    );
-    t.pass();
-  } finally {
-    b.cleanup();
-  }
-});
+test.serial(
+  'properties › random and mutated policy files give a working policy or unavailable, exactly as parsePolicyBytes decides',
+  (t) => {
+    const b = makeArena();
+    try {
+      writeNote(b.root, 'n.md', '# N\n\nlantern\n');
+      const valid = Buffer.from(VALID(b.root));
+      const mutated = fc
+        .array(
+          fc.tuple(
+            fc.nat({ max: valid.length }),
+            fc.integer({ min: 0, max: 255 }),
+            fc.constantFrom('set', 'insert', 'delete'),
+          ),
+          { minLength: 0, maxLength: 3 },
+        )
+        .map((edits) => {
+          const bytes = Array.from(valid);
+          for (const [at, value, kind] of edits) {
+            const i = Math.min(at, bytes.length);
+            if (kind === 'set' && i < bytes.length) bytes[i] = value;
+            else if (kind === 'insert') bytes.splice(i, 0, value);
+            else bytes.splice(i, 1);
+          }
+          return Buffer.from(bytes);
+        });
+      const tokens = fc
+        .array(
+          fc.constantFrom(
+            '{',
+            '}',
+            '[',
+            ']',
+            ',',
+            ':',
+            '"version"',
+            '1',
+            '"root"',
+            JSON.stringify(b.root),
+            '"allow"',
+            '["**"]',
+            '"deny"',
+            '[]',
+            'null',
+            'true',
+            ' ',
+            '"limits"',
+            '{}',
+          ),
+          { maxLength: 24 },
+        )
+        .map((parts) => Buffer.from(parts.join('')));
+      fc.assert(
+        fc.property(
+          fc.oneof(
+            mutated,
+            tokens,
+            fc.uint8Array({ maxLength: 300 }).map((u) => Buffer.from(u)),
+          ),
+          (bytes) => {
+            fs.writeFileSync(b.policyPath, bytes);
+            let parsed: boolean;
+            try {
+              parsePolicyBytes(bytes);
+              parsed = true;
+            } catch (err) {
+              if (!(err instanceof BridgeError)) return false;
+              parsed = false;
+            }
+            const search = JSON.stringify(b.search('lantern'));
+            const read = JSON.stringify(b.read('n.md'));
+            if (!parsed) return search === UNAVAILABLE && read === UNAVAILABLE;
+            // A valid policy may still be unavailable (e.g. a mutated root that is not a trusted directory), never a throw.
+            return (
+              (search.startsWith('{"ok":true') || search === UNAVAILABLE) &&
+              (read.startsWith('{"ok":') || read === UNAVAILABLE)
+            );
+          },
+        ),
+        { numRuns: 400 * SOAK },
+      );
+      t.pass();
+    } finally {
+      b.cleanup();
+    }
+  },
+);
 
 /** Independent oracle of PRODUCT.md §5 / platform.md for Linux ACL bytes: the reason aclReason must give. */
 function oracle(bytes: Uint8Array, uid: number): 'acl_unreadable' | 'acl_write' | null {
@@ -161,25 +249,64 @@ function oracle(bytes: Uint8Array, uid: number): 'acl_unreadable' | 'acl_write' 
   const count = (tag: number) => seen.filter((x) => x === tag).length;
   if (seen[0] !== 0x01 || count(0x04) !== 1 || seen[seen.length - 1] !== 0x20) return 'acl_unreadable';
   const named = count(0x02) + count(0x08);
-  if ((named > 0) !== (count(0x10) === 1)) return 'acl_unreadable';
+  if (named > 0 !== (count(0x10) === 1)) return 'acl_unreadable';
   return write ? 'acl_write' : null;
 }
 
 const entryArb = fc.record({
-  tag: fc.constantFrom(ACL_TAG.USER_OBJ, ACL_TAG.USER, ACL_TAG.GROUP_OBJ, ACL_TAG.GROUP, ACL_TAG.MASK, ACL_TAG.OTHER, 0, 0x40, 0x03),
+  tag: fc.constantFrom(
+    ACL_TAG.USER_OBJ,
+    ACL_TAG.USER,
+    ACL_TAG.GROUP_OBJ,
+    ACL_TAG.GROUP,
+    ACL_TAG.MASK,
+    ACL_TAG.OTHER,
+    0,
+    0x40,
+    0x03,
+  ),
   perm: fc.oneof(fc.integer({ min: 0, max: 7 }), fc.constantFrom(8, 0xffff)),
   id: fc.oneof(fc.constantFrom(0, 0xffffffff, 1000, 65534, process.getuid?.() ?? 0), fc.nat()),
 });
 /** Mostly well-shaped ACLs (so the valid region is reached), then arbitrary bytes. */
 const aclArb = fc.oneof(
-  fc.array(entryArb, { minLength: 0, maxLength: 8 }).map((es) => aclBytes(es.map((e) => ({ ...e, id: e.tag === ACL_TAG.USER || e.tag === ACL_TAG.GROUP ? e.id : (e.id % 3 === 0 ? e.id : 0xffffffff) })))),
   fc
-    .tuple(fc.integer({ min: 0, max: 7 }), fc.array(fc.tuple(fc.constantFrom('u', 'g'), fc.integer({ min: 0, max: 7 }), fc.constantFrom(0, 1000, process.getuid?.() ?? 0)), { maxLength: 3 }), fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 }))
+    .array(entryArb, { minLength: 0, maxLength: 8 })
+    .map((es) =>
+      aclBytes(
+        es.map((e) => ({
+          ...e,
+          id: e.tag === ACL_TAG.USER || e.tag === ACL_TAG.GROUP ? e.id : e.id % 3 === 0 ? e.id : 0xffffffff,
+        })),
+      ),
+    ),
+  fc
+    .tuple(
+      fc.integer({ min: 0, max: 7 }),
+      fc.array(
+        fc.tuple(
+          fc.constantFrom('u', 'g'),
+          fc.integer({ min: 0, max: 7 }),
+          fc.constantFrom(0, 1000, process.getuid?.() ?? 0),
+        ),
+        { maxLength: 3 },
+      ),
+      fc.integer({ min: 0, max: 7 }),
+      fc.integer({ min: 0, max: 7 }),
+      fc.integer({ min: 0, max: 7 }),
+    )
     .map(([u, named, g, m, o]) => {
       const users = named.filter((x) => x[0] === 'u').map(([, p, id]) => ({ tag: ACL_TAG.USER, perm: p, id }));
       const groups = named.filter((x) => x[0] === 'g').map(([, p, id]) => ({ tag: ACL_TAG.GROUP, perm: p, id }));
       const mask = named.length > 0 ? [{ tag: ACL_TAG.MASK, perm: m }] : [];
-      return aclBytes([{ tag: ACL_TAG.USER_OBJ, perm: u }, ...users, { tag: ACL_TAG.GROUP_OBJ, perm: g }, ...groups, ...mask, { tag: ACL_TAG.OTHER, perm: o }]);
+      return aclBytes([
+        { tag: ACL_TAG.USER_OBJ, perm: u },
+        ...users,
+        { tag: ACL_TAG.GROUP_OBJ, perm: g },
+        ...groups,
+        ...mask,
+        { tag: ACL_TAG.OTHER, perm: o },
+      ]);
     }),
   fc.uint8Array({ maxLength: 80 }).map((u) => Buffer.from(u)),
   fc.uint8Array({ minLength: 4, maxLength: 76 }).map((u) => {

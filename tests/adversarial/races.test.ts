@@ -70,7 +70,8 @@ interface Tally {
 function check(tally: Tally, text: string, what: string): void {
   tally.calls++;
   const lower = text.toLowerCase();
-  for (const m of ALL_MARKS) if (lower.includes(m) && tally.leaks.length < 5) tally.leaks.push(`${what}: ${text.slice(0, 200)}`);
+  for (const m of ALL_MARKS)
+    if (lower.includes(m) && tally.leaks.length < 5) tally.leaks.push(`${what}: ${text.slice(0, 200)}`);
   if (text.startsWith('{"ok":true')) tally.ok++;
   else tally.refused++;
 }
@@ -91,64 +92,76 @@ function hammer(a: Arena, calls: number, tally: Tally): void {
   }
 }
 
-test.serial(`races › ${CALLS} calls under directory, hard-link, trust-flip and chmod swaps return no outside or untrusted byte`, async (t) => {
-  t.timeout(SOAK ? 3_600_000 : 240_000);
-  const a = arena();
-  const child = await startSwapper(a, ['dir', 'hardlink', 'flip', 'chmod']);
-  const tally: Tally = { calls: 0, ok: 0, refused: 0, leaks: [] };
-  try {
-    // In slices, so the event loop can notice the child and the MCP session between them.
-    const slice = 1000;
-    for (let done = 0; done < CALLS; done += slice) {
-      hammer(a, Math.min(slice, CALLS - done), tally);
-      await new Promise((r) => setImmediate(r));
-    }
-    const s = await connectMcp(a.home);
+test.serial(
+  `races › ${CALLS} calls under directory, hard-link, trust-flip and chmod swaps return no outside or untrusted byte`,
+  async (t) => {
+    t.timeout(SOAK ? 3_600_000 : 240_000);
+    const a = arena();
+    const child = await startSwapper(a, ['dir', 'hardlink', 'flip', 'chmod']);
+    const tally: Tally = { calls: 0, ok: 0, refused: 0, leaks: [] };
     try {
-      for (let i = 0; i < (SOAK ? 5000 : 300); i++) {
-        const read = i % 2 === 0;
-        const r = await s.call(read ? 'memory_bridge_read' : 'memory_bridge_search', read ? { id: READS[i % READS.length] } : { query: QUERIES[i % QUERIES.length], limit: 10 });
-        check(tally, r.text, `mcp ${i}`);
+      // In slices, so the event loop can notice the child and the MCP session between them.
+      const slice = 1000;
+      for (let done = 0; done < CALLS; done += slice) {
+        hammer(a, Math.min(slice, CALLS - done), tally);
+        await new Promise((r) => setImmediate(r));
+      }
+      const s = await connectMcp(a.home);
+      try {
+        for (let i = 0; i < (SOAK ? 5000 : 300); i++) {
+          const read = i % 2 === 0;
+          const r = await s.call(
+            read ? 'memory_bridge_read' : 'memory_bridge_search',
+            read ? { id: READS[i % READS.length] } : { query: QUERIES[i % QUERIES.length], limit: 10 },
+          );
+          check(tally, r.text, `mcp ${i}`);
+        }
+      } finally {
+        await s.close();
       }
     } finally {
-      await s.close();
+      await stop(child);
     }
-  } finally {
-    await stop(child);
-  }
-  t.deepEqual(tally.leaks, [], `leaks in ${tally.calls} calls`);
-  t.true(tally.ok > 0, 'some calls succeeded while the swaps ran');
-  t.true(tally.refused > 0, 'some calls were refused: the swaps were visible');
-  t.log(`${tally.calls} calls: ${tally.ok} ok, ${tally.refused} refused`);
-});
+    t.deepEqual(tally.leaks, [], `leaks in ${tally.calls} calls`);
+    t.true(tally.ok > 0, 'some calls succeeded while the swaps ran');
+    t.true(tally.refused > 0, 'some calls were refused: the swaps were visible');
+    t.log(`${tally.calls} calls: ${tally.ok} ok, ${tally.refused} refused`);
+  },
+);
 
-test.serial('races › calls while the root itself is swapped for a symlink to outside return no outside byte', async (t) => {
-  t.timeout(SOAK ? 3_600_000 : 120_000);
-  const a = arena();
-  const child = await startSwapper(a, ['root']);
-  const tally: Tally = { calls: 0, ok: 0, refused: 0, leaks: [] };
-  try {
-    const calls = SOAK ? 50_000 : 2_000;
-    for (let done = 0; done < calls; done += 500) {
-      hammer(a, 500, tally);
-      await new Promise((r) => setImmediate(r));
+test.serial(
+  'races › calls while the root itself is swapped for a symlink to outside return no outside byte',
+  async (t) => {
+    t.timeout(SOAK ? 3_600_000 : 120_000);
+    const a = arena();
+    const child = await startSwapper(a, ['root']);
+    const tally: Tally = { calls: 0, ok: 0, refused: 0, leaks: [] };
+    try {
+      const calls = SOAK ? 50_000 : 2_000;
+      for (let done = 0; done < calls; done += 500) {
+        hammer(a, 500, tally);
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      await stop(child);
     }
-  } finally {
-    await stop(child);
-  }
-  t.deepEqual(tally.leaks, []);
-  t.true(tally.refused > 0);
-  t.log(`${tally.calls} calls: ${tally.ok} ok, ${tally.refused} refused`);
-});
+    t.deepEqual(tally.leaks, []);
+    t.true(tally.refused > 0);
+    t.log(`${tally.calls} calls: ${tally.ok} ok, ${tally.refused} refused`);
+  },
+);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Deterministic interleavings: a pass-through binding that performs a real filesystem change at one exact point
 // of the check-then-read sequence (after open, after fstat, after the read). Every call still goes to the real
 // binding; only the moment of the swap is chosen, so the narrow windows the swapper hits by chance are hit always.
 
-
 type Point = 'afterOpen' | 'afterFstat' | 'afterRead';
-const POINT_TEXT: Record<Point, string> = { afterOpen: 'after the open', afterFstat: 'after the fstat', afterRead: 'during the read' };
+const POINT_TEXT: Record<Point, string> = {
+  afterOpen: 'after the open',
+  afterFstat: 'after the fstat',
+  afterRead: 'during the read',
+};
 
 /** Wrap the real binding so that `change()` runs once, at `point`, for the file named `name`. */
 function interposed(real: Native, name: string, point: Point, change: () => void): Native {
@@ -197,15 +210,27 @@ const realNative = getNative() as Native;
 /** The swaps, each applied to a fresh arena at one point: [name, file id, change]. */
 function swaps(a: Arena): [string, string, () => void][] {
   return [
-    ['an outside hard link swapped back out (link count drops to 1 under the open descriptor)', 'hl.md', () => {
-      writeNote(a.root, '.good', SAFE);
-      fs.renameSync(path.join(a.root, '.good'), path.join(a.root, 'hl.md'));
-    }],
-    ['a note made group-writable and written with untrusted text', 'cw.md', () => {
-      fs.chmodSync(path.join(a.root, 'cw.md'), 0o620);
-      fs.writeFileSync(path.join(a.root, 'cw.md'), planted(MARK.untrusted));
-    }],
-    ['a note that gains an outside link', 'plain.md', () => fs.linkSync(path.join(a.root, 'plain.md'), path.join(a.outside, 'grab.md'))],
+    [
+      'an outside hard link swapped back out (link count drops to 1 under the open descriptor)',
+      'hl.md',
+      () => {
+        writeNote(a.root, '.good', SAFE);
+        fs.renameSync(path.join(a.root, '.good'), path.join(a.root, 'hl.md'));
+      },
+    ],
+    [
+      'a note made group-writable and written with untrusted text',
+      'cw.md',
+      () => {
+        fs.chmodSync(path.join(a.root, 'cw.md'), 0o620);
+        fs.writeFileSync(path.join(a.root, 'cw.md'), planted(MARK.untrusted));
+      },
+    ],
+    [
+      'a note that gains an outside link',
+      'plain.md',
+      () => fs.linkSync(path.join(a.root, 'plain.md'), path.join(a.outside, 'grab.md')),
+    ],
   ];
 }
 
@@ -234,7 +259,10 @@ for (const point of ['afterOpen', 'afterFstat', 'afterRead'] as const) {
         fs.closeSync(rootFd);
       }
       t.true(outcome.startsWith('refused'), `${what}: ${outcome.slice(0, 80)}`);
-      t.false(ALL_MARKS.some((m) => outcome.includes(m)), what);
+      t.false(
+        ALL_MARKS.some((m) => outcome.includes(m)),
+        what,
+      );
     }
   });
 
@@ -248,21 +276,25 @@ for (const point of ['afterOpen', 'afterFstat', 'afterRead'] as const) {
         writeNote(a.root, 'hl.md', SAFE);
       }
       const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
-      const swapIn = id === 'hl.md'
-        ? () => {
-            // Replace the trusted note by the outside link under the open descriptor's name, then swap it back.
-            fs.linkSync(path.join(a.outside, 'secret.md'), path.join(a.root, '.tmp'));
-            fs.renameSync(path.join(a.root, '.tmp'), path.join(a.root, 'hl.md'));
-            change();
-          }
-        : change;
+      const swapIn =
+        id === 'hl.md'
+          ? () => {
+              // Replace the trusted note by the outside link under the open descriptor's name, then swap it back.
+              fs.linkSync(path.join(a.outside, 'secret.md'), path.join(a.root, '.tmp'));
+              fs.renameSync(path.join(a.root, '.tmp'), path.join(a.root, 'hl.md'));
+              change();
+            }
+          : change;
       const native = interposed(realNative, id, point, swapIn);
       const rootFd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
       try {
         const r = scanTree(rootFd, policy, scanLimitsOf(policy), { has: () => false }, native);
         const served = r.notes.find((n) => n.id === id);
         const text = JSON.stringify(r.notes.map((n) => n.text));
-        t.false(ALL_MARKS.some((m) => text.includes(m)), what);
+        t.false(
+          ALL_MARKS.some((m) => text.includes(m)),
+          what,
+        );
         // A changed note is skipped for this call (the next call judges it afresh); its old text may not be served
         // as if nothing happened unless the change left it byte-identical and trusted.
         if (served !== undefined) t.is(served.text, SAFE, what);

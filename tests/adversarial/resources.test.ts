@@ -69,7 +69,10 @@ test.serial('resources › the descriptor count is unchanged after 10,000 calls,
 });
 
 test.serial('resources › heap growth across 10,000 warm calls stays bounded (child process with --expose-gc)', (t) => {
-  const r = spawnSync(process.execPath, ['--expose-gc', path.join(HERE, 'memory-probe.js'), '10000'], { encoding: 'utf8', timeout: 170_000 });
+  const r = spawnSync(process.execPath, ['--expose-gc', path.join(HERE, 'memory-probe.js'), '10000'], {
+    encoding: 'utf8',
+    timeout: 170_000,
+  });
   t.is(r.status, 0, r.stderr);
   const { warm, after } = JSON.parse(r.stdout.trim()) as { warm: number; after: number };
   t.log(`heapUsed warm ${(warm / 1e6).toFixed(1)} MB, after 10,000 calls ${(after / 1e6).toFixed(1)} MB`);
@@ -79,7 +82,11 @@ test.serial('resources › heap growth across 10,000 warm calls stays bounded (c
 
 /** One CLI call with a hard wall-clock guard: a blocked open would hit the guard, not hang the suite. */
 function cli(args: string[]): { status: number | null; stdout: string; signal: NodeJS.Signals | null } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
   return { status: r.status, stdout: r.stdout, signal: r.signal };
 }
 
@@ -94,7 +101,14 @@ test.serial('resources › a FIFO, a socket and device nodes named *.md never bl
   await new Promise<void>((resolve) => server.listen(path.join(a.root, 'sock.md'), resolve));
   const devices: string[] = [];
   if (isRoot) {
-    for (const [name, major, minor] of [['null.md', 1, 3], ['zero.md', 1, 5], ['random.md', 1, 8], ['tty.md', 5, 0], ['console.md', 5, 1], ['loop.md', 7, 0]] as const) {
+    for (const [name, major, minor] of [
+      ['null.md', 1, 3],
+      ['zero.md', 1, 5],
+      ['random.md', 1, 8],
+      ['tty.md', 5, 0],
+      ['console.md', 5, 1],
+      ['loop.md', 7, 0],
+    ] as const) {
       const type = name === 'loop.md' ? 'b' : 'c';
       execFileSync('mknod', ['-m', '600', path.join(a.root, name), type, String(major), String(minor)]);
       devices.push(name);
@@ -129,35 +143,40 @@ function fastTrustedDir(a: Arena, name: string): string {
   return dir;
 }
 
-test.serial('resources › a directory with 50,001 entries makes search and read unavailable without opening its entries', (t) => {
-  t.timeout(170_000);
-  // On its own tmpfs the crowded directory is another mount, which the scan would skip before listing; so here
-  // the root itself is the tmpfs and the crowded directory lives on it.
-  const a = arena({ allow: ['**'] });
-  const root = fastTrustedDir(a, 'crowdroot');
-  a.setPolicy({ root, allow: ['**'] });
-  writeNote(root, 'a.md', '# A\n\nlantern\n');
-  const crowded = mkdirs(root, 'crowded');
-  const seed = path.join(root, 'seed');
-  fs.writeFileSync(seed, '');
-  for (let i = 0; i <= RAW_ENTRY_CEILING; i++) fs.linkSync(seed, path.join(crowded, `f${i}.md`));
-  t.is(JSON.stringify(a.search('lantern')), UNAVAILABLE);
-  t.is(JSON.stringify(a.read('crowded/f1.md')), UNAVAILABLE);
-  // The same scan with a counting binding: listed in bulk, refused, and no entry of it ever statted or opened.
-  const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
-  const counting = countingNative(native);
-  const fd = fs.openSync(root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  try {
-    t.throws(() => scanTree(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native), { message: /entry_ceiling/ });
-  } finally {
-    fs.closeSync(fd);
-  }
-  t.false(counting.touched.some((x) => /:f\d+\.md$/.test(x)));
-  t.is(counting.calls.pread ?? 0, 2, 'only a.md was read');
-  // A policy that cannot reach the crowded directory never lists it.
-  a.setPolicy({ root, allow: ['a.md'] });
-  t.deepEqual(idsOf(a.search('lantern')), ['a.md']);
-});
+test.serial(
+  'resources › a directory with 50,001 entries makes search and read unavailable without opening its entries',
+  (t) => {
+    t.timeout(170_000);
+    // On its own tmpfs the crowded directory is another mount, which the scan would skip before listing; so here
+    // the root itself is the tmpfs and the crowded directory lives on it.
+    const a = arena({ allow: ['**'] });
+    const root = fastTrustedDir(a, 'crowdroot');
+    a.setPolicy({ root, allow: ['**'] });
+    writeNote(root, 'a.md', '# A\n\nlantern\n');
+    const crowded = mkdirs(root, 'crowded');
+    const seed = path.join(root, 'seed');
+    fs.writeFileSync(seed, '');
+    for (let i = 0; i <= RAW_ENTRY_CEILING; i++) fs.linkSync(seed, path.join(crowded, `f${i}.md`));
+    t.is(JSON.stringify(a.search('lantern')), UNAVAILABLE);
+    t.is(JSON.stringify(a.read('crowded/f1.md')), UNAVAILABLE);
+    // The same scan with a counting binding: listed in bulk, refused, and no entry of it ever statted or opened.
+    const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
+    const counting = countingNative(native);
+    const fd = fs.openSync(root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      t.throws(() => scanTree(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native), {
+        message: /entry_ceiling/,
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
+    t.false(counting.touched.some((x) => /:f\d+\.md$/.test(x)));
+    t.is(counting.calls.pread ?? 0, 2, 'only a.md was read');
+    // A policy that cannot reach the crowded directory never lists it.
+    a.setPolicy({ root, allow: ['a.md'] });
+    t.deepEqual(idsOf(a.search('lantern')), ['a.md']);
+  },
+);
 
 test.serial('resources › a 1,000-level directory chain stops at max_depth (and the look-ahead at 16 segments)', (t) => {
   const a = arena({ limits: { max_depth: 8 } });
@@ -194,39 +213,53 @@ test.serial('resources › a 1,000-level directory chain stops at max_depth (and
   t.true((idsOf(deep) ?? []).every((id) => id.split('/').length <= 16));
 });
 
-test.serial('resources › read and the policy loader judge a FIFO, socket or device node by a no-follow stat and never open it', async (t) => {
-  const a = arena();
-  makeFifo(path.join(a.root, 'fifo.md'));
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(path.join(a.root, 'sock.md'), resolve));
-  const names = ['fifo.md', 'sock.md'];
-  if (isRoot) {
-    // /dev/watchdog-like side effects are why opening is avoided; null and zero are harmless stand-ins.
-    execFileSync('mknod', ['-m', '600', path.join(a.root, 'null.md'), 'c', '1', '3']);
-    execFileSync('mknod', ['-m', '600', path.join(a.root, 'loop.md'), 'b', '7', '0']);
-    names.push('null.md', 'loop.md');
-  } else {
-    t.log('device nodes skipped: mknod needs root');
-  }
-  const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
-  const counting = countingNative(native);
-  const fd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  try {
-    for (const name of names) {
-      t.throws(() => readNoteById(fd, name, policy, scanLimitsOf(policy), counting.native), { message: /not_found_or_denied: not_regular/ }, name);
+test.serial(
+  'resources › read and the policy loader judge a FIFO, socket or device node by a no-follow stat and never open it',
+  async (t) => {
+    const a = arena();
+    makeFifo(path.join(a.root, 'fifo.md'));
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(a.root, 'sock.md'), resolve));
+    const names = ['fifo.md', 'sock.md'];
+    if (isRoot) {
+      // /dev/watchdog-like side effects are why opening is avoided; null and zero are harmless stand-ins.
+      execFileSync('mknod', ['-m', '600', path.join(a.root, 'null.md'), 'c', '1', '3']);
+      execFileSync('mknod', ['-m', '600', path.join(a.root, 'loop.md'), 'b', '7', '0']);
+      names.push('null.md', 'loop.md');
+    } else {
+      t.log('device nodes skipped: mknod needs root');
     }
-    scanTree(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    for (const name of names) {
-      fs.rmSync(a.policyPath);
-      fs.renameSync(path.join(a.root, name), a.policyPath);
-      t.throws(() => readTrustedFile(a.policyPath, 65_536, counting.native), { message: /unavailable: not_regular/ }, name);
+    const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
+    const counting = countingNative(native);
+    const fd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      for (const name of names) {
+        t.throws(
+          () => readNoteById(fd, name, policy, scanLimitsOf(policy), counting.native),
+          { message: /not_found_or_denied: not_regular/ },
+          name,
+        );
+      }
+      scanTree(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
+    } finally {
+      fs.closeSync(fd);
     }
-  } finally {
-    server.close();
-  }
-  t.deepEqual(counting.touched.filter((x) => x.startsWith('openFileAt:')), []);
-});
+    try {
+      for (const name of names) {
+        fs.rmSync(a.policyPath);
+        fs.renameSync(path.join(a.root, name), a.policyPath);
+        t.throws(
+          () => readTrustedFile(a.policyPath, 65_536, counting.native),
+          { message: /unavailable: not_regular/ },
+          name,
+        );
+      }
+    } finally {
+      server.close();
+    }
+    t.deepEqual(
+      counting.touched.filter((x) => x.startsWith('openFileAt:')),
+      [],
+    );
+  },
+);

@@ -14,46 +14,112 @@ test.after.always(() => arenas.forEach((a) => a.cleanup()));
 
 const INVALID = JSON.stringify({
   ok: false,
-  error: { code: 'invalid_request', message: 'The request is invalid.', hint: 'id: a relative document path as returned by memory_bridge_search' },
+  error: {
+    code: 'invalid_request',
+    message: 'The request is invalid.',
+    hint: 'id: a relative document path as returned by memory_bridge_search',
+  },
 });
 const TOO_LONG = JSON.stringify({
   ok: false,
-  error: { code: 'invalid_request', message: 'The request is invalid.', hint: 'id: a non-empty string of at most 512 characters' },
+  error: {
+    code: 'invalid_request',
+    message: 'The request is invalid.',
+    hint: 'id: a non-empty string of at most 512 characters',
+  },
 });
 
 function spellings(a: Arena): string[] {
   return [
     // dot segments
-    '../outside/secret.md', 'notes/../private/secret.md', './private/secret.md', 'private/./secret.md',
-    'notes/..', '..', '.', 'notes/.../secret.md', 'notes/..../secret.md',
+    '../outside/secret.md',
+    'notes/../private/secret.md',
+    './private/secret.md',
+    'private/./secret.md',
+    'notes/..',
+    '..',
+    '.',
+    'notes/.../secret.md',
+    'notes/..../secret.md',
     // slashes
-    '/private/secret.md', '//private/secret.md', 'private//secret.md', 'private/secret.md/', a.root.slice(1) + '/private/secret.md',
-    `${a.root}/private/secret.md`, `${a.outside}/secret.md`,
+    '/private/secret.md',
+    '//private/secret.md',
+    'private//secret.md',
+    'private/secret.md/',
+    a.root.slice(1) + '/private/secret.md',
+    `${a.root}/private/secret.md`,
+    `${a.outside}/secret.md`,
     // URLs and encodings
-    `file://${a.outside}/secret.md`, 'file:private/secret.md', 'file:///private/secret.md',
-    'private%2Fsecret.md', 'private%2fsecret.md', '%2e%2e/outside/secret.md', '..%2Foutside%2Fsecret.md', 'private/secret%2Emd',
-    'private/%73ecret.md', 'private%5Csecret.md', 'private%00/secret.md',
+    `file://${a.outside}/secret.md`,
+    'file:private/secret.md',
+    'file:///private/secret.md',
+    'private%2Fsecret.md',
+    'private%2fsecret.md',
+    '%2e%2e/outside/secret.md',
+    '..%2Foutside%2Fsecret.md',
+    'private/secret%2Emd',
+    'private/%73ecret.md',
+    'private%5Csecret.md',
+    'private%00/secret.md',
     // backslashes and Windows forms
-    'private\\secret.md', '..\\outside\\secret.md', 'C:\\private\\secret.md', 'C:/private/secret.md', 'c:private/secret.md',
-    '\\\\?\\C:\\secret.md', '\\\\server\\share\\secret.md', 'CON', 'CON.md', 'nul.md', 'aux.md', 'com1.md', 'LPT1.md',
-    'private/secret.md::$DATA', 'private/secret.md:stream', 'private/secret.md:$DATA', 'private/SECRET~1.MD',
+    'private\\secret.md',
+    '..\\outside\\secret.md',
+    'C:\\private\\secret.md',
+    'C:/private/secret.md',
+    'c:private/secret.md',
+    '\\\\?\\C:\\secret.md',
+    '\\\\server\\share\\secret.md',
+    'CON',
+    'CON.md',
+    'nul.md',
+    'aux.md',
+    'com1.md',
+    'LPT1.md',
+    'private/secret.md::$DATA',
+    'private/secret.md:stream',
+    'private/secret.md:$DATA',
+    'private/SECRET~1.MD',
     // trailing dots and spaces, look-alikes
-    'private/secret.md.', 'private/secret.md ', 'private./secret.md', 'private /secret.md', ' private/secret.md',
-    'private/secret.md\u200b', 'private\u2215secret.md', 'private\uff0fsecret.md', 'private/secret\u2024md',
+    'private/secret.md.',
+    'private/secret.md ',
+    'private./secret.md',
+    'private /secret.md',
+    ' private/secret.md',
+    'private/secret.md\u200b',
+    'private\u2215secret.md',
+    'private\uff0fsecret.md',
+    'private/secret\u2024md',
     // NUL and control characters
-    'private/secret.md\u0000', 'private\u0000/secret.md', 'notes/plain.md\u0000../../outside/secret.md',
-    'private/secret.md\n', 'private/\tsecret.md', 'private/secret.md\r', '\u001bprivate/secret.md', 'private/secret.md\u007f',
-    'private/secret.md\u0085', 'private/secret\u202e.md',
+    'private/secret.md\u0000',
+    'private\u0000/secret.md',
+    'notes/plain.md\u0000../../outside/secret.md',
+    'private/secret.md\n',
+    'private/\tsecret.md',
+    'private/secret.md\r',
+    '\u001bprivate/secret.md',
+    'private/secret.md\u007f',
+    'private/secret.md\u0085',
+    'private/secret\u202e.md',
     // over-long ids and segments
-    `${'a/'.repeat(15)}secret.md`, `${'a/'.repeat(16)}secret.md`, `${'x'.repeat(255)}.md`, `${'x'.repeat(256)}.md`,
-    `private/${'x'.repeat(300)}.md`, `${'é'.repeat(510)}.md`, `${'😀'.repeat(509)}.md`, 'a'.repeat(513), `${'../'.repeat(170)}etc/passwd`,
+    `${'a/'.repeat(15)}secret.md`,
+    `${'a/'.repeat(16)}secret.md`,
+    `${'x'.repeat(255)}.md`,
+    `${'x'.repeat(256)}.md`,
+    `private/${'x'.repeat(300)}.md`,
+    `${'é'.repeat(510)}.md`,
+    `${'😀'.repeat(509)}.md`,
+    'a'.repeat(513),
+    `${'../'.repeat(170)}etc/passwd`,
   ];
 }
 
 function check(t: import('ava').ExecutionContext, a: Arena, id: string, real: readonly string[] = []): void {
   const r = a.read(id);
   const text = JSON.stringify(r);
-  t.true((real.includes(id) && r.ok) || text === NOT_FOUND || text === INVALID || text === TOO_LONG, `${JSON.stringify(id.slice(0, 80))} → ${text.slice(0, 120)}`);
+  t.true(
+    (real.includes(id) && r.ok) || text === NOT_FOUND || text === INVALID || text === TOO_LONG,
+    `${JSON.stringify(id.slice(0, 80))} → ${text.slice(0, 120)}`,
+  );
   assertClean(t, r, a, id.slice(0, 80));
 }
 
@@ -72,7 +138,10 @@ for (const names of ['portable', 'unicode'] as const) {
     arenas.push(a);
     writeNote(a.root, 'private/secret.md', planted(MARK.denied));
     // Real files named like an escaped form of the denied note: found as themselves, never as the denied one.
-    const literal = names === 'unicode' ? ['private%2Fsecret.md', 'private~secret.md', 'C%3Asecret.md'] : ['private_secret.md', 'private-secret.md'];
+    const literal =
+      names === 'unicode'
+        ? ['private%2Fsecret.md', 'private~secret.md', 'C%3Asecret.md']
+        : ['private_secret.md', 'private-secret.md'];
     for (const name of literal) writeNote(a.root, name, `# ${name}\n\nplain lantern\n`);
     for (const name of literal) {
       const r = a.read(name);
@@ -87,7 +156,14 @@ test('spelling › search answers the same for every query spelling and never ca
   arenas.push(a);
   writeNote(a.root, 'private/secret.md', planted(MARK.denied));
   writeNote(a.root, 'notes/plain.md', '# Plain\n\nlantern\n');
-  for (const q of [MARK.denied, `../${MARK.denied}`, `private/secret.md`, `file://${a.root}/private/secret.md`, `${MARK.denied}\u0000`, `%2e%2e ${MARK.denied}`]) {
+  for (const q of [
+    MARK.denied,
+    `../${MARK.denied}`,
+    `private/secret.md`,
+    `file://${a.root}/private/secret.md`,
+    `${MARK.denied}\u0000`,
+    `%2e%2e ${MARK.denied}`,
+  ]) {
     const r = a.search(q, 10);
     assertClean(t, r, a, q);
   }

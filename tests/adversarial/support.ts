@@ -85,8 +85,14 @@ export function makeArena(fields: Record<string, unknown> = {}, base?: string): 
 }
 
 /** The exact bytes a missing note gives (PRODUCT.md §2): every refusal of read must equal them. */
-export const NOT_FOUND = JSON.stringify({ ok: false, error: { code: 'not_found_or_denied', message: 'No readable document has that id.' } });
-export const UNAVAILABLE = JSON.stringify({ ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } });
+export const NOT_FOUND = JSON.stringify({
+  ok: false,
+  error: { code: 'not_found_or_denied', message: 'No readable document has that id.' },
+});
+export const UNAVAILABLE = JSON.stringify({
+  ok: false,
+  error: { code: 'unavailable', message: 'Memory is unavailable.' },
+});
 
 /** True when `text` holds a marker word or one of the given paths (or a path's last component when it is distinctive). */
 export function leaks(text: string, paths: readonly string[] = []): string | null {
@@ -97,7 +103,12 @@ export function leaks(text: string, paths: readonly string[] = []): string | nul
 }
 
 /** Fail the test when a response leaks a marker or a path of the arena. */
-export function assertClean(t: ExecutionContext, result: unknown, arena?: Pick<Arena, 'root' | 'home' | 'tmp'>, what = ''): void {
+export function assertClean(
+  t: ExecutionContext,
+  result: unknown,
+  arena?: Pick<Arena, 'root' | 'home' | 'tmp'>,
+  what = '',
+): void {
   const text = typeof result === 'string' ? result : JSON.stringify(result);
   const found = leaks(text, arena === undefined ? [] : [arena.tmp, arena.root, arena.home]);
   if (found !== null) t.fail(`${what} leaked ${found}: ${text.slice(0, 300)}`);

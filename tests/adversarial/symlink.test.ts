@@ -52,7 +52,11 @@ test('symlink › search over a tree full of symlinked notes returns only the re
   for (const q of ['lantern', MARK.outside, MARK.denied, 'PATH', 'node']) {
     const r = a.search(q, 10);
     assertClean(t, r, a, q);
-    t.deepEqual(idsOf(r)?.filter((id) => id !== 'notes/plain.md'), [], q);
+    t.deepEqual(
+      idsOf(r)?.filter((id) => id !== 'notes/plain.md'),
+      [],
+      q,
+    );
   }
 });
 
@@ -109,7 +113,13 @@ test('symlink › a policy root that is or passes through a symlink makes every 
   fs.symlinkSync(a.root, alias);
   const viaMiddle = path.join(a.tmp, 'mid');
   fs.symlinkSync(a.tmp, viaMiddle);
-  for (const root of [alias, path.join(viaMiddle, 'memory'), '/proc/self/cwd', '/proc/self/root' + a.root, '/proc/1/root' + a.root]) {
+  for (const root of [
+    alias,
+    path.join(viaMiddle, 'memory'),
+    '/proc/self/cwd',
+    '/proc/self/root' + a.root,
+    '/proc/1/root' + a.root,
+  ]) {
     a.setPolicy({ root });
     t.is(JSON.stringify(a.read('notes/plain.md')), UNAVAILABLE, root);
     t.is(JSON.stringify(a.search('lantern')), UNAVAILABLE, root);
@@ -121,17 +131,23 @@ test('symlink › a symlinked home, policy directory or policy file makes every 
   const cases: [string, () => void][] = [];
   const pdir = path.dirname(a.policyPath);
   // Policy file → a trusted copy elsewhere.
-  cases.push(['policy file', () => {
-    const copy = path.join(a.tmp, 'policy-copy.json');
-    fs.copyFileSync(a.policyPath, copy);
-    fs.rmSync(a.policyPath);
-    fs.symlinkSync(copy, a.policyPath);
-  }]);
-  cases.push(['policy directory', () => {
-    const real = mkdirs(a.tmp, 'real-pdir');
-    fs.renameSync(pdir, path.join(real, 'memory-bridge'));
-    fs.symlinkSync(path.join(real, 'memory-bridge'), pdir);
-  }]);
+  cases.push([
+    'policy file',
+    () => {
+      const copy = path.join(a.tmp, 'policy-copy.json');
+      fs.copyFileSync(a.policyPath, copy);
+      fs.rmSync(a.policyPath);
+      fs.symlinkSync(copy, a.policyPath);
+    },
+  ]);
+  cases.push([
+    'policy directory',
+    () => {
+      const real = mkdirs(a.tmp, 'real-pdir');
+      fs.renameSync(pdir, path.join(real, 'memory-bridge'));
+      fs.symlinkSync(path.join(real, 'memory-bridge'), pdir);
+    },
+  ]);
   for (const [what, make] of cases) {
     t.true(a.search('lantern').ok, `before ${what}`);
     make();

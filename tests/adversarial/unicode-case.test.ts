@@ -44,7 +44,12 @@ test('unicode-case › a deny pattern in any letter case denies the note whateve
 });
 
 test('unicode-case › a deny pattern typed in NFD (or NFKD-looking) form denies the NFC note, or the policy is refused', (t) => {
-  for (const pattern of [`notes/${NFD}.md`, `**/${NFD}*`, `notes/{${NFD},x}.md`, `notes/[${NFD.slice(0, 3)}]*e\u0301.md`]) {
+  for (const pattern of [
+    `notes/${NFD}.md`,
+    `**/${NFD}*`,
+    `notes/{${NFD},x}.md`,
+    `notes/[${NFD.slice(0, 3)}]*e\u0301.md`,
+  ]) {
     const a = arena({ deny: [pattern] });
     writeNote(a.root, `notes/${NFC}.md`, planted(MARK.denied));
     const read = JSON.stringify(a.read(`notes/${NFC}.md`));
@@ -61,9 +66,19 @@ test('unicode-case › read resolves byte-exactly: case and NFC/NFD variants of 
   writeNote(a.root, 'notes/file.md', planted(MARK.denied));
   a.setPolicy({ names: 'unicode', deny: ['notes/secret.md', `notes/${NFC}.md`, 'notes/file.md'] });
   for (const id of [
-    'notes/Secret.md', 'notes/SECRET.md', 'NOTES/secret.md', 'notes/secret.MD', 'notes/secret.Md',
-    `notes/${NFD}.md`, `notes/${NFC.toUpperCase()}.md`, `notes/${NFD.toUpperCase()}.md`,
-    'notes/\ufb01le.md', 'notes/\uff46ile.md', 'notes/file\u200d.md', 'notes/\u0455ecret.md', 'notes/s\u0435cret.md',
+    'notes/Secret.md',
+    'notes/SECRET.md',
+    'NOTES/secret.md',
+    'notes/secret.MD',
+    'notes/secret.Md',
+    `notes/${NFD}.md`,
+    `notes/${NFC.toUpperCase()}.md`,
+    `notes/${NFD.toUpperCase()}.md`,
+    'notes/\ufb01le.md',
+    'notes/\uff46ile.md',
+    'notes/file\u200d.md',
+    'notes/\u0455ecret.md',
+    'notes/s\u0435cret.md',
   ]) {
     const r = a.read(id);
     t.true(JSON.stringify(r) === NOT_FOUND || (!r.ok && r.error.code === 'invalid_request'), id);
@@ -90,7 +105,8 @@ test('unicode-case › an NFC name is served by its NFC id, and a denied directo
   for (const dir of ['Private', 'PRIVATE', 'pRiVaTe']) writeNote(a.root, `${dir}/x.md`, planted(MARK.denied));
   const ok = a.read(`notes/${NFC}.md`);
   t.true(ok.ok);
-  for (const dir of ['Private', 'PRIVATE', 'pRiVaTe', 'private']) t.is(JSON.stringify(a.read(`${dir}/x.md`)), NOT_FOUND, dir);
+  for (const dir of ['Private', 'PRIVATE', 'pRiVaTe', 'private'])
+    t.is(JSON.stringify(a.read(`${dir}/x.md`)), NOT_FOUND, dir);
   const r = a.search(`lantern ${MARK.denied}`, 10);
   assertClean(t, r, a);
   t.deepEqual(idsOf(r)?.sort(), [`notes/${NFC}.md`, 'notes/plain.md']);

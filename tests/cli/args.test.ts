@@ -31,7 +31,10 @@ test('args › repeatable flags collect every value in order', (t) => {
 });
 
 test('args › a single-valued flag given twice is a usage error', (t) => {
-  t.throws(() => parseArgs(['--home', '/a', '--home', '/b'], SPECS), { instanceOf: UsageError, message: /more than once/ });
+  t.throws(() => parseArgs(['--home', '/a', '--home', '/b'], SPECS), {
+    instanceOf: UsageError,
+    message: /more than once/,
+  });
 });
 
 test('args › an unknown flag is a usage error', (t) => {

@@ -31,7 +31,12 @@ test('demo › the scripted tour passes every step and removes its temporary tre
 test('demo › --interactive answers typed searches and reads, and quits at end of input', (t) => {
   const tmp = freshTmp();
   const input = 'asters\nread projects/garden.md\nas visitor\nread projects/garden.md\n';
-  const r = spawnSync(process.execPath, [CLI, 'demo', '--interactive'], { encoding: 'utf8', env: env(tmp), input, timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, 'demo', '--interactive'], {
+    encoding: 'utf8',
+    env: env(tmp),
+    input,
+    timeout: 120_000,
+  });
   t.is(r.status, 0, r.stderr);
   t.regex(r.stdout, /gardener \(interactive\) → memory_bridge_search\(\{"query":"asters"\}\)/);
   t.regex(r.stdout, /"content": "# Lantern Garden/);
@@ -41,7 +46,10 @@ test('demo › --interactive answers typed searches and reads, and quits at end 
 
 test('demo › SIGTERM while waiting for input removes the temporary tree', async (t) => {
   const tmp = freshTmp();
-  const child = spawn(process.execPath, [CLI, 'demo', '--interactive'], { env: env(tmp), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'demo', '--interactive'], {
+    env: env(tmp),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {

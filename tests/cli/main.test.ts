@@ -6,7 +6,18 @@ import { removeTree } from '../helpers/fixtures.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import { CLI, makeTree, NOTES, REPO_ROOT, type Tree } from './tree.js';
 
-const ALL_COMMANDS = ['mcp', 'search', 'read', 'demo', 'worker', 'install', 'uninstall', 'status', 'doctor', 'export-fleet'];
+const ALL_COMMANDS = [
+  'mcp',
+  'search',
+  'read',
+  'demo',
+  'worker',
+  'install',
+  'uninstall',
+  'status',
+  'doctor',
+  'export-fleet',
+];
 
 /** Run the built CLI with a minimal environment (no HERMES_HOME unless given). */
 function cli(args: string[], env: Record<string, string> = {}) {
@@ -100,7 +111,10 @@ test('cli › search and read print exactly what the tools return in-process', (
   const cases: Array<[string[], unknown]> = [
     [['search', 'garden', '--limit', '2'], bridge.call('memory_bridge_search', { query: 'garden', limit: 2 }, caller)],
     [['read', 'decisions/watering.md'], bridge.call('memory_bridge_read', { id: 'decisions/watering.md' }, caller)],
-    [['read', 'projects/private/gate-code.md'], bridge.call('memory_bridge_read', { id: 'projects/private/gate-code.md' }, caller)],
+    [
+      ['read', 'projects/private/gate-code.md'],
+      bridge.call('memory_bridge_read', { id: 'projects/private/gate-code.md' }, caller),
+    ],
   ];
   for (const [args, expected] of cases) {
     const r = cli([...args, '--home', tree.plainHome, '--run-kind', 'interactive']);
@@ -111,7 +125,12 @@ test('cli › search and read print exactly what the tools return in-process', (
 test('cli › read prints the note and exits 0', (t) => {
   const r = cli(['read', 'projects/garden.md', '--home', tree.plainHome, '--run-kind=interactive']);
   t.is(r.code, 0, r.stderr);
-  t.deepEqual(JSON.parse(r.stdout), { ok: true, id: 'projects/garden.md', content: NOTES['projects/garden.md'], truncated: false });
+  t.deepEqual(JSON.parse(r.stdout), {
+    ok: true,
+    id: 'projects/garden.md',
+    content: NOTES['projects/garden.md'],
+    truncated: false,
+  });
 });
 
 test('cli › a denied read prints not_found_or_denied and exits 1', (t) => {

@@ -21,7 +21,8 @@ test('readme › the limits table gives every limit with its real default and ce
 });
 
 test('readme › every public error code appears with its fixed message', (t) => {
-  for (const [code, message] of Object.entries(PUBLIC_MESSAGES)) t.true(readme.includes(`| \`${code}\` | \`${message}\` |`), code);
+  for (const [code, message] of Object.entries(PUBLIC_MESSAGES))
+    t.true(readme.includes(`| \`${code}\` | \`${message}\` |`), code);
 });
 
 test('readme › the sections other parts of the project fill in are present', (t) => {

@@ -26,7 +26,13 @@ test.before(() => {
   base = makeTempDir('mb-corpus-');
   const root = path.join(base, 'vault');
   copyOwnerOnly(CORPUS, root);
-  const policy = (names: string) => ({ version: 1, root, allow: ['**'], names, limits: { max_results: 10, default_results: 5 } });
+  const policy = (names: string) => ({
+    version: 1,
+    root,
+    allow: ['**'],
+    names,
+    limits: { max_results: 10, default_results: 5 },
+  });
   const interactive = { cron: false, subagent: false };
   unicode = { home: makeHome(base, policy('unicode'), 'unicode').home, ...interactive };
   portable = { home: makeHome(base, policy('portable'), 'portable').home, ...interactive };
@@ -54,8 +60,14 @@ corpusTest(`corpus › with unicode names a note whose path has spaces is found 
 corpusTest(`corpus › with unicode names a Japanese query finds Japanese notes with Japanese names${NEEDS}`, (t) => {
   const ids = hits(bridge.search({ query: 'エイリアス', limit: 10 }, unicode));
   t.true(ids.length > 0);
-  t.true(ids.every((id) => id.startsWith('ja/')), ids.join(', '));
-  t.true(ids.some((id) => /[\u3040-\u30ff\u4e00-\u9fff]/u.test(id)), 'a note with a Japanese name is among them');
+  t.true(
+    ids.every((id) => id.startsWith('ja/')),
+    ids.join(', '),
+  );
+  t.true(
+    ids.some((id) => /[\u3040-\u30ff\u4e00-\u9fff]/u.test(id)),
+    'a note with a Japanese name is among them',
+  );
   const first = ids.find((id) => /[\u3040-\u30ff]/u.test(id))!;
   const read = bridge.read({ id: first }, unicode);
   t.true(read.ok, first);
@@ -66,9 +78,15 @@ corpusTest(`corpus › with portable names notes with spaces or Japanese letters
   const portableName = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
   for (const query of ['callout blockquote', 'エイリアス', 'canvas', 'plugin']) {
     const ids = hits(bridge.search({ query, limit: 10 }, portable));
-    t.true(ids.every((id) => portableName.test(id)), `${query}: ${ids.join(', ')}`);
+    t.true(
+      ids.every((id) => portableName.test(id)),
+      `${query}: ${ids.join(', ')}`,
+    );
   }
-  t.true(hits(bridge.search({ query: 'canvas', limit: 10 }, portable)).includes('en/Plugins/Canvas.md'), 'portable notes still work');
+  t.true(
+    hits(bridge.search({ query: 'canvas', limit: 10 }, portable)).includes('en/Plugins/Canvas.md'),
+    'portable notes still work',
+  );
   const refused = bridge.read({ id: CALLOUTS }, portable);
   t.false(refused.ok);
   t.is(!refused.ok ? refused.error.code : '', 'not_found_or_denied');

@@ -36,9 +36,11 @@ function run(args: string[], env: Record<string, string> = {}): Run {
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => {
+      child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    },
+  );
   return { child, done, stderrSoFar: () => stderr };
 }
 
@@ -56,18 +58,32 @@ test('cli › exports, prints the summary, and --json prints exactly the summary
   const env = { FLEET_QDRANT_URL: s.url, FLEET_QDRANT_KEY: 'sekret-key' };
   const a = await run(['--out', out], env).done;
   t.is(a.code, 0, a.stderr);
-  t.regex(a.stdout, /written 3, unchanged 0, removed 0, history 0, skipped_secret 1, skipped_invalid 1, skipped_expired 1/);
+  t.regex(
+    a.stdout,
+    /written 3, unchanged 0, removed 0, history 0, skipped_secret 1, skipped_invalid 1, skipped_expired 1/,
+  );
   t.regex(a.stderr, new RegExp(uuid(5)));
   const b = await run(['--out', out, '--json'], env).done;
   t.is(b.code, 0);
-  t.deepEqual(JSON.parse(b.stdout), { ok: true, written: 0, unchanged: 3, removed: 0, history: 0, skipped_secret: 1, skipped_invalid: 1, skipped_expired: 1 });
+  t.deepEqual(JSON.parse(b.stdout), {
+    ok: true,
+    written: 0,
+    unchanged: 3,
+    removed: 0,
+    history: 0,
+    skipped_secret: 1,
+    skipped_invalid: 1,
+    skipped_expired: 1,
+  });
   t.false(a.stderr.includes('sekret-key') || b.stderr.includes('sekret-key'));
 });
 
 test('cli › the key is read from the variable --api-key-env names, and a refused key exits 1 without showing it', async (t) => {
   const out = tempOut();
   const s = await standin(standardCards(), ['right']);
-  const ok = await run(['--out', out, '--url', s.url, '--api-key-env', 'HUB_KEY', '--domain', 'shared'], { HUB_KEY: 'right' }).done;
+  const ok = await run(['--out', out, '--url', s.url, '--api-key-env', 'HUB_KEY', '--domain', 'shared'], {
+    HUB_KEY: 'right',
+  }).done;
   t.is(ok.code, 0, ok.stderr);
   t.deepEqual(mdFiles(out), [`shared/fleet/episodic--${uuid(3)}.md`]);
   const before = snapshot(out);
@@ -80,8 +96,15 @@ test('cli › the key is read from the variable --api-key-env names, and a refus
 
 test('cli › command-line mistakes exit 2; --help exits 0', async (t) => {
   const out = tempOut();
-  for (const args of [[], ['--out'], ['--out', out, '--api-key', 'x'], ['--out', out, '--keep-history', 'x'], ['--out', out, '--port', '99999'],
-    ['--out', out, '--from-jsonl', 'f', '--url', 'http://x'], ['--out', out, 'extra']]) {
+  for (const args of [
+    [],
+    ['--out'],
+    ['--out', out, '--api-key', 'x'],
+    ['--out', out, '--keep-history', 'x'],
+    ['--out', out, '--port', '99999'],
+    ['--out', out, '--from-jsonl', 'f', '--url', 'http://x'],
+    ['--out', out, 'extra'],
+  ]) {
     const r = await run(args).done;
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
   }
@@ -133,7 +156,10 @@ test('cli › two concurrent exports into one directory never interleave', async
   t.true(/^(k1,)*k1,(k2,)*k2$/.test(order) || /^(k2,)*k2,(k1,)*k1$/.test(order), order);
   t.regex(ra.stderr + rb.stderr, /waiting for it to finish/);
   const counts = [ra.stdout, rb.stdout].map((o) => /written (\d+), unchanged (\d+)/.exec(o)!.slice(1).map(Number));
-  t.deepEqual(counts.sort(), [[0, 700], [700, 0]]);
+  t.deepEqual(counts.sort(), [
+    [0, 700],
+    [700, 0],
+  ]);
 });
 
 test('cli › SIGKILL during a slow read changes nothing', async (t) => {
@@ -158,8 +184,14 @@ test('cli › SIGKILL in the middle of writing leaves only complete notes, and t
   const out = tempOut();
   const reference = tempOut();
   const n = 3000;
-  const v1 = Array.from({ length: n }, (_, i) => ({ id: uuid(i + 1), payload: payload({ client_id: `c${i % 7}`, text: `first ${i}` }) }));
-  const v2 = v1.map((p) => ({ id: p.id, payload: { ...p.payload, text: `second ${String(p.id)}`, revision: 2, updated_at: 1_760_500_000 } }));
+  const v1 = Array.from({ length: n }, (_, i) => ({
+    id: uuid(i + 1),
+    payload: payload({ client_id: `c${i % 7}`, text: `first ${i}` }),
+  }));
+  const v2 = v1.map((p) => ({
+    id: p.id,
+    payload: { ...p.payload, text: `second ${String(p.id)}`, revision: 2, updated_at: 1_760_500_000 },
+  }));
   const s = await standin(v1);
   await exportWith(qdrantOptions(s, out));
   await exportWith(qdrantOptions(s, reference));
@@ -198,7 +230,10 @@ test('cli › SIGKILL in the middle of writing leaves only complete notes, and t
   for (const [f, bytes] of finalBytes) t.true(fs.readFileSync(path.join(out, f)).equals(bytes), f);
   const leftovers = [...snapshot(out).keys()].filter((k) => k.split('/').pop()!.startsWith('.mb-tmp-'));
   t.deepEqual(leftovers, []);
-  const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as { temps: string[]; files: object };
+  const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as {
+    temps: string[];
+    files: object;
+  };
   t.deepEqual(manifest.temps, []);
   t.is(Object.keys(manifest.files).length, mdFiles(reference).length);
 });
@@ -208,7 +243,10 @@ test('end to end › export, then search through memory-bridge with allow work/*
   const s = await standin([
     ...standardCards(),
     { id: uuid(7), payload: payload({ domain: 'Work', text: 'Look-alike domain lantern.' }) },
-    { id: uuid(8), payload: payload({ domain: 'personal', client_id: 'work', text: 'Personal lantern under a client named work.' }) },
+    {
+      id: uuid(8),
+      payload: payload({ domain: 'personal', client_id: 'work', text: 'Personal lantern under a client named work.' }),
+    },
   ]);
   const r = await run(['--out', out, '--url', s.url]).done;
   t.is(r.code, 0, r.stderr);
@@ -220,9 +258,18 @@ test('end to end › export, then search through memory-bridge with allow work/*
   const res = bridge.search({ query: 'lantern', limit: 10 }, caller);
   if (!res.ok) return t.fail(JSON.stringify(res));
   const ids = res.results.map((h) => h.id);
-  t.true(ids.some((id) => id.startsWith('work/')), ids.join(' '));
-  t.true(ids.some((id) => id.startsWith('shared/')), ids.join(' '));
-  t.false(ids.some((id) => !id.startsWith('work/') && !id.startsWith('shared/')), ids.join(' '));
+  t.true(
+    ids.some((id) => id.startsWith('work/')),
+    ids.join(' '),
+  );
+  t.true(
+    ids.some((id) => id.startsWith('shared/')),
+    ids.join(' '),
+  );
+  t.false(
+    ids.some((id) => !id.startsWith('work/') && !id.startsWith('shared/')),
+    ids.join(' '),
+  );
   t.false(JSON.stringify(res).includes('Personal lantern'));
   // The heading, not the front matter, is what the reader sees as the title.
   t.is(res.results.find((h) => h.id === `work/hermes/gpu_profile--${uuid(1)}.md`)?.title, 'gpu_profile');

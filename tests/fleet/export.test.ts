@@ -11,7 +11,17 @@ import type { QdrantStandin, StandinPoint } from '../helpers/qdrant-standin.js';
 import { ExportError } from '../../src/fleet/errors.js';
 import { MANIFEST_NAME } from '../../src/fleet/writer.js';
 import { compactUtc } from '../../src/fleet/layout.js';
-import { allText, exportWith, fleetScratch, mdFiles, payload, qdrantOptions, snapshot, standardCards, uuid } from './helpers.js';
+import {
+  allText,
+  exportWith,
+  fleetScratch,
+  mdFiles,
+  payload,
+  qdrantOptions,
+  snapshot,
+  standardCards,
+  uuid,
+} from './helpers.js';
 
 const rootTest = isRoot ? test : test.skip;
 const { tempOut, standin, cleanup } = fleetScratch('mb-fleet-');
@@ -36,17 +46,37 @@ test('export › writes one owner-only file per live card, laid out by domain, a
   const out = tempOut();
   const s = await standin(undefined, ['k']);
   const r = await exportWith(qdrantOptions(s, out, {}, 'k'));
-  t.deepEqual(r.summary, { ok: true, written: 3, unchanged: 0, removed: 0, history: 0, skipped_secret: 1, skipped_invalid: 1, skipped_expired: 1 });
+  t.deepEqual(r.summary, {
+    ok: true,
+    written: 3,
+    unchanged: 0,
+    removed: 0,
+    history: 0,
+    skipped_secret: 1,
+    skipped_invalid: 1,
+    skipped_expired: 1,
+  });
   t.deepEqual(mdFiles(out), EXPECTED);
   t.deepEqual(r.secretIds, [uuid(5)]);
-  t.true(r.log.some((l) => l.includes(uuid(5))), 'the skipped id is reported');
+  t.true(
+    r.log.some((l) => l.includes(uuid(5))),
+    'the skipped id is reported',
+  );
   for (const [rel, info] of snapshot(out)) {
     const mode = info.split(':')[4];
     t.is(mode, info.startsWith('d:') ? '700' : '600', rel);
   }
   const text = fs.readFileSync(path.join(out, EXPECTED[2]!), 'utf8');
-  t.true(text.startsWith(`---\nid: "${uuid(1)}"\ndomain: "work"\nclient_id: "hermes"\nslot_name: "gpu_profile"\nmemory_type: "slot"\nrevision: 2\npinned: true\n`));
-  t.true(text.includes('\ncreated_at: "2025-10-09T08:53:20Z"\nupdated_at: "2025-10-09T08:53:20Z"\nexpires_at: null\nentities: ["lantern"]\nrelations: []\n---\n\n# gpu_profile\n\nWork lantern: GPU is an RTX 4090.\n'));
+  t.true(
+    text.startsWith(
+      `---\nid: "${uuid(1)}"\ndomain: "work"\nclient_id: "hermes"\nslot_name: "gpu_profile"\nmemory_type: "slot"\nrevision: 2\npinned: true\n`,
+    ),
+  );
+  t.true(
+    text.includes(
+      '\ncreated_at: "2025-10-09T08:53:20Z"\nupdated_at: "2025-10-09T08:53:20Z"\nexpires_at: null\nentities: ["lantern"]\nrelations: []\n---\n\n# gpu_profile\n\nWork lantern: GPU is an RTX 4090.\n',
+    ),
+  );
   t.true(fs.existsSync(path.join(out, MANIFEST_NAME)));
 });
 
@@ -54,8 +84,24 @@ test('export › reads a JSONL file, including the cleaner archive shape, and --
   const out = tempOut();
   const file = path.join(path.dirname(out), 'archive.jsonl');
   const lines = [
-    JSON.stringify({ id: uuid(10), payload: payload({ text: 'archived lantern', expires_at: 1_000 }), archived_at: 1_700_000_000, archived_iso: '2023-11-14T22:13:20Z' }),
-    JSON.stringify({ id: uuid(11), payload: payload({ domain: 'shared', text: 'live lantern', memory_type: undefined, revision: undefined, entities: undefined, relations: undefined, updated_at: undefined }) }),
+    JSON.stringify({
+      id: uuid(10),
+      payload: payload({ text: 'archived lantern', expires_at: 1_000 }),
+      archived_at: 1_700_000_000,
+      archived_iso: '2023-11-14T22:13:20Z',
+    }),
+    JSON.stringify({
+      id: uuid(11),
+      payload: payload({
+        domain: 'shared',
+        text: 'live lantern',
+        memory_type: undefined,
+        revision: undefined,
+        entities: undefined,
+        relations: undefined,
+        updated_at: undefined,
+      }),
+    }),
     JSON.stringify({ payload: payload() }),
     '',
   ];
@@ -99,7 +145,11 @@ test('export › --redact writes such cards with [redacted:<kind>] in text, name
   t.like(r.summary, { written: 2, skipped_secret: 0 });
   const all = allText(out);
   t.false(all.includes(secret));
-  t.true(fs.readFileSync(path.join(out, `work/hermes/episodic--${uuid(1)}.md`), 'utf8').endsWith('token [redacted:github_token] end\n'));
+  t.true(
+    fs
+      .readFileSync(path.join(out, `work/hermes/episodic--${uuid(1)}.md`), 'utf8')
+      .endsWith('token [redacted:github_token] end\n'),
+  );
   const other = mdFiles(out).find((f) => f.endsWith(`${uuid(2)}.md`))!;
   t.regex(other, /^work\/ci-redacted-github-token-[0-9a-f]{12}\//);
   t.true(fs.readFileSync(path.join(out, other), 'utf8').includes('client_id: "ci-[redacted:github_token]"'));
@@ -132,15 +182,28 @@ test('export › a new revision keeps the previous file under history/ and --kee
   // Only a change of pinned (same revision and text) rewrites without history.
   setPayload(s, uuid(1), { pinned: false });
   t.like((await exportWith(qdrantOptions(s, out))).summary, { written: 1, history: 0 });
-  for (const [rev, when] of [[4, 1_760_200_000], [5, 1_760_300_000]] as const) {
+  for (const [rev, when] of [
+    [4, 1_760_200_000],
+    [5, 1_760_300_000],
+  ] as const) {
     setPayload(s, uuid(1), { text: `rev ${rev}`, revision: rev, updated_at: when });
     await exportWith(qdrantOptions(s, out));
   }
   const list = (): string[] => fs.readdirSync(path.join(out, 'work/hermes/history')).sort();
-  const expected = [[2, 1_760_000_000], [3, 1_760_100_000], [4, 1_760_200_000]].map(([r, w]) => `r${r}-${compactUtc(w!)}.md`);
-  t.deepEqual(list().map((n) => n.replace(/^.*--r/, 'r')), expected);
+  const expected = [
+    [2, 1_760_000_000],
+    [3, 1_760_100_000],
+    [4, 1_760_200_000],
+  ].map(([r, w]) => `r${r}-${compactUtc(w!)}.md`);
+  t.deepEqual(
+    list().map((n) => n.replace(/^.*--r/, 'r')),
+    expected,
+  );
   await exportWith(qdrantOptions(s, out, { keepHistory: 1 }));
-  t.deepEqual(list().map((n) => n.replace(/^.*--r/, 'r')), expected.slice(2));
+  t.deepEqual(
+    list().map((n) => n.replace(/^.*--r/, 'r')),
+    expected.slice(2),
+  );
 });
 
 test('export › a card gone from the source is removed; out-of-scope and foreign files are not', async (t) => {
@@ -154,7 +217,10 @@ test('export › a card gone from the source is removed; out-of-scope and foreig
   fs.writeFileSync(file, JSON.stringify({ id: uuid(20), payload: payload({ text: 'from jsonl' }) }) + '\n');
   await exportWith({ ...qdrantOptions(s, out), source: { kind: 'jsonl', file } });
   // Both the personal and the work card vanish from Qdrant.
-  s.collections.set('hermes_fleet_memory', points(s).filter((p) => p.id !== uuid(2) && p.id !== uuid(1)));
+  s.collections.set(
+    'hermes_fleet_memory',
+    points(s).filter((p) => p.id !== uuid(2) && p.id !== uuid(1)),
+  );
   const scoped = await exportWith(qdrantOptions(s, out, { domains: ['work'] }));
   t.like(scoped.summary, { removed: 1 });
   t.false(fs.existsSync(path.join(out, EXPECTED[2]!)), 'the work card went');
@@ -180,13 +246,28 @@ test('export › a card that expires is removed at the next run', async (t) => {
 
 for (const [name, setup, message] of [
   ['a wrong key (401)', (s: QdrantStandin) => void s, /refused the request \(401\)/],
-  ['an unknown collection (404)', (s: QdrantStandin) => s.collections.delete('hermes_fleet_memory'), /does not exist \(404\)/],
-  ['a 500 on the second page', (s: QdrantStandin) => (s.faults = { failScroll: { at: s.scrollCount + 2, status: 500 } }), /HTTP 500 after 1 complete page/],
-  ['a reply slower than the timeout', (s: QdrantStandin) => (s.faults = { slowScroll: { at: s.scrollCount + 2, ms: 30_000 } }), /did not answer within 1s after 1 complete page/],
+  [
+    'an unknown collection (404)',
+    (s: QdrantStandin) => s.collections.delete('hermes_fleet_memory'),
+    /does not exist \(404\)/,
+  ],
+  [
+    'a 500 on the second page',
+    (s: QdrantStandin) => (s.faults = { failScroll: { at: s.scrollCount + 2, status: 500 } }),
+    /HTTP 500 after 1 complete page/,
+  ],
+  [
+    'a reply slower than the timeout',
+    (s: QdrantStandin) => (s.faults = { slowScroll: { at: s.scrollCount + 2, ms: 30_000 } }),
+    /did not answer within 1s after 1 complete page/,
+  ],
 ] as const) {
   test(`export › ${name} fails the run and changes nothing in the tree`, async (t) => {
     const out = tempOut();
-    const many = Array.from({ length: 300 }, (_, i) => ({ id: uuid(100 + i), payload: payload({ text: `card ${i}` }) }));
+    const many = Array.from({ length: 300 }, (_, i) => ({
+      id: uuid(100 + i),
+      payload: payload({ text: `card ${i}` }),
+    }));
     const s = await standin(many, ['good']);
     await exportWith(qdrantOptions(s, out, {}, 'good'));
     t.is(mdFiles(out).length, 300);
@@ -301,7 +382,9 @@ test('export › --keep-history 0 keeps no earlier revisions and clears those of
   setPayload(s, uuid(1), { text: 'third', revision: 4 });
   t.like((await exportWith(qdrantOptions(s, out, { keepHistory: 0 }))).summary, { history: 0, written: 1 });
   t.deepEqual(fs.readdirSync(path.join(out, 'work/hermes/history')), []);
-  const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as { files: Record<string, unknown> };
+  const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as {
+    files: Record<string, unknown>;
+  };
   t.false(Object.keys(manifest.files).some((k) => k.includes('/history/')));
 });
 
@@ -309,14 +392,25 @@ test('export › a JSONL run with --domain only writes and removes inside that d
   const out = tempOut();
   const file = path.join(path.dirname(out), 'cards.jsonl');
   const write = (cards: Array<[number, string]>): void =>
-    fs.writeFileSync(file, cards.map(([n, d]) => JSON.stringify({ id: uuid(n), payload: payload({ domain: d, text: `card ${n}` }) })).join('\n'));
-  write([[1, 'work'], [2, 'personal']]);
+    fs.writeFileSync(
+      file,
+      cards
+        .map(([n, d]) => JSON.stringify({ id: uuid(n), payload: payload({ domain: d, text: `card ${n}` }) }))
+        .join('\n'),
+    );
+  write([
+    [1, 'work'],
+    [2, 'personal'],
+  ]);
   const opts = { ...qdrantOptions(await standin([]), out), source: { kind: 'jsonl' as const, file } };
   await exportWith(opts);
   t.is(mdFiles(out).length, 2);
   write([[3, 'work']]);
   // No personal card is left in the source: emptying that scope needs --allow-empty.
-  await t.throwsAsync(() => exportWith({ ...opts, domains: ['personal'] }), { instanceOf: ExportError, message: /--allow-empty/ });
+  await t.throwsAsync(() => exportWith({ ...opts, domains: ['personal'] }), {
+    instanceOf: ExportError,
+    message: /--allow-empty/,
+  });
   t.is(mdFiles(out).length, 2);
   const r = await exportWith({ ...opts, domains: ['personal'], allowEmpty: true });
   t.like(r.summary, { written: 0, removed: 1 });

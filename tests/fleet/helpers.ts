@@ -45,9 +45,26 @@ export function payload(over: Record<string, unknown> = {}): Record<string, unkn
 /** One card per domain plus one expired, one with a credential and one malformed. */
 export function standardCards(): StandinPoint[] {
   return [
-    { id: uuid(1), payload: payload({ domain: 'work', slot_name: 'gpu_profile', memory_type: 'slot', text: 'Work lantern: GPU is an RTX 4090.', pinned: true, revision: 2 }) },
+    {
+      id: uuid(1),
+      payload: payload({
+        domain: 'work',
+        slot_name: 'gpu_profile',
+        memory_type: 'slot',
+        text: 'Work lantern: GPU is an RTX 4090.',
+        pinned: true,
+        revision: 2,
+      }),
+    },
     { id: uuid(2), payload: payload({ domain: 'personal', text: 'Personal lantern: dinner with Sam on Friday.' }) },
-    { id: uuid(3), payload: payload({ domain: 'shared', client_id: 'fleet', text: 'Shared lantern: the hub restarts at 04:00 UTC.' }) },
+    {
+      id: uuid(3),
+      payload: payload({
+        domain: 'shared',
+        client_id: 'fleet',
+        text: 'Shared lantern: the hub restarts at 04:00 UTC.',
+      }),
+    },
     { id: uuid(4), payload: payload({ domain: 'work', text: 'Expired lantern note.', expires_at: 1_000 }) },
     { id: uuid(5), payload: payload({ domain: 'work', text: 'deploy key AKIAIOSFODNN7EXAMPLE lantern' }) },
     { id: uuid(6), payload: payload({ domain: 'work', text: 42 }) },
@@ -72,13 +89,16 @@ export function snapshot(dir: string): Map<string, string> {
 
 /** Visible Markdown files below `dir`, relative, sorted. */
 export function mdFiles(dir: string): string[] {
-  return [...snapshot(dir).keys()].filter((k) => k.endsWith('.md') && !k.split('/').some((s) => s.startsWith('.'))).sort();
+  return [...snapshot(dir).keys()]
+    .filter((k) => k.endsWith('.md') && !k.split('/').some((s) => s.startsWith('.')))
+    .sort();
 }
 
 /** Every byte of every file below `dir` (hidden ones too), as one string (for "no secret anywhere" checks). */
 export function allText(dir: string): string {
   let s = '';
-  for (const [rel, info] of snapshot(dir)) if (info.startsWith('f:')) s += fs.readFileSync(path.join(dir, rel), 'utf8') + '\n' + rel + '\n';
+  for (const [rel, info] of snapshot(dir))
+    if (info.startsWith('f:')) s += fs.readFileSync(path.join(dir, rel), 'utf8') + '\n' + rel + '\n';
   return s;
 }
 
@@ -86,11 +106,19 @@ export function allText(dir: string): string {
  * Options for an in-process export from the stand-in's `hermes_fleet_memory`. The request timeout is long: tests in
  * one file share an event loop, and a neighbour's synchronous file work must not look like a slow server.
  */
-export function qdrantOptions(s: QdrantStandin, out: string, over: Partial<ExportOptions> = {}, key?: string): ExportOptions {
+export function qdrantOptions(
+  s: QdrantStandin,
+  out: string,
+  over: Partial<ExportOptions> = {},
+  key?: string,
+): ExportOptions {
   const env: NodeJS.ProcessEnv = key === undefined ? {} : { FLEET_QDRANT_KEY: key };
   return {
     out,
-    source: { kind: 'qdrant', settings: resolveQdrantSettings({ FLEET_QDRANT_URL: s.url, FLEET_QDRANT_TIMEOUT: '120' }, {}) },
+    source: {
+      kind: 'qdrant',
+      settings: resolveQdrantSettings({ FLEET_QDRANT_URL: s.url, FLEET_QDRANT_TIMEOUT: '120' }, {}),
+    },
     domains: [],
     includeExpired: false,
     redact: false,

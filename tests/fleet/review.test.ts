@@ -11,7 +11,17 @@ import { fileURLToPath } from 'node:url';
 import { FOREIGN_GID, isRoot } from '../helpers/fixtures.js';
 import { ExportError } from '../../src/fleet/errors.js';
 import { findSecrets, SECRET_KINDS } from '../../src/fleet/secrets.js';
-import { allText, exportWith, fleetScratch, mdFiles, payload, qdrantOptions, SECRET_SAMPLES as SAMPLES, snapshot, uuid } from './helpers.js';
+import {
+  allText,
+  exportWith,
+  fleetScratch,
+  mdFiles,
+  payload,
+  qdrantOptions,
+  SECRET_SAMPLES as SAMPLES,
+  snapshot,
+  uuid,
+} from './helpers.js';
 import type { ExportOptions } from '../../src/fleet/export.js';
 import { MANIFEST_NAME, parseManifest } from '../../src/fleet/writer.js';
 
@@ -40,7 +50,11 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 /** 14 cards in two domains, one line each, with a trailing newline. */
 function writeCards(file: string, n = 14): string {
   const lines = Array.from({ length: n }, (_, i) =>
-    JSON.stringify({ id: uuid(i + 1), payload: payload({ domain: i % 2 === 0 ? 'work' : 'shared', text: `card number ${i} with some words` }) }));
+    JSON.stringify({
+      id: uuid(i + 1),
+      payload: payload({ domain: i % 2 === 0 ? 'work' : 'shared', text: `card number ${i} with some words` }),
+    }),
+  );
   const text = `${lines.join('\n')}\n`;
   fs.writeFileSync(file, text);
   return text;
@@ -105,13 +119,19 @@ test('jsonl › a card that fails validation keeps its earlier file; a record wi
   fs.writeFileSync(file, `${lines.slice(0, 3).join('\n')}\n`);
   const r = await exportWith(jsonlOptions(out, file));
   t.like(r.summary, { skipped_invalid: 1, removed: 1 });
-  t.true(mdFiles(out).some((f) => f.endsWith(`${uuid(1)}.md`)), 'the invalid card keeps its last good export');
+  t.true(
+    mdFiles(out).some((f) => f.endsWith(`${uuid(1)}.md`)),
+    'the invalid card keeps its last good export',
+  );
   t.false(mdFiles(out).some((f) => f.endsWith(`${uuid(4)}.md`)));
   // A JSON object with no id could be any card: nothing is removed this run.
   fs.writeFileSync(file, `${lines.slice(1, 2).join('\n')}\n${JSON.stringify({ payload: payload() })}\n`);
   const r2 = await exportWith(jsonlOptions(out, file));
   t.like(r2.summary, { skipped_invalid: 1, removed: 0 });
-  t.true(r2.log.some((l) => /no point id/.test(l)), r2.log.join('\n'));
+  t.true(
+    r2.log.some((l) => /no point id/.test(l)),
+    r2.log.join('\n'),
+  );
   t.is(mdFiles(out).length, 3);
 });
 
@@ -134,7 +154,6 @@ test('jsonl › an empty source does not empty the export unless --allow-empty i
 
 // ---------------------------------------------------------------- 2. --redact and names
 
-
 test('redact › each of the ten kinds in domain, client_id, slot_name or text is written redacted, and no secret reaches the disk', async (t) => {
   const out = tempOut();
   const file = path.join(path.dirname(out), 'cards.jsonl');
@@ -144,7 +163,12 @@ test('redact › each of the ten kinds in domain, client_id, slot_name or text i
     for (const field of ['domain', 'client_id', 'slot_name', 'text'] as const) {
       n += 1;
       const value = `x-${SAMPLES[kind]}`;
-      lines.push(JSON.stringify({ id: uuid(n), payload: payload({ memory_type: 'slot', slot_name: 'gpu', text: 'clean', [field]: value }) }));
+      lines.push(
+        JSON.stringify({
+          id: uuid(n),
+          payload: payload({ memory_type: 'slot', slot_name: 'gpu', text: 'clean', [field]: value }),
+        }),
+      );
     }
   }
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
@@ -176,49 +200,77 @@ rootTest('dirs › --group leaves the mode and group of a directory the operator
   const made = fs.statSync(path.join(work, 'hermes'));
   t.is(made.mode & 0o7777, 0o750);
   t.is(made.gid, FOREIGN_GID);
-  t.true(r.log.some((l) => /not traversable by group/.test(l)), r.log.join('\n'));
+  t.true(
+    r.log.some((l) => /not traversable by group/.test(l)),
+    r.log.join('\n'),
+  );
   // And it stays that way on the next run.
   await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
   t.is(fs.statSync(work).mode & 0o7777, 0o700);
   t.is(fs.statSync(work).gid, before.gid);
 });
 
-rootTest('dirs › a later --group run regroups the directories an earlier run created, recorded by inode (needs root)', async (t) => {
-  const out = tempOut();
-  const file = path.join(path.dirname(out), 'cards.jsonl');
-  writeCards(file, 2);
-  await exportWith(jsonlOptions(out, file));
-  t.is(fs.statSync(path.join(out, 'work/hermes')).mode & 0o7777, 0o700);
-  const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as { dirs: Record<string, string> };
-  t.regex(manifest.dirs['work/hermes']!, new RegExp(`^${fs.statSync(path.join(out, 'work/hermes')).ino}(-[0-9]+)?$`));
-  // The operator replaces one created directory with their own: it is no longer the export's.
-  fs.rmSync(path.join(out, 'shared'), { recursive: true });
-  fs.mkdirSync(path.join(out, 'shared'), { mode: 0o700 });
-  await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
-  for (const d of ['work', 'work/hermes', 'shared/hermes']) {
-    t.is(fs.statSync(path.join(out, d)).mode & 0o7777, 0o750, d);
-    t.is(fs.statSync(path.join(out, d)).gid, FOREIGN_GID, d);
-  }
-  t.is(fs.statSync(path.join(out, 'shared')).mode & 0o7777, 0o700);
-  t.not(fs.statSync(path.join(out, 'shared')).gid, FOREIGN_GID);
-});
+rootTest(
+  'dirs › a later --group run regroups the directories an earlier run created, recorded by inode (needs root)',
+  async (t) => {
+    const out = tempOut();
+    const file = path.join(path.dirname(out), 'cards.jsonl');
+    writeCards(file, 2);
+    await exportWith(jsonlOptions(out, file));
+    t.is(fs.statSync(path.join(out, 'work/hermes')).mode & 0o7777, 0o700);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, MANIFEST_NAME), 'utf8')) as {
+      dirs: Record<string, string>;
+    };
+    t.regex(manifest.dirs['work/hermes']!, new RegExp(`^${fs.statSync(path.join(out, 'work/hermes')).ino}(-[0-9]+)?$`));
+    // The operator replaces one created directory with their own: it is no longer the export's.
+    fs.rmSync(path.join(out, 'shared'), { recursive: true });
+    fs.mkdirSync(path.join(out, 'shared'), { mode: 0o700 });
+    await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
+    for (const d of ['work', 'work/hermes', 'shared/hermes']) {
+      t.is(fs.statSync(path.join(out, d)).mode & 0o7777, 0o750, d);
+      t.is(fs.statSync(path.join(out, d)).gid, FOREIGN_GID, d);
+    }
+    t.is(fs.statSync(path.join(out, 'shared')).mode & 0o7777, 0o700);
+    t.not(fs.statSync(path.join(out, 'shared')).gid, FOREIGN_GID);
+  },
+);
 
-rootTest('dirs › a directory a killed run planned and made is still its own at the next run (needs root)', async (t) => {
-  const out = tempOut();
-  const file = path.join(path.dirname(out), 'cards.jsonl');
-  writeCards(file, 1);
-  // What a run killed right after its mkdir leaves: the plan in the manifest, the directory at 0700.
-  fs.mkdirSync(path.join(out, 'work'), { mode: 0o700 });
-  fs.writeFileSync(path.join(out, MANIFEST_NAME), JSON.stringify({ version: 1, files: {}, dirs: { work: '', 'work/hermes': '' }, temps: [] }), { mode: 0o600 });
-  await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
-  t.is(fs.statSync(path.join(out, 'work')).mode & 0o7777, 0o750);
-  t.is(fs.statSync(path.join(out, 'work')).gid, FOREIGN_GID);
-});
+rootTest(
+  'dirs › a directory a killed run planned and made is still its own at the next run (needs root)',
+  async (t) => {
+    const out = tempOut();
+    const file = path.join(path.dirname(out), 'cards.jsonl');
+    writeCards(file, 1);
+    // What a run killed right after its mkdir leaves: the plan in the manifest, the directory at 0700.
+    fs.mkdirSync(path.join(out, 'work'), { mode: 0o700 });
+    fs.writeFileSync(
+      path.join(out, MANIFEST_NAME),
+      JSON.stringify({ version: 1, files: {}, dirs: { work: '', 'work/hermes': '' }, temps: [] }),
+      { mode: 0o600 },
+    );
+    await exportWith(jsonlOptions(out, file, { group: String(FOREIGN_GID) }));
+    t.is(fs.statSync(path.join(out, 'work')).mode & 0o7777, 0o750);
+    t.is(fs.statSync(path.join(out, 'work')).gid, FOREIGN_GID);
+  },
+);
 
 test('dirs › a damaged manifest cannot claim a directory outside the layout', (t) => {
-  const m = parseManifest(Buffer.from(JSON.stringify({ version: 1, files: {}, dirs: { '..': '', 'a/b/c': '1', 'a/b/history': '5-7', work: 'x', '': '', 'a/.b': '' }, temps: [] })));
+  const m = parseManifest(
+    Buffer.from(
+      JSON.stringify({
+        version: 1,
+        files: {},
+        dirs: { '..': '', 'a/b/c': '1', 'a/b/history': '5-7', work: 'x', '': '', 'a/.b': '' },
+        temps: [],
+      }),
+    ),
+  );
   t.deepEqual(m.dirs, { 'a/b/history': '5-7' });
-  t.deepEqual(parseManifest(Buffer.from('{"version":1,"files":{},"temps":[]}')).dirs, {}, 'a manifest of an earlier version claims no directory');
+  t.deepEqual(
+    parseManifest(Buffer.from('{"version":1,"files":{},"temps":[]}')).dirs,
+    {},
+    'a manifest of an earlier version claims no directory',
+  );
 });
 
 test('dirs › without --group a 0755 directory the operator made stays 0755', async (t) => {
@@ -240,11 +292,19 @@ test('layout › a client named HISTORY (any case) never becomes a history folde
   const out = tempOut();
   const file = path.join(path.dirname(out), 'cards.jsonl');
   const ids = ['HISTORY', 'History', 'hermes', 'Hermes', 'HERMES'];
-  fs.writeFileSync(file, ids.map((c, i) => JSON.stringify({ id: uuid(i + 1), payload: payload({ client_id: c, text: `card ${c}` }) })).join('\n'));
+  fs.writeFileSync(
+    file,
+    ids
+      .map((c, i) => JSON.stringify({ id: uuid(i + 1), payload: payload({ client_id: c, text: `card ${c}` }) }))
+      .join('\n'),
+  );
   const r = await exportWith(jsonlOptions(out, file));
   t.like(r.summary, { written: 5 });
   const folders = fs.readdirSync(path.join(out, 'work'));
-  t.false(folders.some((f) => f.toLowerCase() === 'history'), folders.join(' '));
+  t.false(
+    folders.some((f) => f.toLowerCase() === 'history'),
+    folders.join(' '),
+  );
   t.is(new Set(folders.map((f) => f.toLowerCase())).size, 5, folders.join(' '));
   t.true(folders.includes('hermes'));
 });
@@ -254,7 +314,11 @@ test('layout › a client named HISTORY (any case) never becomes a history folde
 test('summary › history files pruned by --keep-history count as removed', async (t) => {
   const out = tempOut();
   const file = path.join(path.dirname(out), 'cards.jsonl');
-  const put = (rev: number): void => fs.writeFileSync(file, `${JSON.stringify({ id: uuid(1), payload: payload({ text: `rev ${rev}`, revision: rev, updated_at: 1_760_000_000 + rev }) })}\n`);
+  const put = (rev: number): void =>
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ id: uuid(1), payload: payload({ text: `rev ${rev}`, revision: rev, updated_at: 1_760_000_000 + rev }) })}\n`,
+    );
   for (const rev of [1, 2, 3]) {
     put(rev);
     await exportWith(jsonlOptions(out, file));

@@ -14,23 +14,47 @@ import {
   parseHistoryFile,
 } from '../../src/fleet/layout.js';
 import { cardTitle, parseRendered, renderCard, yamlString } from '../../src/fleet/render.js';
-import { findSecrets, namePlaceholder, redact, redactForName, secretKinds, SECRET_KINDS } from '../../src/fleet/secrets.js';
+import {
+  findSecrets,
+  namePlaceholder,
+  redact,
+  redactForName,
+  secretKinds,
+  SECRET_KINDS,
+} from '../../src/fleet/secrets.js';
 import { SECRET_SAMPLES as SAMPLES } from './helpers.js';
 
 const ID = '6f1c2b7e-1111-4a5b-9c3d-000000000001';
 
 function card(over: Partial<Card> = {}): Card {
   return {
-    id: ID, text: 'hello', domain: 'work', client_id: 'hermes', slot_name: 'gpu', memory_type: 'slot', status: 'active',
-    pinned: false, revision: 1, entities: [], relations: [], author_node: null, author_profile: null,
-    created_at: 1_760_000_000, updated_at: 1_760_000_000, expires_at: 0, ...over,
+    id: ID,
+    text: 'hello',
+    domain: 'work',
+    client_id: 'hermes',
+    slot_name: 'gpu',
+    memory_type: 'slot',
+    status: 'active',
+    pinned: false,
+    revision: 1,
+    entities: [],
+    relations: [],
+    author_node: null,
+    author_profile: null,
+    created_at: 1_760_000_000,
+    updated_at: 1_760_000_000,
+    expires_at: 0,
+    ...over,
   };
 }
 
 // ---------------------------------------------------------------- cards
 
 test('card › an older card without memory_type, revision, entities, relations or updated_at gets the documented defaults', (t) => {
-  const r = parseCard({ id: ID.toUpperCase(), payload: { text: 't', domain: 'work', status: 'active', created_at: 100 } });
+  const r = parseCard({
+    id: ID.toUpperCase(),
+    payload: { text: 't', domain: 'work', status: 'active', created_at: 100 },
+  });
   if (!r.ok) return t.fail('should parse');
   t.is(r.card.id, ID);
   t.is(r.card.client_id, 'generic');
@@ -45,17 +69,29 @@ test('card › an older card without memory_type, revision, entities, relations 
 });
 
 test('card › a card with a slot name but no memory_type is a slot card', (t) => {
-  const r = parseCard({ id: 7, payload: { text: 't', domain: 'work', slot_name: 'gpu', status: 'active', created_at: 1 } });
+  const r = parseCard({
+    id: 7,
+    payload: { text: 't', domain: 'work', slot_name: 'gpu', status: 'active', created_at: 1 },
+  });
   t.true(r.ok && r.card.memory_type === 'slot' && r.card.id === '7');
 });
 
 test('card › malformed payloads and ids are rejected, not thrown', (t) => {
   const good = { text: 't', domain: 'work', status: 'active', created_at: 1 };
   const bad: unknown[] = [
-    null, 'text', [], { ...good, text: 5 }, { ...good, domain: undefined }, { ...good, revision: 0 },
-    { ...good, revision: 1.5 }, { ...good, created_at: -1 }, { ...good, expires_at: 'never' },
-    { ...good, entities: Array.from({ length: 16 }, () => 'e') }, { ...good, relations: [{ source: 'a' }] },
-    { ...good, memory_type: 'semantic' }, { ...good, pinned: 'yes' },
+    null,
+    'text',
+    [],
+    { ...good, text: 5 },
+    { ...good, domain: undefined },
+    { ...good, revision: 0 },
+    { ...good, revision: 1.5 },
+    { ...good, created_at: -1 },
+    { ...good, expires_at: 'never' },
+    { ...good, entities: Array.from({ length: 16 }, () => 'e') },
+    { ...good, relations: [{ source: 'a' }] },
+    { ...good, memory_type: 'semantic' },
+    { ...good, pinned: 'yes' },
   ];
   for (const payload of bad) t.false(parseCard({ id: ID, payload }).ok, JSON.stringify(payload));
   for (const id of ['../../etc', '', 'x', -1, 1.5, null, { a: 1 }, `${ID}/..`]) {
@@ -81,8 +117,26 @@ test('card › live rule: active and (pinned, no expiry, or expiry in the future
 
 test('layout › only exactly work, personal and shared are literal domain folders', (t) => {
   for (const d of ['work', 'personal', 'shared']) t.is(domainSegment(d), d);
-  const hostile = ['Work', 'WORK', 'work\u200b', '\u202ework', 'work ', ' work', 'work/..', '..', '.', '', 'wörk', 'all',
-    'work\u0000', 'w/o/r/k', 'x'.repeat(5000), 'shared\n', '\uFEFFpersonal', 'personal\u0301'];
+  const hostile = [
+    'Work',
+    'WORK',
+    'work\u200b',
+    '\u202ework',
+    'work ',
+    ' work',
+    'work/..',
+    '..',
+    '.',
+    '',
+    'wörk',
+    'all',
+    'work\u0000',
+    'w/o/r/k',
+    'x'.repeat(5000),
+    'shared\n',
+    '\uFEFFpersonal',
+    'personal\u0301',
+  ];
   const seen = new Set<string>();
   for (const d of hostile) {
     const seg = domainSegment(d);
@@ -97,8 +151,24 @@ test('layout › only exactly work, personal and shared are literal domain folde
 
 test('layout › client and slot names stay literal only when already portable, lower-case, short and not reserved', (t) => {
   t.is(freeTextSegment('hermes-node_1.2'), 'hermes-node_1.2');
-  for (const raw of ['..', '.', '.hidden', 'a/b', '../../etc/passwd', 'a\u0000b', 'a\u200bb', 'a\u202eb', 'Ünïcode',
-    'sp ace', '', 'x'.repeat(65), 'back\\slash', 'Hermes', 'HERMES', 'gpu_Profile']) {
+  for (const raw of [
+    '..',
+    '.',
+    '.hidden',
+    'a/b',
+    '../../etc/passwd',
+    'a\u0000b',
+    'a\u200bb',
+    'a\u202eb',
+    'Ünïcode',
+    'sp ace',
+    '',
+    'x'.repeat(65),
+    'back\\slash',
+    'Hermes',
+    'HERMES',
+    'gpu_Profile',
+  ]) {
     const seg = freeTextSegment(raw);
     t.true(isPortableName(seg), `${JSON.stringify(raw)} → ${seg}`);
     t.regex(seg, /-[0-9a-f]{12}$/);
@@ -112,18 +182,39 @@ test('layout › client and slot names stay literal only when already portable, 
   // Names that differ only in case never fold to one segment (case-insensitive filesystems and policy patterns).
   const folded = ['hermes', 'Hermes', 'HERMES', 'hErMeS'].map((r) => freeTextSegment(r).toLowerCase());
   t.is(new Set(folded).size, 4, folded.join(' '));
-  t.is(cardLocation({ id: ID, domain: 'work', client_id: 'HISTORY', slot_name: 'x', memory_type: 'episodic' }).dir[1].toLowerCase() === 'history', false);
+  t.is(
+    cardLocation({
+      id: ID,
+      domain: 'work',
+      client_id: 'HISTORY',
+      slot_name: 'x',
+      memory_type: 'episodic',
+    }).dir[1].toLowerCase() === 'history',
+    false,
+  );
   t.not(freeTextSegment('a b'), freeTextSegment('a_b'), 'a changed name never equals an unchanged one');
   t.not(freeTextSegment('a b'), freeTextSegment('a\tb'), 'two different raw values do not merge');
 });
 
 test('layout › a hostile card can only ever land three segments deep inside the output', (t) => {
-  const loc = cardLocation({ id: ID, domain: '../..', client_id: '/etc', slot_name: '../../../root/.ssh/authorized_keys', memory_type: 'slot' });
+  const loc = cardLocation({
+    id: ID,
+    domain: '../..',
+    client_id: '/etc',
+    slot_name: '../../../root/.ssh/authorized_keys',
+    memory_type: 'slot',
+  });
   const segs = loc.relPath.split('/');
   t.is(segs.length, 3);
   for (const s of segs) t.true(isPortableName(s));
   t.true(loc.file.endsWith(`--${ID}.md`));
-  const ep = cardLocation({ id: '42', domain: 'personal', client_id: 'generic', slot_name: 'whatever', memory_type: 'episodic' });
+  const ep = cardLocation({
+    id: '42',
+    domain: 'personal',
+    client_id: 'generic',
+    slot_name: 'whatever',
+    memory_type: 'episodic',
+  });
   t.is(ep.relPath, 'personal/generic/episodic--42.md');
 });
 
@@ -137,7 +228,6 @@ test('layout › history names carry revision and UTC time and parse back', (t) 
 
 // ---------------------------------------------------------------- secrets
 
-
 test('secrets › each of the ten kinds is found and named, inside ordinary text', (t) => {
   t.is(SECRET_KINDS.length, 10);
   for (const kind of SECRET_KINDS) {
@@ -145,7 +235,11 @@ test('secrets › each of the ten kinds is found and named, inside ordinary text
     t.deepEqual(secretKinds(text), [kind], kind);
   }
   t.deepEqual(secretKinds('github_pat_' + '11ABCDEFG0' + 'a'.repeat(40)), ['github_token']);
-  t.deepEqual(secretKinds('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA'), ['private_key'], 'an unterminated block still counts');
+  t.deepEqual(
+    secretKinds('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA'),
+    ['private_key'],
+    'an unterminated block still counts',
+  );
 });
 
 test('secrets › look-alikes are not flagged: git SHA, sha256 digest, short prefixes, words', (t) => {
@@ -194,7 +288,15 @@ test('secrets › a name placeholder, sanitised and hashed into a segment, never
 
 test('render › every front matter string is one quoted line, whatever the card holds', (t) => {
   const nasty = 'x"\\\n---\nevil: true\u2028\u202e\u200b\u0000\ud800';
-  const bytes = renderCard(card({ client_id: nasty, slot_name: nasty, author_node: nasty, entities: [nasty], relations: [{ source: nasty, relation: 'r', target: 't' }] }));
+  const bytes = renderCard(
+    card({
+      client_id: nasty,
+      slot_name: nasty,
+      author_node: nasty,
+      entities: [nasty],
+      relations: [{ source: nasty, relation: 'r', target: 't' }],
+    }),
+  );
   const text = bytes.toString('utf8');
   const end = text.indexOf('\n---\n', 4);
   const front = text.slice(4, end).split('\n');
@@ -210,7 +312,9 @@ test('render › title is the slot name for slots and the first text line for ep
   t.is(cardTitle(card({ memory_type: 'slot', slot_name: 'gpu_profile', text: '# other' })), 'gpu_profile');
   t.is(cardTitle(card({ memory_type: 'episodic', text: '\n\n## Met Sam\u202e at noon\nmore' })), 'Met Sam at noon');
   t.is(cardTitle(card({ memory_type: 'episodic', text: '   ' })), 'Episodic memory');
-  const r = renderCard(card({ memory_type: 'episodic', text: 'one\ntwo', created_at: 0, updated_at: 1.9, expires_at: 86400 })).toString();
+  const r = renderCard(
+    card({ memory_type: 'episodic', text: 'one\ntwo', created_at: 0, updated_at: 1.9, expires_at: 86400 }),
+  ).toString();
   t.true(r.includes('\n---\n\n# one\n\none\ntwo\n'));
   t.true(r.includes('created_at: "1970-01-01T00:00:00Z"'));
   t.true(r.includes('expires_at: "1970-01-02T00:00:00Z"'));

@@ -45,30 +45,59 @@ test('stand-in › must, should and must_not with match value, any, except and r
   t.deepEqual(await ids(c, { must: [{ key: 'status', match: { value: 'active' } }] }), [5, uuid(1), uuid(3), uuid(4)]);
   t.deepEqual(await ids(c, { must: [{ key: 'domain', match: { any: ['work', 'shared'] } }] }), [2, uuid(1), uuid(3)]);
   t.deepEqual(await ids(c, { must: [{ key: 'domain', match: { except: ['work', 'shared'] } }] }), [5, uuid(4)]);
-  t.deepEqual(await ids(c, { should: [{ key: 'n', range: { lt: 2 } }, { key: 'n', range: { gte: 5 } }] }), [5, uuid(1)]);
+  t.deepEqual(
+    await ids(c, {
+      should: [
+        { key: 'n', range: { lt: 2 } },
+        { key: 'n', range: { gte: 5 } },
+      ],
+    }),
+    [5, uuid(1)],
+  );
   t.deepEqual(await ids(c, { must_not: [{ key: 'status', match: { value: 'active' } }] }), [2]);
-  t.deepEqual(await ids(c, { must: [{ key: 'tags', match: { value: 'b' } }] }), [uuid(3)], 'array values match by element');
+  t.deepEqual(
+    await ids(c, { must: [{ key: 'tags', match: { value: 'b' } }] }),
+    [uuid(3)],
+    'array values match by element',
+  );
   t.deepEqual(await ids(c, { must: [{ key: 'nested.k', match: { value: 'v' } }] }), [uuid(4)]);
   t.deepEqual(await ids(c, { must: [{ key: 'n', range: { gt: 2, lte: 4 } }] }), [uuid(3), uuid(4)]);
   t.deepEqual(await ids(c, { must: [{ has_id: [5, uuid(3)] }] }), [5, uuid(3)]);
-  t.deepEqual(await ids(c, { must: [{ must_not: [{ key: 'domain', match: { value: 'work' } }] }] }), [5, uuid(1), uuid(4)]);
+  t.deepEqual(await ids(c, { must: [{ must_not: [{ key: 'domain', match: { value: 'work' } }] }] }), [
+    5,
+    uuid(1),
+    uuid(4),
+  ]);
 });
 
 test('stand-in › pages are id-ordered with an inclusive offset and next_page_offset null at the end', async (t) => {
   const c = client(await withStandin(t));
   const p1 = await c.scroll('c', { limit: 2 });
-  t.deepEqual(p1.points.map((p) => p.id), [2, 5]);
+  t.deepEqual(
+    p1.points.map((p) => p.id),
+    [2, 5],
+  );
   t.is(p1.next_page_offset, uuid(1));
   const p2 = await c.scroll('c', { limit: 2, offset: p1.next_page_offset as string });
-  t.deepEqual(p2.points.map((p) => p.id), [uuid(1), uuid(3)]);
+  t.deepEqual(
+    p2.points.map((p) => p.id),
+    [uuid(1), uuid(3)],
+  );
   const p3 = await c.scroll('c', { limit: 2, offset: p2.next_page_offset as string });
-  t.deepEqual(p3.points.map((p) => p.id), [uuid(4)]);
+  t.deepEqual(
+    p3.points.map((p) => p.id),
+    [uuid(4)],
+  );
   t.is(p3.next_page_offset, null);
 });
 
 test('stand-in › a wrong or missing key is a plain-text 401; an unknown collection a JSON 404', async (t) => {
   const s = await withStandin(t, { apiKeys: ['right'] });
-  const noKey = await fetch(`${s.url}/collections/c/points/scroll`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+  const noKey = await fetch(`${s.url}/collections/c/points/scroll`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'content-type': 'application/json' },
+  });
   t.is(noKey.status, 401);
   t.regex(noKey.headers.get('content-type') ?? '', /text\/plain/);
   t.regex(await noKey.text(), /API key/);
@@ -79,7 +108,9 @@ test('stand-in › a wrong or missing key is a plain-text 401; an unknown collec
   const e404 = await t.throwsAsync(() => right.scroll('missing', {}));
   t.is((e404 as unknown as { status: number }).status, 404);
   const raw = await fetch(`${s.url}/collections/missing`, { headers: { 'api-key': 'right' } });
-  t.deepEqual(((await raw.json()) as { status: unknown }).status, { error: 'Not found: Collection `missing` doesn\'t exist!' });
+  t.deepEqual(((await raw.json()) as { status: unknown }).status, {
+    error: "Not found: Collection `missing` doesn't exist!",
+  });
   const info = await right.getCollection('c');
   t.is(info.points_count, POINTS.length);
 });
@@ -98,14 +129,18 @@ test('client › with checkCompatibility false the client makes no version call;
   } finally {
     console.warn = warn;
   }
-  t.deepEqual(s.requests.map((r) => `${r.method} ${r.path}`), ['GET /']);
+  t.deepEqual(
+    s.requests.map((r) => `${r.method} ${r.path}`),
+    ['GET /'],
+  );
   // The fleet's server is 1.13: the probe only produces a warning, which is why the export turns it off.
   t.regex(warnings[0] ?? '', /incompatible/);
 });
 
 test('source › reads every page with the status filter and the domain selection', async (t) => {
   const many: StandinPoint[] = Array.from({ length: 600 }, (_, i) => ({
-    id: uuid(i + 1), payload: { domain: i % 3 === 0 ? 'personal' : 'work', status: i % 10 === 0 ? 'archived' : 'active' },
+    id: uuid(i + 1),
+    payload: { domain: i % 3 === 0 ? 'personal' : 'work', status: i % 10 === 0 ? 'archived' : 'active' },
   }));
   const s = await QdrantStandin.start({ collections: { hermes_fleet_memory: many }, apiKeys: ['k1'] });
   t.teardown(() => s.stop());
@@ -126,12 +161,39 @@ test('source › reads every page with the status filter and the domain selectio
 test('source › settings come from FLEET_QDRANT_* and flags override them; https stays off unless asked', (t) => {
   const env = { FLEET_QDRANT_HOST: 'qd.internal', FLEET_QDRANT_PORT: '7000', FLEET_QDRANT_TIMEOUT: '3' };
   const a = resolveQdrantSettings(env, {});
-  t.like(a, { url: null, host: 'qd.internal', port: 7000, https: false, timeoutSeconds: 3, collection: 'hermes_fleet_memory', apiKeyEnv: 'FLEET_QDRANT_KEY' });
-  t.like(resolveQdrantSettings({ ...env, FLEET_QDRANT_URL: 'https://q.example:6334' }, {}), { url: 'https://q.example:6334' });
-  t.like(resolveQdrantSettings({ ...env, FLEET_QDRANT_URL: 'https://q.example' }, { host: 'other', port: '1' }), { url: null, host: 'other', port: 1 });
-  t.like(resolveQdrantSettings({}, { https: true, timeout: '0.5', collection: 'x', apiKeyEnv: 'MY_KEY' }), { https: true, timeoutSeconds: 0.5, collection: 'x', apiKeyEnv: 'MY_KEY' });
+  t.like(a, {
+    url: null,
+    host: 'qd.internal',
+    port: 7000,
+    https: false,
+    timeoutSeconds: 3,
+    collection: 'hermes_fleet_memory',
+    apiKeyEnv: 'FLEET_QDRANT_KEY',
+  });
+  t.like(resolveQdrantSettings({ ...env, FLEET_QDRANT_URL: 'https://q.example:6334' }, {}), {
+    url: 'https://q.example:6334',
+  });
+  t.like(resolveQdrantSettings({ ...env, FLEET_QDRANT_URL: 'https://q.example' }, { host: 'other', port: '1' }), {
+    url: null,
+    host: 'other',
+    port: 1,
+  });
+  t.like(resolveQdrantSettings({}, { https: true, timeout: '0.5', collection: 'x', apiKeyEnv: 'MY_KEY' }), {
+    https: true,
+    timeoutSeconds: 0.5,
+    collection: 'x',
+    apiKeyEnv: 'MY_KEY',
+  });
   t.like(resolveQdrantSettings({}, {}), { host: '127.0.0.1', port: 6333, https: false, timeoutSeconds: 10 });
-  for (const bad of [{ port: '0' }, { port: 'x' }, { timeout: '-1' }, { url: 'ftp://x' }, { url: 'http://u:p@h' }, { apiKeyEnv: 'A-B' }, { url: 'http://h', host: 'h' }]) {
+  for (const bad of [
+    { port: '0' },
+    { port: 'x' },
+    { timeout: '-1' },
+    { url: 'ftp://x' },
+    { url: 'http://u:p@h' },
+    { apiKeyEnv: 'A-B' },
+    { url: 'http://h', host: 'h' },
+  ]) {
     const e = t.throws(() => resolveQdrantSettings({}, bad), { instanceOf: ExportError });
     t.is(e?.exitCode, 2);
   }

@@ -76,7 +76,14 @@ export function makeHome(parent: string, policy: unknown, name = 'home'): { home
 }
 
 /** Linux ACL tags and the "undefined id" marker (platform.md). */
-export const ACL_TAG = Object.freeze({ USER_OBJ: 0x01, USER: 0x02, GROUP_OBJ: 0x04, GROUP: 0x08, MASK: 0x10, OTHER: 0x20 });
+export const ACL_TAG = Object.freeze({
+  USER_OBJ: 0x01,
+  USER: 0x02,
+  GROUP_OBJ: 0x04,
+  GROUP: 0x08,
+  MASK: 0x10,
+  OTHER: 0x20,
+});
 export const ACL_UNDEFINED_ID = 0xffffffff;
 
 export interface AclEntrySpec {
@@ -106,7 +113,9 @@ let fsetxattrFn: ((fd: number, name: string, value: Buffer, size: number, flags:
  */
 export function setXattr(file: string, name: string, value: Buffer): void {
   if (process.platform !== 'linux') throw new Error('setXattr: Linux only');
-  fsetxattrFn ??= koffi.load('libc.so.6').func('int fsetxattr(int, const char *, const uint8_t *, size_t, int)') as never;
+  fsetxattrFn ??= koffi
+    .load('libc.so.6')
+    .func('int fsetxattr(int, const char *, const uint8_t *, size_t, int)') as never;
   const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   try {
     const rc = fsetxattrFn!(fd, name, value, value.length, 0);

@@ -239,15 +239,20 @@ export class QdrantStandin {
     }
     const points = this.collections.get(name) ?? [];
     if (method === 'GET' && collMatch) {
-      this.send(res, 200, {
-        result: {
-          status: 'green',
-          optimizer_status: 'ok',
-          points_count: points.length,
-          config: { params: { vectors: { size: 384, distance: 'Cosine' } } },
+      this.send(
+        res,
+        200,
+        {
+          result: {
+            status: 'green',
+            optimizer_status: 'ok',
+            points_count: points.length,
+            config: { params: { vectors: { size: 384, distance: 'Cosine' } } },
+          },
+          status: 'ok',
         },
-        status: 'ok',
-      }, started);
+        started,
+      );
       return;
     }
     if (method === 'POST' && scrollMatch) {
@@ -273,9 +278,16 @@ export class QdrantStandin {
   }
 
   private scroll(points: StandinPoint[], body: unknown): unknown {
-    const b = (body ?? {}) as { limit?: unknown; offset?: unknown; filter?: Filter; with_payload?: unknown; with_vector?: unknown };
+    const b = (body ?? {}) as {
+      limit?: unknown;
+      offset?: unknown;
+      filter?: Filter;
+      with_payload?: unknown;
+      with_vector?: unknown;
+    };
     const limit = b.limit === undefined ? 10 : b.limit;
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) throw new BadRequest('limit must be a positive integer');
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)
+      throw new BadRequest('limit must be a positive integer');
     const sorted = points.filter((p) => filterMatches(b.filter, p)).sort((x, y) => compareIds(x.id, y.id));
     let start = 0;
     if (b.offset !== undefined && b.offset !== null) {

@@ -3,7 +3,20 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ACL_TAG, FOREIGN_GID, addAclEntry, FOREIGN_UID, aclBytes, isRoot, setXattr, makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
+import {
+  ACL_TAG,
+  FOREIGN_GID,
+  addAclEntry,
+  FOREIGN_UID,
+  aclBytes,
+  isRoot,
+  setXattr,
+  makeHome,
+  makeTempDir,
+  mkdirs,
+  removeTree,
+  writeNote,
+} from '../helpers/fixtures.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const cli = path.join(repo, 'dist', 'src', 'cli', 'main.js');
@@ -31,7 +44,8 @@ function run(...args: string[]): { code: number; stdout: string; stderr: string;
     json = JSON.parse(r.stdout);
   } catch {
     json = undefined;
-    if (args.includes('--json')) throw new Error(`no JSON from ${args.join(' ')}: status ${r.status} ${String(r.signal)} ${r.stderr} ${r.stdout}`);
+    if (args.includes('--json'))
+      throw new Error(`no JSON from ${args.join(' ')}: status ${r.status} ${String(r.signal)} ${r.stderr} ${r.stdout}`);
   }
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
 }
@@ -76,12 +90,18 @@ test('status › shows the effective configuration with defaults marked', (t) =>
 
 test('status and doctor › say when MCP-mode calls would be refused, and stay quiet when both opt-ins are set', (t) => {
   const { home } = setup({ allow_cron: true });
-  for (const args of [['status', '--home', home], ['doctor', '--home', home]]) {
+  for (const args of [
+    ['status', '--home', home],
+    ['doctor', '--home', home],
+  ]) {
     const r = run(...args);
     t.regex(r.stdout, /MCP hosts need --run-kind interactive or both opt-ins/, args[0]);
   }
   const both = setup({ allow_cron: true, allow_subagents: true });
-  for (const args of [['status', '--home', both.home], ['doctor', '--home', both.home]]) {
+  for (const args of [
+    ['status', '--home', both.home],
+    ['doctor', '--home', both.home],
+  ]) {
     t.notRegex(run(...args).stdout, /MCP hosts need/, args[0]);
   }
 });
@@ -98,7 +118,10 @@ test('status › has no side effects and does not probe the root', (t) => {
 
 test('status › a broken policy exits 1 and says why', (t) => {
   const { home } = setup();
-  fs.writeFileSync(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), '{"version": 1, "root": "/x", "allow": ["a"], "bogus": 1}');
+  fs.writeFileSync(
+    path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'),
+    '{"version": 1, "root": "/x", "allow": ["a"], "bogus": 1}',
+  );
   const r = run('status', '--home', home, '--json');
   t.is(r.code, 1);
   t.false(r.json.policy.loads);
@@ -113,11 +136,17 @@ test('doctor › a healthy profile passes and --json has exactly the documented 
   t.deepEqual(Object.keys(r.json).sort(), ['checks', 'counts', 'ok']);
   t.true(r.json.ok);
   for (const c of r.json.checks) {
-    t.true(Object.keys(c).every((k) => ['name', 'ok', 'reason', 'remedy'].includes(k)), JSON.stringify(c));
+    t.true(
+      Object.keys(c).every((k) => ['name', 'ok', 'reason', 'remedy'].includes(k)),
+      JSON.stringify(c),
+    );
     t.is(typeof c.name, 'string');
     t.is(typeof c.ok, 'boolean');
   }
-  t.deepEqual(r.json.checks.map((c: any) => c.name), ['platform', 'plugin', 'policy', 'root', 'tree']);
+  t.deepEqual(
+    r.json.checks.map((c: any) => c.name),
+    ['platform', 'plugin', 'policy', 'root', 'tree'],
+  );
   t.deepEqual(r.json.counts, { denied: 1 });
 });
 
@@ -131,25 +160,33 @@ test('doctor › counts skipped files by reason with a remedy for each', (t) => 
   fs.linkSync(path.join(root, 'projects', 'garden.md'), path.join(root, 'garden-again.md'));
   // A named user may write it although the mask and the mode bits (0640) say nobody but the owner can.
   const acl = writeNote(root, 'projects/acl.md', '# acl\n', 0o640);
-  setXattr(acl, 'system.posix_acl_access', aclBytes([
-    { tag: ACL_TAG.USER_OBJ, perm: 6 },
-    { tag: ACL_TAG.USER, perm: 6, id: 4242 },
-    { tag: ACL_TAG.GROUP_OBJ, perm: 4 },
-    { tag: ACL_TAG.MASK, perm: 4 },
-    { tag: ACL_TAG.OTHER, perm: 0 },
-  ]));
+  setXattr(
+    acl,
+    'system.posix_acl_access',
+    aclBytes([
+      { tag: ACL_TAG.USER_OBJ, perm: 6 },
+      { tag: ACL_TAG.USER, perm: 6, id: 4242 },
+      { tag: ACL_TAG.GROUP_OBJ, perm: 4 },
+      { tag: ACL_TAG.MASK, perm: 4 },
+      { tag: ACL_TAG.OTHER, perm: 0 },
+    ]),
+  );
   const r = run('doctor', '--home', home, '--json');
   t.is(r.code, 0, r.stdout);
-  t.deepEqual(r.json.counts, {
-    acl_write: 1,
-    bad_name: 1,
-    denied: 2,
-    hard_link: 1,
-    hidden: 1,
-    not_markdown: 1,
-    group_writable: 1,
-    symlink: 1,
-  }, JSON.stringify(r.json.counts));
+  t.deepEqual(
+    r.json.counts,
+    {
+      acl_write: 1,
+      bad_name: 1,
+      denied: 2,
+      hard_link: 1,
+      hidden: 1,
+      not_markdown: 1,
+      group_writable: 1,
+      symlink: 1,
+    },
+    JSON.stringify(r.json.counts),
+  );
   const text = run('doctor', '--home', home);
   for (const reason of Object.keys(r.json.counts)) t.regex(text.stdout, new RegExp(`skipped \\d+ × ${reason}: \\S`));
 });
@@ -189,7 +226,12 @@ test('doctor › a policy below a writable directory is untrusted and the direct
   const r = run('doctor', '--home', home);
   t.is(r.code, 1);
   t.regex(r.stdout, /policy_untrusted/);
-  t.regex(r.stdout, new RegExp(`first failing directory: ${path.join(home, 'plugin-data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(group_writable`));
+  t.regex(
+    r.stdout,
+    new RegExp(
+      `first failing directory: ${path.join(home, 'plugin-data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(group_writable`,
+    ),
+  );
 });
 
 test('doctor › a policy file others can write is untrusted and the file is named as the problem', (t) => {
@@ -333,6 +375,10 @@ test('doctor › --explain gives the reason for each kind of refusal', (t) => {
     const j = run('doctor', '--home', home, '--json', '--explain', id);
     t.is(j.code, 1, id);
     const failed = j.json.checks.filter((c: any) => !c.ok);
-    t.deepEqual(failed.map((c: any) => [c.name, c.reason]), [[name, reason]], id);
+    t.deepEqual(
+      failed.map((c: any) => [c.name, c.reason]),
+      [[name, reason]],
+      id,
+    );
   }
 });

@@ -59,7 +59,10 @@ test('install › writes the plugin with owner-only modes and an install record 
   t.is(fs.statSync(dir).mode & 0o777, 0o700);
   t.deepEqual(fs.readdirSync(dir).sort(), ['__init__.py', 'install.json', 'plugin.yaml']);
   for (const f of fs.readdirSync(dir)) t.is(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, f);
-  t.deepEqual(fs.readFileSync(path.join(dir, '__init__.py')), fs.readFileSync(path.join(repo, 'plugin', '__init__.py')));
+  t.deepEqual(
+    fs.readFileSync(path.join(dir, '__init__.py')),
+    fs.readFileSync(path.join(repo, 'plugin', '__init__.py')),
+  );
   const record = JSON.parse(fs.readFileSync(path.join(dir, 'install.json'), 'utf8'));
   t.is(record.marker, 'memory-bridge-plugin');
   t.is(record.node, process.execPath);
@@ -215,8 +218,24 @@ test('install › --timeout records the per-call timeout for the shim, within bo
     t.is(r.code, 2, bad);
     t.regex(r.stderr, /timeout/, bad);
   }
-  t.false('timeout_seconds' in JSON.parse(fs.readFileSync(path.join(
-    (() => { const h = freshHome(); run('install', '--home', h); return h; })(), 'plugins', 'memory-bridge', 'install.json'), 'utf8')));
+  t.false(
+    'timeout_seconds' in
+      JSON.parse(
+        fs.readFileSync(
+          path.join(
+            (() => {
+              const h = freshHome();
+              run('install', '--home', h);
+              return h;
+            })(),
+            'plugins',
+            'memory-bridge',
+            'install.json',
+          ),
+          'utf8',
+        ),
+      ),
+  );
 });
 
 test('install › unknown flags are usage errors', (t) => {
@@ -252,7 +271,11 @@ test('uninstall › a different plugin named memory-bridge is left untouched', (
 
 test('home › --home wins, then HERMES_HOME, then ~/.hermes with the data-dir suffix', (t) => {
   t.is(resolveHermesHome('/x/y', { HERMES_HOME: '/a' }, '/u').home, '/x/y');
-  t.deepEqual(resolveHermesHome(undefined, { HERMES_HOME: '/a/b' }, '/u'), { home: '/a/b', source: 'HERMES_HOME', notes: [] });
+  t.deepEqual(resolveHermesHome(undefined, { HERMES_HOME: '/a/b' }, '/u'), {
+    home: '/a/b',
+    source: 'HERMES_HOME',
+    notes: [],
+  });
   t.is(resolveHermesHome(undefined, {}, '/u').home, '/u/.hermes');
   t.is(resolveHermesHome(undefined, { HERMES_HOME: '  ' }, '/u').home, '/u/.hermes');
   t.is(resolveHermesHome(undefined, { HERMES_DATA_DIR_SUFFIX: '-dev' }, '/u').home, '/u/.hermes-dev');

@@ -21,7 +21,11 @@ const homeB = makeHome(tmp, { version: 1, root, allow: ['decisions/**'], allow_c
 
 const UNAVAILABLE = { ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } };
 
-function request(id: unknown, overrides: Record<string, unknown> = {}, callerOverrides: Record<string, unknown> = {}): string {
+function request(
+  id: unknown,
+  overrides: Record<string, unknown> = {},
+  callerOverrides: Record<string, unknown> = {},
+): string {
   return JSON.stringify({
     v: 1,
     id,
@@ -39,9 +43,20 @@ async function serve(input: Array<string | Buffer>): Promise<{ replies: any[]; l
   output.on('data', (c: Buffer) => chunks.push(c));
   const logs: string[] = [];
   const bridge = createBridge({ log: (e) => logs.push(`${e.tool} ${e.reason}`) });
-  await runWorker({ input: Readable.from(input.map((x) => (typeof x === 'string' ? Buffer.from(x) : x))), output, bridge, log: (l) => logs.push(l) });
+  await runWorker({
+    input: Readable.from(input.map((x) => (typeof x === 'string' ? Buffer.from(x) : x))),
+    output,
+    bridge,
+    log: (l) => logs.push(l),
+  });
   const text = Buffer.concat(chunks).toString('utf8');
-  const replies = text === '' ? [] : text.trimEnd().split('\n').map((l) => JSON.parse(l));
+  const replies =
+    text === ''
+      ? []
+      : text
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l));
   return { replies, logs };
 }
 
@@ -52,11 +67,16 @@ test('worker › answers a valid request with the same id and the tool result', 
   t.is(replies[0].v, 1);
   t.is(replies[0].id, 'r1');
   t.true(replies[0].result.ok);
-  t.deepEqual(replies[0].result.results.map((r: any) => r.id), ['projects/garden.md']);
+  t.deepEqual(
+    replies[0].result.results.map((r: any) => r.id),
+    ['projects/garden.md'],
+  );
 });
 
 test('worker › answers read requests too', async (t) => {
-  const { replies } = await serve([`${request('r', { tool: 'memory_bridge_read', args: { id: 'projects/garden.md' } })}\n`]);
+  const { replies } = await serve([
+    `${request('r', { tool: 'memory_bridge_read', args: { id: 'projects/garden.md' } })}\n`,
+  ]);
   t.is(replies[0].result.id, 'projects/garden.md');
   t.regex(replies[0].result.content, /Lantern Garden/);
 });
@@ -73,7 +93,15 @@ test('worker › a wrong protocol version gets unavailable', async (t) => {
 test('worker › missing or malformed fields get unavailable', async (t) => {
   const bad: Array<[string, string]> = [
     ['no tool', JSON.stringify({ v: 1, id: 'a', args: {}, caller: { home: homeA, cron: false, subagent: false } })],
-    ['no args', JSON.stringify({ v: 1, id: 'b', tool: 'memory_bridge_search', caller: { home: homeA, cron: false, subagent: false } })],
+    [
+      'no args',
+      JSON.stringify({
+        v: 1,
+        id: 'b',
+        tool: 'memory_bridge_search',
+        caller: { home: homeA, cron: false, subagent: false },
+      }),
+    ],
     ['no caller', JSON.stringify({ v: 1, id: 'c', tool: 'memory_bridge_search', args: { query: 'x' } })],
     ['unknown tool', request('d', { tool: 'memory_bridge_write' })],
     ['extra field', request('e', { home: homeB })],
@@ -81,7 +109,10 @@ test('worker › missing or malformed fields get unavailable', async (t) => {
     ['unnormalised home', request('g', {}, { home: `${homeA}/../homeA` })],
     ['trailing slash', request('h', {}, { home: `${homeA}/` })],
     ['string cron', request('i', {}, { cron: 'false' })],
-    ['missing subagent', JSON.stringify({ v: 1, id: 'j', tool: 'memory_bridge_search', args: {}, caller: { home: homeA, cron: false } })],
+    [
+      'missing subagent',
+      JSON.stringify({ v: 1, id: 'j', tool: 'memory_bridge_search', args: {}, caller: { home: homeA, cron: false } }),
+    ],
     ['extra caller key', request('k', {}, { uid: 0 })],
   ];
   const { replies } = await serve(bad.map(([, line]) => `${line}\n`));
@@ -90,7 +121,13 @@ test('worker › missing or malformed fields get unavailable', async (t) => {
 });
 
 test('worker › a caller record without a profile gets unavailable', async (t) => {
-  const line = JSON.stringify({ v: 1, id: 'np', tool: 'memory_bridge_search', args: { query: 'lantern' }, caller: { home: homeA, cron: false, subagent: false } });
+  const line = JSON.stringify({
+    v: 1,
+    id: 'np',
+    tool: 'memory_bridge_search',
+    args: { query: 'lantern' },
+    caller: { home: homeA, cron: false, subagent: false },
+  });
   const { replies, logs } = await serve([`${line}\n`]);
   t.deepEqual(replies, [{ v: 1, id: 'np', result: UNAVAILABLE }]);
   t.true(logs.includes('worker bad_caller'));
@@ -110,11 +147,16 @@ test('worker › a request line with a duplicate key gets unavailable, wherever 
     // a second caller record after the first: JSON.parse would keep the last one
     good.replace('"caller":{', `"caller":{"home":${JSON.stringify(homeB)},`).replace('dup0', 'dup1'),
     good.replace('"args":{', '"args":{"query":"other",').replace('dup0', 'dup2'),
-    good.replace(/}$/, `,"caller":{"home":${JSON.stringify(homeB)},"profile":"b","cron":false,"subagent":false}}`).replace('dup0', 'dup3'),
+    good
+      .replace(/}$/, `,"caller":{"home":${JSON.stringify(homeB)},"profile":"b","cron":false,"subagent":false}}`)
+      .replace('dup0', 'dup3'),
     good.replace('"v":1,', '"v":1,"v":1,').replace('dup0', 'dup4'),
   ];
   const { replies, logs } = await serve(lines.map((l) => `${l}\n`));
-  t.deepEqual(replies.map((r) => r.id), ['dup1', 'dup2', 'dup3']);
+  t.deepEqual(
+    replies.map((r) => r.id),
+    ['dup1', 'dup2', 'dup3'],
+  );
   for (const r of replies) t.deepEqual(r.result, UNAVAILABLE);
   t.true(logs.includes('worker duplicate_key'));
 });
@@ -129,13 +171,16 @@ test('worker › a line without a usable id is logged and skipped', async (t) =>
     JSON.stringify({ v: 1, id: 'x'.repeat(257) }),
   ];
   const { replies, logs } = await serve([...lines.map((l) => `${l}\n`), `${request('after')}\n`]);
-  t.deepEqual(replies.map((r) => r.id), ['after']);
+  t.deepEqual(
+    replies.map((r) => r.id),
+    ['after'],
+  );
   t.true(replies[0].result.ok);
   t.true(logs.includes('worker not_json'));
   t.true(logs.includes('worker no_id'));
 });
 
-test('worker › an oversized line is discarded; its id is answered only in the shim\'s own form', async (t) => {
+test("worker › an oversized line is discarded; its id is answered only in the shim's own form", async (t) => {
   const big = 'x'.repeat(MAX_LINE_BYTES + 10);
   const shimForm = `{"v":1,"id":"big1","tool":"memory_bridge_search","args":{"query":"${big}"}}\n`;
   const otherForm = `{"tool":"memory_bridge_search","args":{"id":"big2","query":"${big}"},"v":1,"id":"big3"}\n`;
@@ -144,7 +189,10 @@ test('worker › an oversized line is discarded; its id is answered only in the 
   const pieces: Buffer[] = [];
   for (let i = 0; i < stream.length; i += 65536) pieces.push(stream.subarray(i, i + 65536));
   const { replies, logs } = await serve(pieces);
-  t.deepEqual(replies.map((r) => r.id), ['big1', 'next']);
+  t.deepEqual(
+    replies.map((r) => r.id),
+    ['big1', 'next'],
+  );
   t.deepEqual(replies[0].result, UNAVAILABLE);
   t.true(replies[1].result.ok);
   t.is(logs.filter((l) => l === 'worker oversized_line').length, 2);
@@ -153,7 +201,11 @@ test('worker › an oversized line is discarded; its id is answered only in the 
 test('worker › a line of exactly 1 MiB is still a line', (t) => {
   const splitter = new LineSplitter();
   const exact = Buffer.alloc(MAX_LINE_BYTES, 0x61);
-  const events = [...splitter.push(exact.subarray(0, 1000)), ...splitter.push(exact.subarray(1000)), ...splitter.push(Buffer.from('\r\n'))];
+  const events = [
+    ...splitter.push(exact.subarray(0, 1000)),
+    ...splitter.push(exact.subarray(1000)),
+    ...splitter.push(Buffer.from('\r\n')),
+  ];
   t.is(events.length, 1);
   t.is(events[0]!.kind, 'line');
   const over = splitter.push(Buffer.concat([Buffer.alloc(MAX_LINE_BYTES + 1, 0x61), Buffer.from('\n')]));
@@ -174,11 +226,10 @@ test('worker › one worker serves several homes, each under its own policy', as
     `${request('b1', {}, { home: homeB, profile: 'b' })}\n`,
     `${request('a2')}\n`,
   ]);
-  t.deepEqual(replies.map((r) => r.result.results.map((h: any) => h.id)), [
-    ['projects/garden.md'],
-    ['decisions/watering.md'],
-    ['projects/garden.md'],
-  ]);
+  t.deepEqual(
+    replies.map((r) => r.result.results.map((h: any) => h.id)),
+    [['projects/garden.md'], ['decisions/watering.md'], ['projects/garden.md']],
+  );
 });
 
 test('worker › identity comes from the caller record, never from the arguments', async (t) => {
@@ -198,13 +249,17 @@ test('worker › identity comes from the caller record, never from the arguments
 
 test('worker › empty lines are ignored and a last line without newline is served', async (t) => {
   const { replies } = await serve(['\n\r\n', `${request('last')}`]);
-  t.deepEqual(replies.map((r) => r.id), ['last']);
+  t.deepEqual(
+    replies.map((r) => r.id),
+    ['last'],
+  );
 });
 
 test('worker › parseRequestLine keeps only the caller fields', (t) => {
   const outcome = parseRequestLine(Buffer.from(request('p', {}, { profile: 'work' })));
   t.is(outcome.kind, 'call');
-  if (outcome.kind === 'call') t.deepEqual(outcome.request.caller, { home: homeA, cron: false, subagent: false, profile: 'work' });
+  if (outcome.kind === 'call')
+    t.deepEqual(outcome.request.caller, { home: homeA, cron: false, subagent: false, profile: 'work' });
 });
 
 test('worker › the CLI worker serves stdin and exits 0 at end of input', async (t) => {
@@ -218,8 +273,18 @@ test('worker › the CLI worker serves stdin and exits 0 at end of input', async
   child.stdin.end(`${request('c2', {}, { home: homeB })}\n`);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   t.is(code, 0);
-  const replies = Buffer.concat(out).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
-  t.deepEqual(replies.map((r) => [r.id, r.result.ok]), [['c1', true], ['c2', true]]);
+  const replies = Buffer.concat(out)
+    .toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.deepEqual(
+    replies.map((r) => [r.id, r.result.ok]),
+    [
+      ['c1', true],
+      ['c2', true],
+    ],
+  );
   const stderr = Buffer.concat(err).toString('utf8');
   t.regex(stderr, /worker not_json/);
   t.notRegex(stderr, new RegExp(tmp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'no paths in the log');

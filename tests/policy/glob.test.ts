@@ -261,7 +261,10 @@ test('glob › PICOMATCH_OPTIONS is frozen and pins the options the dialect depe
 });
 
 test('glob › picomatchGlobs escapes literals and keeps wildcards, one glob per brace alternative', (t) => {
-  t.deepEqual(picomatchGlobs('{a,b}/Meeting (1)+x|y.md'), ['a/Meeting \\(1\\)\\+x\\|y.md', 'b/Meeting \\(1\\)\\+x\\|y.md']);
+  t.deepEqual(picomatchGlobs('{a,b}/Meeting (1)+x|y.md'), [
+    'a/Meeting \\(1\\)\\+x\\|y.md',
+    'b/Meeting \\(1\\)\\+x\\|y.md',
+  ]);
   t.deepEqual(picomatchGlobs('**/[!a]?*.md'), ['**/[^a]?*.md']);
   t.deepEqual(picomatchGlobs('"q".md'), ['["]q["].md']);
 });
@@ -269,7 +272,9 @@ test('glob › picomatchGlobs escapes literals and keeps wildcards, one glob per
 test('glob › the escaped globs agree with picomatch itself on the truth table', (t) => {
   // The dialect's `a/**` also matches `a` itself; picomatch's does not. Every other row agrees.
   for (const [pattern, id, expected] of truth) {
-    const viaPicomatch = picomatchGlobs(pattern).some((g) => picomatch.makeRe(g, { ...PICOMATCH_OPTIONS, noglobstar: false }).test(id));
+    const viaPicomatch = picomatchGlobs(pattern).some((g) =>
+      picomatch.makeRe(g, { ...PICOMATCH_OPTIONS, noglobstar: false }).test(id),
+    );
     if (pattern === 'a/**' && id === 'a') {
       t.false(viaPicomatch);
       continue;

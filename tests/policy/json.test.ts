@@ -123,7 +123,9 @@ test('policy json › objects have no prototype, so "__proto__" cannot change on
 
 test('policy json › the error carries a reason and an offset but none of the input text', (t) => {
   const secret = 'SECRET-VALUE';
-  const err = t.throws(() => parseStrictJson(utf8(`{"${secret}": 1, "${secret}": 2}`)), { instanceOf: StrictJsonError });
+  const err = t.throws(() => parseStrictJson(utf8(`{"${secret}": 1, "${secret}": 2}`)), {
+    instanceOf: StrictJsonError,
+  });
   t.is(err?.reason, 'duplicate_key');
   t.is(err?.offset, 20);
   t.false(err?.message.includes(secret));

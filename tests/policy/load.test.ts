@@ -88,34 +88,55 @@ test('load › a valid policy in a trusted home loads', (t) => {
 test('load › a read-only (0400) and a world-readable (0644) policy file both load', (t) => {
   const a = home();
   fs.chmodSync(a.policyPath, 0o400);
-  t.is(reasonOf(() => loadPolicy(a.home)), 'ok');
+  t.is(
+    reasonOf(() => loadPolicy(a.home)),
+    'ok',
+  );
   const b = home();
   fs.chmodSync(b.policyPath, 0o644);
-  t.is(reasonOf(() => loadPolicy(b.home)), 'ok');
+  t.is(
+    reasonOf(() => loadPolicy(b.home)),
+    'ok',
+  );
 });
 
 test('load › a policy of exactly 64 KiB loads and one byte more is policy_too_large', (t) => {
   const body = JSON.stringify(VALID);
   const exact = home(body + ' '.repeat(MAX_POLICY_BYTES - body.length));
   t.is(fs.statSync(exact.policyPath).size, MAX_POLICY_BYTES);
-  t.is(reasonOf(() => loadPolicy(exact.home)), 'ok');
+  t.is(
+    reasonOf(() => loadPolicy(exact.home)),
+    'ok',
+  );
   const over = home(body + ' '.repeat(MAX_POLICY_BYTES + 1 - body.length));
-  t.is(reasonOf(() => loadPolicy(over.home)), 'unavailable/policy_too_large');
+  t.is(
+    reasonOf(() => loadPolicy(over.home)),
+    'unavailable/policy_too_large',
+  );
 });
 
 test('load › a missing policy file is policy_missing', (t) => {
   const h = home();
   fs.unlinkSync(h.policyPath);
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_missing');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_missing',
+  );
 });
 
 test('load › a missing home is policy_missing', (t) => {
-  t.is(reasonOf(() => loadPolicy(path.join(parent, 'no-such-home'))), 'unavailable/policy_missing');
+  t.is(
+    reasonOf(() => loadPolicy(path.join(parent, 'no-such-home'))),
+    'unavailable/policy_missing',
+  );
 });
 
 for (const bad of ['relative/home', '', '/a/../b', '/a/./b', '/a//b', '/a/b/', 'a\0b', '/a/b\0']) {
   test(`load › a home of ${JSON.stringify(bad)} is bad_home before any filesystem call`, (t) => {
-    t.is(reasonOf(() => loadPolicy(bad)), 'unavailable/bad_home');
+    t.is(
+      reasonOf(() => loadPolicy(bad)),
+      'unavailable/bad_home',
+    );
   });
 }
 
@@ -131,7 +152,10 @@ test('load › malformed content is policy_invalid and never falls back to defau
     JSON.stringify({ ...VALID, allow: ['@(x)'] }),
   ]) {
     const h = home(body);
-    t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_invalid');
+    t.is(
+      reasonOf(() => loadPolicy(h.home)),
+      'unavailable/policy_invalid',
+    );
   }
 });
 
@@ -139,14 +163,20 @@ test('load › a group-writable policy file is policy_untrusted', (t) => {
   const h = home();
   fs.chmodSync(h.policyPath, 0o620);
   t.is(trustReason(h.policyPath), 'unavailable/group_writable');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 test('load › a world-writable policy file is policy_untrusted', (t) => {
   const h = home();
   fs.chmodSync(h.policyPath, 0o602);
   t.is(trustReason(h.policyPath), 'unavailable/world_writable');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 test('load › a policy file that is a symlink to a trusted file is policy_untrusted', (t) => {
@@ -155,7 +185,10 @@ test('load › a policy file that is a symlink to a trusted file is policy_untru
   fs.renameSync(h.policyPath, real);
   fs.symlinkSync(real, h.policyPath);
   t.is(trustReason(h.policyPath), 'unavailable/symlink');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 test('load › a symlinked policy directory is policy_untrusted', (t) => {
@@ -165,49 +198,76 @@ test('load › a symlinked policy directory is policy_untrusted', (t) => {
   fs.renameSync(dir, real);
   fs.symlinkSync(real, dir);
   t.is(trustReason(h.policyPath), 'unavailable/symlink');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 test('load › a symlinked home is policy_untrusted', (t) => {
   const h = home();
   const link = path.join(parent, `link-${counter}`);
   fs.symlinkSync(h.home, link);
-  t.is(reasonOf(() => loadPolicy(link)), 'unavailable/policy_untrusted');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'ok');
+  t.is(
+    reasonOf(() => loadPolicy(link)),
+    'unavailable/policy_untrusted',
+  );
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'ok',
+  );
 });
 
 test('load › a hard-linked policy file is policy_untrusted', (t) => {
   const h = home();
   fs.linkSync(h.policyPath, path.join(path.dirname(h.policyPath), 'second-name.json'));
   t.is(trustReason(h.policyPath), 'unavailable/hard_link');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 test('load › a directory in place of the policy file is policy_untrusted', (t) => {
   const h = home();
   fs.unlinkSync(h.policyPath);
   fs.mkdirSync(h.policyPath, 0o700);
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 const hasMkfifo = spawnSync('mkfifo', ['--version']).status === 0;
-(hasMkfifo ? test : test.skip)(`load › a FIFO in place of the policy file is policy_untrusted without blocking${hasMkfifo ? '' : ' (needs mkfifo)'}`, (t) => {
-  const h = home();
-  fs.unlinkSync(h.policyPath);
-  t.is(spawnSync('mkfifo', ['-m', '600', h.policyPath]).status, 0);
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
-});
+(hasMkfifo ? test : test.skip)(
+  `load › a FIFO in place of the policy file is policy_untrusted without blocking${hasMkfifo ? '' : ' (needs mkfifo)'}`,
+  (t) => {
+    const h = home();
+    fs.unlinkSync(h.policyPath);
+    t.is(spawnSync('mkfifo', ['-m', '600', h.policyPath]).status, 0);
+    t.is(
+      reasonOf(() => loadPolicy(h.home)),
+      'unavailable/policy_untrusted',
+    );
+  },
+);
 
 test('load › a group-writable policy directory is policy_untrusted', (t) => {
   const h = home();
   fs.chmodSync(path.dirname(h.policyPath), 0o770);
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 test('load › a world-writable home is policy_untrusted', (t) => {
   const h = home();
   fs.chmodSync(h.home, 0o703);
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 linuxTest('load › an ACL granting write to a named user on the policy file is policy_untrusted', (t) => {
@@ -215,48 +275,69 @@ linuxTest('load › an ACL granting write to a named user on the policy file is 
   aclWithReadOnlyMask(h.policyPath, 'user', OTHER_UID, 6);
   t.is(fs.statSync(h.policyPath).mode & 0o022, 0, 'the mode alone shows no group or world write');
   t.is(trustReason(h.policyPath), 'unavailable/acl_write');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 linuxTest('load › an ACL granting write to a named group on the policy file is policy_untrusted', (t) => {
   const h = home();
   aclWithReadOnlyMask(h.policyPath, 'group', OTHER_GID, 2);
   t.is(trustReason(h.policyPath), 'unavailable/acl_write');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 linuxTest('load › an ACL granting write to a named user on the policy directory is policy_untrusted', (t) => {
   const h = home();
   aclWithReadOnlyMask(path.dirname(h.policyPath), 'user', OTHER_UID, 7);
   t.is(trustReason(h.policyPath), 'unavailable/acl_write');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 linuxTest('load › an ACL granting write to a named group on the policy directory is policy_untrusted', (t) => {
   const h = home();
   aclWithReadOnlyMask(path.dirname(h.policyPath), 'group', OTHER_GID, 3);
   t.is(trustReason(h.policyPath), 'unavailable/acl_write');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 linuxTest('load › a read-only ACL entry for a named user leaves the policy loadable', (t) => {
   const h = home();
   addAclEntry(h.policyPath, 'user', OTHER_UID, 4);
   fs.chmodSync(h.policyPath, 0o640); // chmod rewrites the mask from the group bits: read-only
-  t.is(reasonOf(() => loadPolicy(h.home)), 'ok');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'ok',
+  );
 });
 
 rootTest('load › a policy file owned by another user is policy_untrusted (needs root)', (t) => {
   const h = home();
   fs.chownSync(h.policyPath, FOREIGN_UID, FOREIGN_GID);
   t.is(trustReason(h.policyPath), 'unavailable/untrusted_owner');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 rootTest('load › a policy directory owned by another user is policy_untrusted (needs root)', (t) => {
   const h = home();
   fs.chownSync(path.dirname(h.policyPath), FOREIGN_UID, FOREIGN_GID);
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_untrusted');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_untrusted',
+  );
 });
 
 test('load › an edit between two loads is seen by the second', (t) => {
@@ -270,11 +351,20 @@ test('load › an edit between two loads is seen by the second', (t) => {
 
 test('load › a revocation (file replaced by an invalid one, then removed) applies on the next load', (t) => {
   const h = home();
-  t.is(reasonOf(() => loadPolicy(h.home)), 'ok');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'ok',
+  );
   fs.writeFileSync(h.policyPath, '{"version": 1}');
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_invalid');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_invalid',
+  );
   fs.unlinkSync(h.policyPath);
-  t.is(reasonOf(() => loadPolicy(h.home)), 'unavailable/policy_missing');
+  t.is(
+    reasonOf(() => loadPolicy(h.home)),
+    'unavailable/policy_missing',
+  );
 });
 
 test('load › the thrown error names no path, file name or system error text', (t) => {

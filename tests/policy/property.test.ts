@@ -25,10 +25,17 @@ test('property › random bytes into parsePolicyBytes give a Policy or BridgeErr
 
 test('property › byte-level mutations of a valid policy give a Policy or BridgeError', (t) => {
   const base = new TextEncoder().encode(VALID);
-  const mutation = fc.array(fc.tuple(fc.nat({ max: base.length }), fc.integer({ min: 0, max: 255 }), fc.constantFrom('set', 'insert', 'delete')), {
-    minLength: 1,
-    maxLength: 4,
-  });
+  const mutation = fc.array(
+    fc.tuple(
+      fc.nat({ max: base.length }),
+      fc.integer({ min: 0, max: 255 }),
+      fc.constantFrom('set', 'insert', 'delete'),
+    ),
+    {
+      minLength: 1,
+      maxLength: 4,
+    },
+  );
   fc.assert(
     fc.property(mutation, (edits) => {
       let bytes = Array.from(base);
@@ -56,7 +63,13 @@ test('property › random policy-shaped JSON values give a Policy or BridgeError
       deny: fc.oneof(fc.array(fc.string({ maxLength: 12 }), { maxLength: 4 }), anyValue),
       names: fc.oneof(fc.constantFrom('portable', 'unicode'), anyValue),
       allow_cron: fc.oneof(fc.boolean(), anyValue),
-      limits: fc.oneof(fc.dictionary(fc.constantFrom('max_results', 'default_results', 'snippet_chars', 'total_chars', 'max_depth', 'x'), fc.oneof(fc.integer({ min: -2, max: 5000 }), anyValue)), anyValue),
+      limits: fc.oneof(
+        fc.dictionary(
+          fc.constantFrom('max_results', 'default_results', 'snippet_chars', 'total_chars', 'max_depth', 'x'),
+          fc.oneof(fc.integer({ min: -2, max: 5000 }), anyValue),
+        ),
+        anyValue,
+      ),
     },
     { requiredKeys: [] },
   );
@@ -81,7 +94,30 @@ test('property › random policy-shaped JSON values give a Policy or BridgeError
 test('property › strict JSON accepts only what JSON.parse accepts, with the same value', (t) => {
   const jsonish = fc.oneof(
     fc.json({ maxDepth: 4 }),
-    fc.string({ unit: fc.constantFrom('{', '}', '[', ']', ':', ',', '"', '\\', 'u', '0', '1', 'e', '-', '.', ' ', 'a', 't', 'r', 'n', 'l') }),
+    fc.string({
+      unit: fc.constantFrom(
+        '{',
+        '}',
+        '[',
+        ']',
+        ':',
+        ',',
+        '"',
+        '\\',
+        'u',
+        '0',
+        '1',
+        'e',
+        '-',
+        '.',
+        ' ',
+        'a',
+        't',
+        'r',
+        'n',
+        'l',
+      ),
+    }),
   );
   fc.assert(
     fc.property(jsonish, (text) => {
@@ -112,12 +148,38 @@ test('property › JSON.stringify output of any JSON value without deep nesting 
 // Patterns and ids over an alphabet rich in the characters the dialect must treat literally. Each token carries
 // id fragments it matches, so a generated (pattern, id) pair matches often; a mutation flag breaks some pairs.
 const SPECS: Array<[string, string[]]> = [
-  ['a', ['a', 'A']], ['b', ['b', 'B']], ['A', ['a']], ['.', ['.']], ['(', ['(']], [')', [')']], ['+', ['+']],
-  ['@', ['@']], ['!', ['!']], ['$', ['$']], ['^', ['^']], ['|', ['|']], [' ', [' ']], ['é', ['é', 'É']],
-  ['🌱', ['🌱']], [',', [',']], ['"', ['"']], ["'", ["'"]], [']', [']']], ['-', ['-']],
-  ['*', ['', 'x', 'a(b', '🌱.']], ['?', ['z', 'é', '🌱', '.']], ['[ab]', ['b', 'A']], ['[!a]', ['b', '(', '🌱']],
-  ['[a-c]', ['c', 'B']], ['[(]', ['(']], ['{a,b}', ['a', 'b']], ['{b,,c}', ['b', '', 'c']], ['{a/b,c}', ['a/b', 'c']],
-  ['/', ['/']], ['**/', ['', 'q/', 'q/r/']], ['/**', ['/q', '/q/r', '']],
+  ['a', ['a', 'A']],
+  ['b', ['b', 'B']],
+  ['A', ['a']],
+  ['.', ['.']],
+  ['(', ['(']],
+  [')', [')']],
+  ['+', ['+']],
+  ['@', ['@']],
+  ['!', ['!']],
+  ['$', ['$']],
+  ['^', ['^']],
+  ['|', ['|']],
+  [' ', [' ']],
+  ['é', ['é', 'É']],
+  ['🌱', ['🌱']],
+  [',', [',']],
+  ['"', ['"']],
+  ["'", ["'"]],
+  [']', [']']],
+  ['-', ['-']],
+  ['*', ['', 'x', 'a(b', '🌱.']],
+  ['?', ['z', 'é', '🌱', '.']],
+  ['[ab]', ['b', 'A']],
+  ['[!a]', ['b', '(', '🌱']],
+  ['[a-c]', ['c', 'B']],
+  ['[(]', ['(']],
+  ['{a,b}', ['a', 'b']],
+  ['{b,,c}', ['b', '', 'c']],
+  ['{a/b,c}', ['a/b', 'c']],
+  ['/', ['/']],
+  ['**/', ['', 'q/', 'q/r/']],
+  ['/**', ['/q', '/q/r', '']],
 ];
 const PATTERN_TOKENS = SPECS.map(([frag]) => frag);
 
@@ -142,10 +204,36 @@ const pair = fc
 const pattern = pair.map(([p]) => p);
 
 const segment = fc
-  .array(fc.constantFrom('a', 'b', 'B', 'c', '.', '(', ')', '+', '@', '!', '$', '^', '|', ' ', 'é', 'É', '🌱', ',', '"', "'", ']', '-'), {
-    minLength: 1,
-    maxLength: 4,
-  })
+  .array(
+    fc.constantFrom(
+      'a',
+      'b',
+      'B',
+      'c',
+      '.',
+      '(',
+      ')',
+      '+',
+      '@',
+      '!',
+      '$',
+      '^',
+      '|',
+      ' ',
+      'é',
+      'É',
+      '🌱',
+      ',',
+      '"',
+      "'",
+      ']',
+      '-',
+    ),
+    {
+      minLength: 1,
+      maxLength: 4,
+    },
+  )
   .map((cs) => cs.join(''))
   .filter((s) => s !== '.' && s !== '..');
 const id = fc.array(segment, { minLength: 1, maxLength: 4 }).map((segs) => segs.join('/'));
@@ -215,7 +303,9 @@ test('property › validatePattern never throws, and compile accepts exactly wha
   const anyPattern = fc.oneof(
     fc.string({ maxLength: 40 }),
     fc.string({ unit: 'binary', maxLength: 40 }),
-    fc.array(fc.constantFrom(...PATTERN_TOKENS, '{', '}', '[', '\\', '\u0000', '..', '//'), { maxLength: 10 }).map((a) => a.join('')),
+    fc
+      .array(fc.constantFrom(...PATTERN_TOKENS, '{', '}', '[', '\\', '\u0000', '..', '//'), { maxLength: 10 })
+      .map((a) => a.join('')),
   );
   fc.assert(
     fc.property(anyPattern, (p) => {

@@ -73,7 +73,14 @@ test('schema › a full policy with every optional key is read as written', (t) 
   t.true(p.allowCron);
   t.true(p.allowSubagents);
   t.is(p.names, 'unicode');
-  t.like(p.limits, { max_results: 7, default_results: 3, snippet_chars: 120, total_chars: 900, max_depth: 4, read_chars: 8000 });
+  t.like(p.limits, {
+    max_results: 7,
+    default_results: 3,
+    snippet_chars: 120,
+    total_chars: 900,
+    max_depth: 4,
+    read_chars: 8000,
+  });
 });
 
 for (const row of LIMIT_TABLE) {
@@ -88,7 +95,10 @@ for (const row of LIMIT_TABLE) {
   });
   test(`schema › limits.${key} above its ceiling is invalid`, (t) => {
     t.is(verdict({ ...BASE, limits: { [key]: row.ceiling + 1 } }), INVALID);
-    t.regex(explainPolicyError(bytes({ ...BASE, limits: { [key]: row.ceiling + 1 } })), new RegExp(`limits\\.${key}: an integer from 1 to ${row.ceiling}`));
+    t.regex(
+      explainPolicyError(bytes({ ...BASE, limits: { [key]: row.ceiling + 1 } })),
+      new RegExp(`limits\\.${key}: an integer from 1 to ${row.ceiling}`),
+    );
   });
   // JSON source text of each bad value: 0, negative, non-integer, overflowing to Infinity, and wrong types.
   for (const bad of ['0', '-1', '1.5', '1e400', '"5"', 'null', 'true', '[]', '{}']) {
@@ -99,7 +109,11 @@ for (const row of LIMIT_TABLE) {
 }
 
 test('schema › an integer written with a fraction or exponent is that integer (JSON has one number type)', (t) => {
-  t.is(parsePolicyBytes(bytes('{"version":1.0,"root":"/srv/memory","allow":["a/**"],"limits":{"max_depth":0.4e1}}')).limits.max_depth, 4);
+  t.is(
+    parsePolicyBytes(bytes('{"version":1.0,"root":"/srv/memory","allow":["a/**"],"limits":{"max_depth":0.4e1}}')).limits
+      .max_depth,
+    4,
+  );
 });
 
 test('schema › limits of 1 are valid where no cross-constraint binds', (t) => {
@@ -140,8 +154,14 @@ for (const [limits, expected] of cross) {
 }
 
 test('schema › the explanation names the cross-constraint and says a missing key took its default', (t) => {
-  t.regex(explainPolicyError(bytes({ ...BASE, limits: { max_results: 3 } })), /default_results \(5\) must not exceed max_results \(3\).*default/);
-  t.regex(explainPolicyError(bytes({ ...BASE, limits: { total_chars: 10 } })), /total_chars \(10\) must be at least snippet_chars \(300\)/);
+  t.regex(
+    explainPolicyError(bytes({ ...BASE, limits: { max_results: 3 } })),
+    /default_results \(5\) must not exceed max_results \(3\).*default/,
+  );
+  t.regex(
+    explainPolicyError(bytes({ ...BASE, limits: { total_chars: 10 } })),
+    /total_chars \(10\) must be at least snippet_chars \(300\)/,
+  );
 });
 
 // [title, document, explanation pattern]
@@ -175,10 +195,22 @@ const wrong: Array<[string, unknown, RegExp]> = [
   ['a root with a NUL', { ...BASE, root: '/srv/mem\u0000ory' }, /root: must not contain a NUL/],
   ['a root of 4096 bytes', { ...BASE, root: `/${'x'.repeat(4095)}` }, /root: must be at most 4095 bytes/],
   ['an empty root', { ...BASE, root: '' }, /root: must be an absolute path/],
-  ['an invalid allow pattern', { ...BASE, allow: ['a/**', 'b/**', '../x'] }, /allow\[2\]: a pattern contains a "\." or "\.\." segment/],
+  [
+    'an invalid allow pattern',
+    { ...BASE, allow: ['a/**', 'b/**', '../x'] },
+    /allow\[2\]: a pattern contains a "\." or "\.\." segment/,
+  ],
   ['an invalid deny pattern', { ...BASE, deny: ['!x'] }, /deny\[0\]: a pattern starts with "!"/],
-  ['257 allow patterns', { ...BASE, allow: Array.from({ length: 257 }, (_, i) => `p${i}`) }, /allow: must list at most 256 patterns/],
-  ['257 deny patterns', { ...BASE, deny: Array.from({ length: 257 }, (_, i) => `p${i}`) }, /deny: must list at most 256 patterns/],
+  [
+    '257 allow patterns',
+    { ...BASE, allow: Array.from({ length: 257 }, (_, i) => `p${i}`) },
+    /allow: must list at most 256 patterns/,
+  ],
+  [
+    '257 deny patterns',
+    { ...BASE, deny: Array.from({ length: 257 }, (_, i) => `p${i}`) },
+    /deny: must list at most 256 patterns/,
+  ],
 ];
 for (const [title, doc, explanation] of wrong) {
   test(`schema › ${title} makes the policy invalid and the explanation says where`, (t) => {
@@ -221,7 +253,9 @@ test('schema › the policy object and its lists and limits are frozen', (t) => 
 });
 
 test('schema › the policy predicates: deny wins, and a fully denied directory is not entered', (t) => {
-  const p = parsePolicyBytes(bytes({ ...BASE, allow: ['projects/**', 'decisions/*.md'], deny: ['**/private/**', 'projects/secret.md'] }));
+  const p = parsePolicyBytes(
+    bytes({ ...BASE, allow: ['projects/**', 'decisions/*.md'], deny: ['**/private/**', 'projects/secret.md'] }),
+  );
   t.true(p.allowsNote('projects/garden.md'));
   t.true(p.allowsNote('Projects/Deep/x.md'));
   t.false(p.allowsNote('projects/secret.md'));

@@ -14,7 +14,17 @@ import { NoteIndex, type ResponseLimits } from '../../src/search/index.js';
 import { tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 
-const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
+const STAT: FileStat = {
+  dev: 1n,
+  ino: 1n,
+  mode: 0o100600,
+  nlink: 1,
+  uid: 0,
+  gid: 0,
+  size: 0,
+  mtimeNs: 0n,
+  ctimeNs: 0n,
+};
 const note = (id: string, text: string | undefined): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
 const WIDE: ResponseLimits = { snippet_chars: 300, total_chars: 100_000 };
 
@@ -58,11 +68,62 @@ function prng(seed: number): () => number {
  */
 function generated(): ScannedNote[] {
   const words = [
-    'river', 'rivers', 'riverbank', 'rive', 'driver', 'rover', 'raver', 'riven', 'livers', 'stone', 'stones', 'atone',
-    'stoned', 'store', 'storm', 'moss', 'mosses', 'lichen', 'fern', 'ferns', 'bark', 'barks', 'template', 'temple',
-    'temples', 'tempest', 'vault', 'vaults', 'fault', 'valley', 'note', 'notes', 'noted', 'link', 'links', 'blink',
-    'graph', 'graphs', 'garden', 'gardens', 'gardener', 'harden', 'café', 'cafés', 'naïve', 'don’t', "won't",
-    '😀moss', 'a', 'ab', 'abc', 'abcd', 'abcde', 'x1', 'x12', 'x123',
+    'river',
+    'rivers',
+    'riverbank',
+    'rive',
+    'driver',
+    'rover',
+    'raver',
+    'riven',
+    'livers',
+    'stone',
+    'stones',
+    'atone',
+    'stoned',
+    'store',
+    'storm',
+    'moss',
+    'mosses',
+    'lichen',
+    'fern',
+    'ferns',
+    'bark',
+    'barks',
+    'template',
+    'temple',
+    'temples',
+    'tempest',
+    'vault',
+    'vaults',
+    'fault',
+    'valley',
+    'note',
+    'notes',
+    'noted',
+    'link',
+    'links',
+    'blink',
+    'graph',
+    'graphs',
+    'garden',
+    'gardens',
+    'gardener',
+    'harden',
+    'café',
+    'cafés',
+    'naïve',
+    'don’t',
+    "won't",
+    '😀moss',
+    'a',
+    'ab',
+    'abc',
+    'abcd',
+    'abcde',
+    'x1',
+    'x12',
+    'x123',
   ];
   // Japanese goes through the word segmenter, which is slow; a few notes carry it.
   const japanese = ['庭', '水やり', '手入れ', 'ノート', 'ノートの設定', 'ファイル'];
@@ -75,7 +136,8 @@ function generated(): ScannedNote[] {
     for (let j = 0; j < n; j++) body.push(pick() + (rand() < 0.1 ? '.' : ''));
     if (i % 10 === 3) body.push(japanese[i % japanese.length]!, japanese[(i * 7) % japanese.length]!);
     const heading = rand() < 0.8 ? `# ${pick()} ${pick()}\n` : '';
-    const front = rand() < 0.3 ? `---\ntitle: ${pick()}\ntags: [${pick()}, ${pick()}]\naliases:\n  - ${pick()}\n---\n` : '';
+    const front =
+      rand() < 0.3 ? `---\ntitle: ${pick()}\ntags: [${pick()}, ${pick()}]\naliases:\n  - ${pick()}\n---\n` : '';
     const text = i % 47 === 0 ? '' : `${front}${heading}${body.join(' ')}\n`;
     notes.push(note(`d${i % 7}/n${String(i).padStart(3, '0')}.md`, text));
   }
@@ -110,7 +172,13 @@ function queryArb(vocabulary: readonly string[]): fc.Arbitrary<string> {
     });
   const japanese = fc.constantFrom('庭', '水やり', '手入れ', 'ノート', 'ファイル', '設定', 'リンク', 'プラグイン');
   const noise = fc.constantFrom('', '?!', '—', '...', '#', '"');
-  const part = fc.oneof({ arbitrary: word, weight: 4 }, { arbitrary: prefix, weight: 3 }, { arbitrary: typo, weight: 3 }, japanese, noise);
+  const part = fc.oneof(
+    { arbitrary: word, weight: 4 },
+    { arbitrary: prefix, weight: 3 },
+    { arbitrary: typo, weight: 3 },
+    japanese,
+    noise,
+  );
   return fc
     .tuple(fc.array(part, { minLength: 1, maxLength: 4 }), fc.constantFrom(' ', ', ', ' - ', '/'), fc.boolean())
     .map(([parts, sep, upper]) => {
@@ -136,7 +204,12 @@ function same(t: import('ava').ExecutionContext, actual: unknown, expected: unkn
 }
 
 /** Assert, over random queries, that the cold answers equal the index's answers (returns the number of hits seen). */
-function assertSameAnswers(t: import('ava').ExecutionContext, notes: ScannedNote[], numRuns: number, seed: number): void {
+function assertSameAnswers(
+  t: import('ava').ExecutionContext,
+  notes: ScannedNote[],
+  numRuns: number,
+  seed: number,
+): void {
   const index = new NoteIndex();
   index.sync(notes);
   const vocabulary = vocabularyOf(notes);
@@ -166,26 +239,40 @@ test('cold › equals a fresh index on a generated corpus for random queries and
 const english = vaultOrEmpty(join(VAULT, 'en'));
 const vaultTest = english.length > 50 ? test : test.skip;
 
-vaultTest('cold › equals a fresh index on the English Obsidian help vault for random queries (needs ../shared/corpora)', (t) => {
-  assertSameAnswers(t, english, 40, 2);
-});
+vaultTest(
+  'cold › equals a fresh index on the English Obsidian help vault for random queries (needs ../shared/corpora)',
+  (t) => {
+    assertSameAnswers(t, english, 40, 2);
+  },
+);
 
-vaultTest('cold › equals a fresh index on the whole Obsidian help vault, Japanese included (needs ../shared/corpora)', (t) => {
-  const notes = readVault(VAULT);
-  const index = new NoteIndex();
-  index.sync(notes);
-  // Each cold pass over this vault segments its Japanese half anew (about 0.3 s), so a few queries only.
-  const queries = ['ノート', 'プラグイン 設定', 'vault sync', 'canvs', 'graph ビュー'];
-  for (const q of queries) {
-    same(t, rankCold(notes, q), index.rank(q), q);
-    same(t, searchCold(notes, q, 7, { snippet_chars: 120, total_chars: 900 }), index.search(q, 7, { snippet_chars: 120, total_chars: 900 }), q);
-  }
-  t.true(rankCold(notes, 'ノート').length > 0);
-});
+vaultTest(
+  'cold › equals a fresh index on the whole Obsidian help vault, Japanese included (needs ../shared/corpora)',
+  (t) => {
+    const notes = readVault(VAULT);
+    const index = new NoteIndex();
+    index.sync(notes);
+    // Each cold pass over this vault segments its Japanese half anew (about 0.3 s), so a few queries only.
+    const queries = ['ノート', 'プラグイン 設定', 'vault sync', 'canvs', 'graph ビュー'];
+    for (const q of queries) {
+      same(t, rankCold(notes, q), index.rank(q), q);
+      same(
+        t,
+        searchCold(notes, q, 7, { snippet_chars: 120, total_chars: 900 }),
+        index.search(q, 7, { snippet_chars: 120, total_chars: 900 }),
+        q,
+      );
+    }
+    t.true(rankCold(notes, 'ノート').length > 0);
+  },
+);
 
 test('cold › hits carry titles and snippets exactly as the index builds them', (t) => {
   const notes = [
-    note('a.md', '---\ntitle: Hidden\ntags: [zebracorn]\n---\n# Shown heading\nPlain body words about zebracorn fields.'),
+    note(
+      'a.md',
+      '---\ntitle: Hidden\ntags: [zebracorn]\n---\n# Shown heading\nPlain body words about zebracorn fields.',
+    ),
     note('b.md', 'no heading, only zebracorn here'),
     note('c.md', `# Long\n${'filler words '.repeat(80)}zebracorn at the end`),
   ];
@@ -219,7 +306,9 @@ const keysArb = fc.uniqueArray(
   fc.array(fc.constantFrom('a', 'b', 'c', '😀'), { minLength: 1, maxLength: 6 }).map((cs) => cs.join('')),
   { minLength: 1, maxLength: 60 },
 );
-const probeArb = fc.array(fc.constantFrom('a', 'b', 'c', '😀'), { minLength: 1, maxLength: 6 }).map((cs) => cs.join(''));
+const probeArb = fc
+  .array(fc.constantFrom('a', 'b', 'c', '😀'), { minLength: 1, maxLength: 6 })
+  .map((cs) => cs.join(''));
 
 test('cold › typo expansions come in SearchableMap.fuzzyGet order for any insertion order', (t) => {
   fc.assert(

@@ -2,11 +2,34 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { FileStat } from '../../native/types.js';
 import MiniSearch from 'minisearch';
-import { addDocument, addDocuments, miniSearchOptions, NoteIndex, removeDocument, TermCache, type Doc } from '../../src/search/index.js';
+import {
+  addDocument,
+  addDocuments,
+  miniSearchOptions,
+  NoteIndex,
+  removeDocument,
+  TermCache,
+  type Doc,
+} from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 
-const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
-const note = (id: string, text: string | undefined, key = `k:${id}:${text?.length ?? 'same'}`): ScannedNote => ({ id, key, stat: STAT, text });
+const STAT: FileStat = {
+  dev: 1n,
+  ino: 1n,
+  mode: 0o100600,
+  nlink: 1,
+  uid: 0,
+  gid: 0,
+  size: 0,
+  mtimeNs: 0n,
+  ctimeNs: 0n,
+};
+const note = (id: string, text: string | undefined, key = `k:${id}:${text?.length ?? 'same'}`): ScannedNote => ({
+  id,
+  key,
+  stat: STAT,
+  text,
+});
 const LIMITS = { snippet_chars: 300, total_chars: 4000 };
 
 function indexOf(notes: Record<string, string>): NoteIndex {
@@ -17,7 +40,8 @@ function indexOf(notes: Record<string, string>): NoteIndex {
 
 test('front matter never reaches a title or a snippet but its tags and aliases are searchable', (t) => {
   const ix = indexOf({
-    'a.md': '---\ntitle: Hidden Title\ntags: [zebracorn]\naliases:\n  - moonpath\nsecret: nope\n---\n# Shown heading\nPlain body words.',
+    'a.md':
+      '---\ntitle: Hidden Title\ntags: [zebracorn]\naliases:\n  - moonpath\nsecret: nope\n---\n# Shown heading\nPlain body words.',
   });
   for (const q of ['zebracorn', 'moonpath', 'hidden title']) {
     const { hits } = ix.search(q, 5, LIMITS);
@@ -40,29 +64,54 @@ test('a title match outranks a body match', (t) => {
     'body.md': '# Something\nThe heron stood by the pond for a long while.',
     'title.md': '# Heron\nA bird that stood by the pond for a long while.',
   }).search('heron', 5, LIMITS);
-  t.deepEqual(hits.map((h) => h.id), ['title.md', 'body.md']);
+  t.deepEqual(
+    hits.map((h) => h.id),
+    ['title.md', 'body.md'],
+  );
 });
 
 test('a Japanese query finds a Japanese note', (t) => {
-  const ix = indexOf({ 'ja.md': '# 庭の手入れ\n庭の水やりは朝に行う。', 'en.md': '# Garden\nWater the garden at dawn.' });
+  const ix = indexOf({
+    'ja.md': '# 庭の手入れ\n庭の水やりは朝に行う。',
+    'en.md': '# Garden\nWater the garden at dawn.',
+  });
   const { hits } = ix.search('水やり', 5, LIMITS);
-  t.deepEqual(hits.map((h) => h.id), ['ja.md']);
+  t.deepEqual(
+    hits.map((h) => h.id),
+    ['ja.md'],
+  );
   t.true(hits[0]!.snippet.includes('水やり'));
 });
 
 test('only the last query term matches as a prefix', (t) => {
   const ix = indexOf({ 'g.md': 'lantern garden', 'o.md': 'other words' });
-  t.deepEqual(ix.search('lantern gard', 5, LIMITS).hits.map((h) => h.id), ['g.md']);
-  t.deepEqual(ix.search('gard', 5, LIMITS).hits.map((h) => h.id), ['g.md']);
+  t.deepEqual(
+    ix.search('lantern gard', 5, LIMITS).hits.map((h) => h.id),
+    ['g.md'],
+  );
+  t.deepEqual(
+    ix.search('gard', 5, LIMITS).hits.map((h) => h.id),
+    ['g.md'],
+  );
   // "lant" is not last, so it must match exactly, and "zzz" matches nothing.
   t.deepEqual(ix.search('lant zzz', 5, LIMITS).hits, []);
 });
 
 test('terms of five or more characters tolerate one typo, shorter ones do not', (t) => {
   const ix = indexOf({ 'a.md': 'asters beside the east gate', 'b.md': 'a cat sat' });
-  t.deepEqual(ix.search('astres beside', 5, LIMITS).hits.map((h) => h.id), ['a.md'], 'beside as last term; astres fuzzy');
-  t.deepEqual(ix.search('asterz gate', 5, LIMITS).hits.map((h) => h.id), ['a.md']);
-  t.deepEqual(ix.search('cot sat', 5, LIMITS).hits.map((h) => h.id), ['b.md']);
+  t.deepEqual(
+    ix.search('astres beside', 5, LIMITS).hits.map((h) => h.id),
+    ['a.md'],
+    'beside as last term; astres fuzzy',
+  );
+  t.deepEqual(
+    ix.search('asterz gate', 5, LIMITS).hits.map((h) => h.id),
+    ['a.md'],
+  );
+  t.deepEqual(
+    ix.search('cot sat', 5, LIMITS).hits.map((h) => h.id),
+    ['b.md'],
+  );
   t.deepEqual(ix.search('cot zzz', 5, LIMITS).hits, [], 'a three-letter typo does not match');
 });
 
@@ -72,7 +121,10 @@ test('notes holding all query words rank before notes holding some', (t) => {
     'both.md': 'pumpkin and a long rambling text about bread and many other things bread',
     'none.md': 'unrelated',
   });
-  t.deepEqual(ix.search('pumpkin bread', 5, LIMITS).hits.map((h) => h.id), ['both.md', 'one.md']);
+  t.deepEqual(
+    ix.search('pumpkin bread', 5, LIMITS).hits.map((h) => h.id),
+    ['both.md', 'one.md'],
+  );
 });
 
 test('coverage counts query terms, not the document terms a prefix expanded to', (t) => {
@@ -80,7 +132,13 @@ test('coverage counts query terms, not the document terms a prefix expanded to',
     'many.md': 'garden gardens gardener gardening '.repeat(10),
     'both.md': `bloom garden ${'filler words that dilute the score '.repeat(10)}`,
   });
-  t.deepEqual(ix.rank('bloom gard').map((m) => [m.id, m.coverage]), [['both.md', 2], ['many.md', 1]]);
+  t.deepEqual(
+    ix.rank('bloom gard').map((m) => [m.id, m.coverage]),
+    [
+      ['both.md', 2],
+      ['many.md', 1],
+    ],
+  );
 });
 
 test('tied scores are ordered by id ascending, whatever the insertion order', (t) => {
@@ -90,8 +148,14 @@ test('tied scores are ordered by id ascending, whatever the insertion order', (t
   const backward = new NoteIndex();
   backward.sync([...ids].reverse().map((id) => note(id, 'identical text about kites')));
   const expected = [...ids].sort();
-  t.deepEqual(forward.search('kites', 10, LIMITS).hits.map((h) => h.id), expected);
-  t.deepEqual(backward.search('kites', 10, LIMITS).hits.map((h) => h.id), expected);
+  t.deepEqual(
+    forward.search('kites', 10, LIMITS).hits.map((h) => h.id),
+    expected,
+  );
+  t.deepEqual(
+    backward.search('kites', 10, LIMITS).hits.map((h) => h.id),
+    expected,
+  );
 });
 
 test('more matches than the limit sets truncated', (t) => {
@@ -138,8 +202,14 @@ test('sync keeps unchanged notes, replaces changed ones and drops missing ones',
   ix.sync([note('a.md', 'new words narwhal', 'a2'), note('b.md', undefined, 'b1')]);
   t.is(ix.size, 2);
   t.deepEqual(ix.search('walrus', 5, LIMITS).hits, []);
-  t.deepEqual(ix.search('narwhal', 5, LIMITS).hits.map((h) => h.id), ['a.md']);
-  t.deepEqual(ix.search('beta', 5, LIMITS).hits.map((h) => h.id), ['b.md']);
+  t.deepEqual(
+    ix.search('narwhal', 5, LIMITS).hits.map((h) => h.id),
+    ['a.md'],
+  );
+  t.deepEqual(
+    ix.search('beta', 5, LIMITS).hits.map((h) => h.id),
+    ['b.md'],
+  );
 });
 
 test('a note without text that the index does not hold is refused', (t) => {
@@ -157,13 +227,17 @@ test('a repeated id in one sync is refused, whether new or held', (t) => {
 
 test('after additions, replacements and removals the statistics and scores equal a fresh index', (t) => {
   const corpus: Record<string, string> = {};
-  for (let i = 0; i < 40; i++) corpus[`n${String(i).padStart(2, '0')}.md`] = `# Note ${i}\n${'river stone '.repeat(i % 7)} moss ${i % 3 === 0 ? 'lichen fern' : 'bark'} ${'x'.repeat(i % 5)}`;
+  for (let i = 0; i < 40; i++)
+    corpus[`n${String(i).padStart(2, '0')}.md`] =
+      `# Note ${i}\n${'river stone '.repeat(i % 7)} moss ${i % 3 === 0 ? 'lichen fern' : 'bark'} ${'x'.repeat(i % 5)}`;
   const ids = Object.keys(corpus);
   const incremental = new NoteIndex();
   incremental.sync(ids.map((id) => note(id, corpus[id]!, 'v1')));
   // Change a few, drop many, re-add some: history that a fresh index never saw.
   const kept = ids.filter((_, i) => i % 3 !== 1);
-  incremental.sync(kept.map((id, i) => (i % 4 === 0 ? note(id, `${corpus[id]!} extra river`, 'v2') : note(id, undefined, 'v1'))));
+  incremental.sync(
+    kept.map((id, i) => (i % 4 === 0 ? note(id, `${corpus[id]!} extra river`, 'v2') : note(id, undefined, 'v1'))),
+  );
   const finalText = (id: string, i: number) => (i % 4 === 0 ? `${corpus[id]!} extra river` : corpus[id]!);
   const fresh = new NoteIndex();
   fresh.sync(kept.map((id, i) => note(id, finalText(id, i), 'f')));
@@ -174,7 +248,19 @@ test('after additions, replacements and removals the statistics and scores equal
 });
 
 test('any history of syncs answers exactly like a fresh index of the final notes', (t) => {
-  const word = fc.constantFrom('river', 'stone', 'moss', 'lichen', 'fern', 'bark', 'rivers', 'stones', '庭', '水やり', 'x');
+  const word = fc.constantFrom(
+    'river',
+    'stone',
+    'moss',
+    'lichen',
+    'fern',
+    'bark',
+    'rivers',
+    'stones',
+    '庭',
+    '水やり',
+    'x',
+  );
   const text = fc.array(word, { minLength: 1, maxLength: 12 }).map((ws) => `# ${ws[0]}\n${ws.join(' ')}`);
   const state = fc.dictionary(fc.constantFrom('a.md', 'b.md', 'c/d.md', 'e.md', 'f.md', 'g.md'), text);
   fc.assert(
@@ -183,9 +269,14 @@ test('any history of syncs answers exactly like a fresh index of the final notes
       for (const step of history) incremental.sync(Object.entries(step).map(([id, body]) => note(id, body, body)));
       const last = history[history.length - 1]!;
       const fresh = new NoteIndex();
-      fresh.sync(Object.entries(last).reverse().map(([id, body]) => note(id, body, body)));
+      fresh.sync(
+        Object.entries(last)
+          .reverse()
+          .map(([id, body]) => note(id, body, body)),
+      );
       for (const q of ['river', 'stone moss', 'riv', 'lichen fern bark', '水やり', 'rivers stones']) {
-        if (JSON.stringify(incremental.search(q, 10, LIMITS)) !== JSON.stringify(fresh.search(q, 10, LIMITS))) return false;
+        if (JSON.stringify(incremental.search(q, 10, LIMITS)) !== JSON.stringify(fresh.search(q, 10, LIMITS)))
+          return false;
         if (JSON.stringify(incremental.rank(q)) !== JSON.stringify(fresh.rank(q))) return false;
       }
       return JSON.stringify(incremental.stats()) === JSON.stringify(fresh.stats());
@@ -197,14 +288,28 @@ test('any history of syncs answers exactly like a fresh index of the final notes
 
 test('the sum of id, title and snippet code points never exceeds total_chars', (t) => {
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 600 }), fc.integer({ min: 1, max: 10 }), (snippetChars, extra, limit) => {
-      const totalChars = snippetChars + extra;
-      const notes: Record<string, string> = {};
-      for (let i = 0; i < 12; i++) notes[`n${i}.md`] = `# Title ${'😀'.repeat(i)} ${i}\n${'meadow grass '.repeat(i * 7 + 1)}`;
-      const { hits } = indexOf(notes).search('meadow', limit, { snippet_chars: snippetChars, total_chars: totalChars });
-      const used = hits.reduce((n, h) => n + Array.from(h.id).length + Array.from(h.title ?? '').length + Array.from(h.snippet).length, 0);
-      return used <= totalChars && hits.length <= limit && hits.every((h) => Array.from(h.snippet).length <= snippetChars);
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 300 }),
+      fc.integer({ min: 1, max: 600 }),
+      fc.integer({ min: 1, max: 10 }),
+      (snippetChars, extra, limit) => {
+        const totalChars = snippetChars + extra;
+        const notes: Record<string, string> = {};
+        for (let i = 0; i < 12; i++)
+          notes[`n${i}.md`] = `# Title ${'😀'.repeat(i)} ${i}\n${'meadow grass '.repeat(i * 7 + 1)}`;
+        const { hits } = indexOf(notes).search('meadow', limit, {
+          snippet_chars: snippetChars,
+          total_chars: totalChars,
+        });
+        const used = hits.reduce(
+          (n, h) => n + Array.from(h.id).length + Array.from(h.title ?? '').length + Array.from(h.snippet).length,
+          0,
+        );
+        return (
+          used <= totalChars && hits.length <= limit && hits.every((h) => Array.from(h.snippet).length <= snippetChars)
+        );
+      },
+    ),
     { numRuns: 100, seed: 3 },
   );
   t.pass();
@@ -212,9 +317,14 @@ test('the sum of id, title and snippet code points never exceeds total_chars', (
 
 test('addDocument builds exactly the index MiniSearch.add builds, also after removals', (t) => {
   const docs: Doc[] = [
-    { id: 'a.md', title: 'River stones', body: 'river river stone moss, river; the 庭の水やり moss', meta: 'tag1\nalias one' },
+    {
+      id: 'a.md',
+      title: 'River stones',
+      body: 'river river stone moss, river; the 庭の水やり moss',
+      meta: 'tag1\nalias one',
+    },
     { id: 'b.md', title: '', body: '', meta: '' },
-    { id: 'c.md', title: 'Don’t panic', body: 'don\'t panic ＡＢＣ ﬁle 😀 stone stone', meta: 'river' },
+    { id: 'c.md', title: 'Don’t panic', body: "don't panic ＡＢＣ ﬁle 😀 stone stone", meta: 'river' },
     { id: 'd.md', title: 'Moss', body: 'only moss here, and a tag1', meta: '' },
   ];
   const own = new MiniSearch<Doc>(miniSearchOptions());
@@ -241,7 +351,9 @@ test('addDocument builds exactly the index MiniSearch.add builds, also after rem
   }
   for (const d of docs) both((m, isOwn) => (isOwn ? m.add(d) : addDocument(m, d, terms)));
   t.is(JSON.stringify(fast), JSON.stringify(own));
-  t.throws(() => removeDocument(fast, { id: 'zz.md', title: '', body: '', meta: '' }, terms), { message: /unknown id/ });
+  t.throws(() => removeDocument(fast, { id: 'zz.md', title: '', body: '', meta: '' }, terms), {
+    message: /unknown id/,
+  });
   t.throws(() => addDocument(fast, docs[1]!, terms), { message: /duplicate/ });
 });
 
@@ -259,7 +371,12 @@ function generatedDocs(count: number, vocabulary: number, seed: number): Doc[] {
   const docs: Doc[] = [];
   for (let i = 0; i < count; i++) {
     const body = Array.from({ length: 5 + next(120) }, word).join(next(2) === 0 ? ' ' : ', ');
-    docs.push({ id: `g${i}.md`, title: next(4) === 0 ? '' : `${word()} ${word()}`, body, meta: next(3) === 0 ? `${word()}\n${word()}` : '' });
+    docs.push({
+      id: `g${i}.md`,
+      title: next(4) === 0 ? '' : `${word()} ${word()}`,
+      body,
+      meta: next(3) === 0 ? `${word()}\n${word()}` : '',
+    });
   }
   return docs;
 }
@@ -274,7 +391,12 @@ test('addDocuments (the cold build) builds exactly the index MiniSearch.add buil
   t.deepEqual(fast.search('w1 w2z'), own.search('w1 w2z'));
   // The same with a staging log of 100 postings: flushed many times within the batch, and once for a field that
   // alone has more distinct terms than that.
-  const big: Doc = { id: 'big.md', title: '', body: Array.from({ length: 400 }, (_, i) => `u${i}`).join(' '), meta: '' };
+  const big: Doc = {
+    id: 'big.md',
+    title: '',
+    body: Array.from({ length: 400 }, (_, i) => `u${i}`).join(' '),
+    meta: '',
+  };
   own.add(big);
   const small = new MiniSearch<Doc>(miniSearchOptions());
   addDocuments(small, [...docs, big], new TermCache(small, 100));
@@ -332,7 +454,10 @@ test('after enough removals to compact the term cache, the index still answers l
   const ix = new NoteIndex();
   let last: Doc[] = [];
   for (let round = 0; round < 4; round++) {
-    last = generatedDocs(300, 500, 100 + round).map((d) => ({ ...d, body: `${d.body} r${round}x`.replace(/w/g, `v${round}`) }));
+    last = generatedDocs(300, 500, 100 + round).map((d) => ({
+      ...d,
+      body: `${d.body} r${round}x`.replace(/w/g, `v${round}`),
+    }));
     ix.sync(last.map((d) => note(d.id, `# ${d.title}\n${d.body}`, `r${round}`)));
   }
   const fresh = new NoteIndex();
@@ -344,17 +469,43 @@ test('after enough removals to compact the term cache, the index still answers l
 test('terms sharing prefixes, split edges and thousands of first characters build the same radix tree as MiniSearch', (t) => {
   // Prefix chains inserted long-first and short-first, edges split at every depth, Japanese and astral first
   // characters (a root with many children), and removals between batches so later insertions meet a pruned tree.
-  const words = ['abcdef', 'abc', 'abd', 'a', 'abcdeg', 'b', 'bcd', 'bc', '庭', '庭園', '庭師', '𠀋x', '𠀋y', '𠀋', 'x𠀋', 'x𠀌'];
+  const words = [
+    'abcdef',
+    'abc',
+    'abd',
+    'a',
+    'abcdeg',
+    'b',
+    'bcd',
+    'bc',
+    '庭',
+    '庭園',
+    '庭師',
+    '𠀋x',
+    '𠀋y',
+    '𠀋',
+    'x𠀋',
+    'x𠀌',
+  ];
   for (let c = 0x4e00; c < 0x4e00 + 1500; c += 3) words.push(String.fromCharCode(c, c + 1), String.fromCharCode(c));
   const docs: Doc[] = [];
   for (let i = 0; i < 60; i++) {
     const body = words.filter((_, k) => (k * 7 + i) % 5 === 0 || k % 61 === i).join(' ');
-    docs.push({ id: `t${i}.md`, title: words[(i * 13) % words.length]!, body, meta: i % 4 === 0 ? words.slice(i, i + 3).join('\n') : '' });
+    docs.push({
+      id: `t${i}.md`,
+      title: words[(i * 13) % words.length]!,
+      body,
+      meta: i % 4 === 0 ? words.slice(i, i + 3).join('\n') : '',
+    });
   }
   const own = new MiniSearch<Doc>(miniSearchOptions());
   const fast = new MiniSearch<Doc>(miniSearchOptions());
   const cache = new TermCache(fast);
-  for (const [from, to] of [[0, 25], [25, 26], [26, 60]] as const) {
+  for (const [from, to] of [
+    [0, 25],
+    [25, 26],
+    [26, 60],
+  ] as const) {
     const batch = docs.slice(from, to);
     for (const d of batch) own.add(d);
     addDocuments(fast, batch, cache);

@@ -1,8 +1,16 @@
 import test from 'ava';
-import { firstHeading, MAX_TITLE_CHARS, parseNote, readMetaValues, splitFrontMatter } from '../../src/search/markdown.js';
+import {
+  firstHeading,
+  MAX_TITLE_CHARS,
+  parseNote,
+  readMetaValues,
+  splitFrontMatter,
+} from '../../src/search/markdown.js';
 
 test('front matter is cut from the body and its title/tags/aliases are kept', (t) => {
-  const note = parseNote('---\ntitle: "Secret FM title"\ntags: [alpha, "beta gamma"]\naliases:\n  - Other name\n  - third # comment\nowner: hidden-value\n---\n# Visible\nBody text.\n');
+  const note = parseNote(
+    '---\ntitle: "Secret FM title"\ntags: [alpha, "beta gamma"]\naliases:\n  - Other name\n  - third # comment\nowner: hidden-value\n---\n# Visible\nBody text.\n',
+  );
   t.is(note.body, '# Visible\nBody text.\n');
   t.is(note.title, 'Visible');
   t.deepEqual(note.meta, ['Secret FM title', 'alpha', 'beta gamma', 'Other name', 'third']);

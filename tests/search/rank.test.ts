@@ -7,7 +7,17 @@ import { NoteIndex, PREFIX_FULL_CHARS, PREFIX_SHORT_MAX_TERMS } from '../../src/
 import { tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 
-const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 0, mtimeNs: 0n, ctimeNs: 0n };
+const STAT: FileStat = {
+  dev: 1n,
+  ino: 1n,
+  mode: 0o100600,
+  nlink: 1,
+  uid: 0,
+  gid: 0,
+  size: 0,
+  mtimeNs: 0n,
+  ctimeNs: 0n,
+};
 const note = (id: string, text: string): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
 
 /** A real corpus when the workspace has one (the obsidian help vault), else a generated one. */
@@ -29,7 +39,29 @@ function corpus(): Record<string, string> {
   } catch {
     // Fall through to the generated corpus.
   }
-  const words = ['river', 'rivers', 'stone', 'moss', 'lichen', 'fern', 'bark', 'template', 'temple', 'vault', 'valley', 'note', 'notes', 'link', 'links', 'graph', 'garden', '庭', '水やり', 'café', 'don’t'];
+  const words = [
+    'river',
+    'rivers',
+    'stone',
+    'moss',
+    'lichen',
+    'fern',
+    'bark',
+    'template',
+    'temple',
+    'vault',
+    'valley',
+    'note',
+    'notes',
+    'link',
+    'links',
+    'graph',
+    'garden',
+    '庭',
+    '水やり',
+    'café',
+    'don’t',
+  ];
   const notes: Record<string, string> = {};
   for (let i = 0; i < 300; i++) {
     const body: string[] = [];
@@ -49,7 +81,8 @@ const query = fc
   .tuple(fc.array(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 3 }), fc.nat(4), fc.nat(20))
   .map(([words, mode, cut]) => {
     const last = words[words.length - 1]!;
-    if (mode === 1 && last.length > PREFIX_FULL_CHARS) words[words.length - 1] = last.slice(0, Math.max(PREFIX_FULL_CHARS, last.length - 1 - (cut % last.length)));
+    if (mode === 1 && last.length > PREFIX_FULL_CHARS)
+      words[words.length - 1] = last.slice(0, Math.max(PREFIX_FULL_CHARS, last.length - 1 - (cut % last.length)));
     if (mode === 2 && last.length >= 5) words[words.length - 1] = `${last.slice(0, 2)}${last.slice(3)}`;
     return words.join(' ');
   })
@@ -68,7 +101,11 @@ test('rank equals MiniSearch search exactly (ids, coverage, scores, matched term
 
 test('rank with a bound returns the head of the full ranking', (t) => {
   fc.assert(
-    fc.property(query, fc.integer({ min: 1, max: 12 }), (q, max) => JSON.stringify(index.rank(q, max)) === JSON.stringify(index.rank(q).slice(0, max))),
+    fc.property(
+      query,
+      fc.integer({ min: 1, max: 12 }),
+      (q, max) => JSON.stringify(index.rank(q, max)) === JSON.stringify(index.rank(q).slice(0, max)),
+    ),
     { numRuns: 200, seed: 9 },
   );
   t.pass();
@@ -83,9 +120,15 @@ test('a short last term expands to a bounded, deterministic set of terms and sti
     const expansions = new Set(ranked.flatMap((m) => m.terms).filter((term) => term !== letter));
     t.true(expansions.size <= PREFIX_SHORT_MAX_TERMS, letter);
     // Every note holding the letter as a whole term is still found.
-    const reference = index.rankByMiniSearch(letter).filter((m) => m.terms.includes(letter)).map((m) => m.id);
+    const reference = index
+      .rankByMiniSearch(letter)
+      .filter((m) => m.terms.includes(letter))
+      .map((m) => m.id);
     const found = new Set(ranked.map((m) => m.id));
-    t.true(reference.every((id) => found.has(id)), letter);
+    t.true(
+      reference.every((id) => found.has(id)),
+      letter,
+    );
   }
 });
 

@@ -50,14 +50,40 @@ test('near the end of the body the window is filled backwards', (t) => {
 });
 
 test('for any text and bound the snippet is a passage of the collapsed text within the bound', (t) => {
-  const piece = fc.constantFrom('garden', 'Garden', ' ', '\n', '\t', '😀', '漢字', 'の', 'é', 'word', '  ', 'x'.repeat(30), '🌸🌸', '.');
+  const piece = fc.constantFrom(
+    'garden',
+    'Garden',
+    ' ',
+    '\n',
+    '\t',
+    '😀',
+    '漢字',
+    'の',
+    'é',
+    'word',
+    '  ',
+    'x'.repeat(30),
+    '🌸🌸',
+    '.',
+  );
   fc.assert(
-    fc.property(fc.array(piece, { maxLength: 200 }), fc.integer({ min: 1, max: 300 }), fc.subarray(['garden', '漢字', 'word', 'の']), (parts, max, terms) => {
-      const body = parts.join('');
-      const s = makeSnippet(body, new Set(terms), max);
-      const collapsed = body.replace(/\s+/gu, ' ').trim();
-      return countCodePoints(s) <= max && collapsed.includes(s) && s === s.trim() && !/\s\s/u.test(s) && !LONE_SURROGATE.test(s);
-    }),
+    fc.property(
+      fc.array(piece, { maxLength: 200 }),
+      fc.integer({ min: 1, max: 300 }),
+      fc.subarray(['garden', '漢字', 'word', 'の']),
+      (parts, max, terms) => {
+        const body = parts.join('');
+        const s = makeSnippet(body, new Set(terms), max);
+        const collapsed = body.replace(/\s+/gu, ' ').trim();
+        return (
+          countCodePoints(s) <= max &&
+          collapsed.includes(s) &&
+          s === s.trim() &&
+          !/\s\s/u.test(s) &&
+          !LONE_SURROGATE.test(s)
+        );
+      },
+    ),
     { numRuns: 500, seed: 7 },
   );
   t.pass();

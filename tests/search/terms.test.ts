@@ -51,7 +51,10 @@ test('ids are given in order of first sight and repeat for a repeated term', (t)
   const n = table.ids('Moss river moss STONE river');
   t.deepEqual([...table.scratch.slice(0, n)], [0, 1, 0, 2, 1]);
   t.is(table.size, 3);
-  t.deepEqual([0, 1, 2].map((id) => table.term(id)), ['moss', 'river', 'stone']);
+  t.deepEqual(
+    [0, 1, 2].map((id) => table.term(id)),
+    ['moss', 'river', 'stone'],
+  );
   const m = table.ids('stone lichen');
   t.deepEqual([...table.scratch.slice(0, m)], [2, 3]);
 });
@@ -120,12 +123,65 @@ test('ids equals tokenize on random text', (t) => {
   // Mostly ASCII with the characters tokenize's rules turn on (apostrophes, digits, upper case, separators), long
   // runs near the term length limit, and some non-ASCII (accents, combining marks, the typographic apostrophe, CJK,
   // astral and lone surrogates) that sends a text down the fallback path.
-  const asciiUnit = fc.constantFrom(...'abcxyzABCXYZ0189', "'", "'", ' ', ' ', '-', '_', '.', ':', '=', '\n', '\t', '\r', '\v', '\f', '\u0000', '~');
+  const asciiUnit = fc.constantFrom(
+    ...'abcxyzABCXYZ0189',
+    "'",
+    "'",
+    ' ',
+    ' ',
+    '-',
+    '_',
+    '.',
+    ':',
+    '=',
+    '\n',
+    '\t',
+    '\r',
+    '\v',
+    '\f',
+    '\u0000',
+    '~',
+  );
   // Σ lowercases by context (final sigma); U+0338 composes with "=" under NFKC; U+00A0, U+2026 and U+3000 become
   // ASCII under NFKC.
-  const rareUnit = fc.constantFrom('é', 'É', '\u0301', '\u0338', '\u2019', '庭', 'の', '😀', '\ud800', 'ﬁ', 'Ａ', '\u212a', 'ß', 'İ', 'Σ', 'ΟΔΟΣ', '\u00a0', '…', '\u3000', '²', 'ภาษา', '한국어', '\u1161', 'ລາວ', 'ខ្មែរ', 'မြန်', 'カタカナー', '𠀋');
-  const run = fc.tuple(fc.constantFrom('q', 'Q', 'z9'), fc.integer({ min: 58, max: 70 })).map(([c, n]) => c.repeat(n).slice(0, n));
-  const piece = fc.oneof({ weight: 12, arbitrary: asciiUnit }, { weight: 1, arbitrary: rareUnit }, { weight: 1, arbitrary: run });
+  const rareUnit = fc.constantFrom(
+    'é',
+    'É',
+    '\u0301',
+    '\u0338',
+    '\u2019',
+    '庭',
+    'の',
+    '😀',
+    '\ud800',
+    'ﬁ',
+    'Ａ',
+    '\u212a',
+    'ß',
+    'İ',
+    'Σ',
+    'ΟΔΟΣ',
+    '\u00a0',
+    '…',
+    '\u3000',
+    '²',
+    'ภาษา',
+    '한국어',
+    '\u1161',
+    'ລາວ',
+    'ខ្មែរ',
+    'မြန်',
+    'カタカナー',
+    '𠀋',
+  );
+  const run = fc
+    .tuple(fc.constantFrom('q', 'Q', 'z9'), fc.integer({ min: 58, max: 70 }))
+    .map(([c, n]) => c.repeat(n).slice(0, n));
+  const piece = fc.oneof(
+    { weight: 12, arbitrary: asciiUnit },
+    { weight: 1, arbitrary: rareUnit },
+    { weight: 1, arbitrary: run },
+  );
   const text = fc.array(piece, { maxLength: 120 }).map((parts) => parts.join(''));
   const table = new TermTable();
   fc.assert(

@@ -3,7 +3,17 @@ import fc from 'fast-check';
 import { MAX_TERM_CHARS, scanTerms, tokenize } from '../../src/search/tokenize.js';
 
 test('lowercases, folds compatibility forms and splits on non-word characters', (t) => {
-  t.deepEqual(tokenize('Hello, WORLD! ＡＢＣ ﬁne foo_bar v1.2 naïve'), ['hello', 'world', 'abc', 'fine', 'foo', 'bar', 'v1', '2', 'naïve']);
+  t.deepEqual(tokenize('Hello, WORLD! ＡＢＣ ﬁne foo_bar v1.2 naïve'), [
+    'hello',
+    'world',
+    'abc',
+    'fine',
+    'foo',
+    'bar',
+    'v1',
+    '2',
+    'naïve',
+  ]);
 });
 
 test('inner apostrophes join a word and are dropped', (t) => {
@@ -65,9 +75,14 @@ test('a very long spaceless run is segmented piece by piece with correct offsets
 test('the ASCII fast path gives the same terms as the general path on random ASCII text', (t) => {
   // Appending " é" forces the general (NFKC + Unicode classes) path; NFKC leaves ASCII as it is.
   const ascii = fc.string({ unit: fc.constantFrom(..."abcXYZ019 '-_.\n\t\u0000~"), maxLength: 80 });
-  const long = fc.tuple(fc.nat(3), fc.integer({ min: 60, max: 140 })).map(([k, n]) => `${'x'.repeat(n)}'${'y'.repeat(k)} ok`);
+  const long = fc
+    .tuple(fc.nat(3), fc.integer({ min: 60, max: 140 }))
+    .map(([k, n]) => `${'x'.repeat(n)}'${'y'.repeat(k)} ok`);
   fc.assert(
-    fc.property(fc.oneof(ascii, long), (text) => JSON.stringify(tokenize(text)) === JSON.stringify(tokenize(`${text} é`).slice(0, -1))),
+    fc.property(
+      fc.oneof(ascii, long),
+      (text) => JSON.stringify(tokenize(text)) === JSON.stringify(tokenize(`${text} é`).slice(0, -1)),
+    ),
     { numRuns: 2000, seed: 21 },
   );
   t.deepEqual(tokenize("Don't STOP '90s rock'n'roll o'"), ['dont', 'stop', '90s', 'rocknroll', 'o']);

@@ -31,7 +31,10 @@ async function connect(args: string[], env: Record<string, string> = {}): Promis
 /** Call a tool and return the parsed JSON text plus the isError flag. */
 async function call(s: Session, name: string, args: unknown): Promise<{ json: any; text: string; isError: boolean }> {
   // client.request sends params as given (no client-side checks), so non-object arguments reach the server as-is.
-  const res = await s.client.request({ method: 'tools/call', params: { name, arguments: args } as never }, CallToolResultSchema);
+  const res = await s.client.request(
+    { method: 'tools/call', params: { name, arguments: args } as never },
+    CallToolResultSchema,
+  );
   assertOneText(res.content);
   const text = (res.content[0] as { type: 'text'; text: string }).text;
   return { json: JSON.parse(text), text, isError: res.isError === true };
@@ -86,13 +89,20 @@ test('mcp › search then read return the allowed notes as §2 JSON text', async
     const ids = (found.json.results as Array<{ id: string }>).map((r) => r.id);
     t.true(ids.includes('projects/garden.md'));
     t.false(ids.some((id) => id.includes('private/')));
-    const hit = (found.json.results as Array<{ id: string; title?: string; snippet: string }>).find((r) => r.id === 'projects/garden.md')!;
+    const hit = (found.json.results as Array<{ id: string; title?: string; snippet: string }>).find(
+      (r) => r.id === 'projects/garden.md',
+    )!;
     t.is(hit.title, 'Lantern Garden');
     t.regex(hit.snippet, /asters/i);
 
     const read = await call(s, 'memory_bridge_read', { id: 'projects/garden.md' });
     t.false(read.isError);
-    t.deepEqual(read.json, { ok: true, id: 'projects/garden.md', content: NOTES['projects/garden.md'], truncated: false });
+    t.deepEqual(read.json, {
+      ok: true,
+      id: 'projects/garden.md',
+      content: NOTES['projects/garden.md'],
+      truncated: false,
+    });
     t.is(read.text, JSON.stringify(read.json), 'the text is the compact JSON of the result');
   } finally {
     await s.close();
@@ -136,7 +146,9 @@ test('mcp › an unknown tool name is a protocol error, and the server keeps ans
   const s = await connect(interactive());
   try {
     for (const name of ['memory_bridge_write', '', 'MEMORY_BRIDGE_SEARCH']) {
-      const err = await t.throwsAsync(s.client.callTool({ name, arguments: { query: 'garden' } }), { instanceOf: McpError });
+      const err = await t.throwsAsync(s.client.callTool({ name, arguments: { query: 'garden' } }), {
+        instanceOf: McpError,
+      });
       t.is(err?.code, ErrorCode.InvalidParams, name);
     }
     await call(s, 'memory_bridge_search', { query: 'garden', limit: 99 });
@@ -156,7 +168,10 @@ test('mcp › a denied read and a missing read are the same not_found_or_denied 
     const denied = await call(s, 'memory_bridge_read', { id: 'projects/private/gate-code.md' });
     const missing = await call(s, 'memory_bridge_read', { id: 'projects/greenhouse.md' });
     t.true(denied.isError);
-    t.deepEqual(denied.json, { ok: false, error: { code: 'not_found_or_denied', message: 'No readable document has that id.' } });
+    t.deepEqual(denied.json, {
+      ok: false,
+      error: { code: 'not_found_or_denied', message: 'No readable document has that id.' },
+    });
     t.is(denied.text, missing.text);
   } finally {
     await s.close();
@@ -168,7 +183,10 @@ test('mcp › a denied read and a missing read are the same not_found_or_denied 
 test('mcp › without --home or HERMES_HOME every call is unavailable', async (t) => {
   const s = await connect(['--run-kind', 'interactive']);
   try {
-    for (const [tool, args] of [['memory_bridge_search', { query: 'garden' }], ['memory_bridge_read', { id: 'projects/garden.md' }]] as const) {
+    for (const [tool, args] of [
+      ['memory_bridge_search', { query: 'garden' }],
+      ['memory_bridge_read', { id: 'projects/garden.md' }],
+    ] as const) {
       const r = await call(s, tool, args);
       t.true(r.isError, tool);
       t.deepEqual(r.json, { ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } });
@@ -190,7 +208,11 @@ test('mcp › HERMES_HOME passed in the environment names the home', async (t) =
 });
 
 test('mcp › the default run kind (unknown) is refused unless the policy allows both cron and subagents', async (t) => {
-  for (const [home, expectOk] of [[tree.plainHome, false], [tree.cronHome, false], [tree.bothHome, true]] as const) {
+  for (const [home, expectOk] of [
+    [tree.plainHome, false],
+    [tree.cronHome, false],
+    [tree.bothHome, true],
+  ] as const) {
     const s = await connect(['--home', home]);
     try {
       const r = await call(s, 'memory_bridge_search', { query: 'garden' });
@@ -203,12 +225,16 @@ test('mcp › the default run kind (unknown) is refused unless the policy allows
 });
 
 test('mcp › a policy edit applies to the very next call of a running server', async (t) => {
-  const { home } = makeHome(tree.base, {
-    version: 1,
-    root: tree.root,
-    allow: ['projects/**', 'decisions/**', 'workflows/**'],
-    deny: ['**/private/**'],
-  }, 'editable');
+  const { home } = makeHome(
+    tree.base,
+    {
+      version: 1,
+      root: tree.root,
+      allow: ['projects/**', 'decisions/**', 'workflows/**'],
+      deny: ['**/private/**'],
+    },
+    'editable',
+  );
   const s = await connect(['--home', home, '--run-kind', 'interactive']);
   try {
     t.true((await call(s, 'memory_bridge_read', { id: 'decisions/watering.md' })).json.ok);

@@ -15,22 +15,36 @@ test('bridge › the public entry exports only the library surface', (t) => {
 
 test('bridge › call dispatches by tool name', (t) => {
   const bridge = createBridge({ log: () => undefined });
-  t.deepEqual(bridge.call('memory_bridge_search', { query: 'alpha' }, w.caller), bridge.search({ query: 'alpha' }, w.caller));
-  t.deepEqual(bridge.call('memory_bridge_read', { id: 'a.md' }, w.caller), { ok: true, id: 'a.md', content: '# A\nalpha text\n', truncated: false });
+  t.deepEqual(
+    bridge.call('memory_bridge_search', { query: 'alpha' }, w.caller),
+    bridge.search({ query: 'alpha' }, w.caller),
+  );
+  t.deepEqual(bridge.call('memory_bridge_read', { id: 'a.md' }, w.caller), {
+    ok: true,
+    id: 'a.md',
+    content: '# A\nalpha text\n',
+    truncated: false,
+  });
 });
 
 test('bridge › an unexpected exception is unavailable, logged as internal with the class name only', (t) => {
   const logs: LogEvent[] = [];
   const bridge = createBridge({ log: (e) => logs.push(e) });
-  const hostile = new Proxy({}, {
-    ownKeys() {
-      throw new TypeError('/secret/path/in/message');
+  const hostile = new Proxy(
+    {},
+    {
+      ownKeys() {
+        throw new TypeError('/secret/path/in/message');
+      },
+      get() {
+        throw new TypeError('/secret/path/in/message');
+      },
     },
-    get() {
-      throw new TypeError('/secret/path/in/message');
-    },
+  );
+  t.deepEqual(bridge.search(hostile, w.caller), {
+    ok: false,
+    error: { code: 'unavailable', message: 'Memory is unavailable.' },
   });
-  t.deepEqual(bridge.search(hostile, w.caller), { ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } });
   t.deepEqual(logs, [{ tool: 'memory_bridge_search', reason: 'internal', detail: 'TypeError', profile: 'test' }]);
 });
 
@@ -42,7 +56,11 @@ test('bridge › a throwing logger never makes a method throw', (t) => {
   });
   t.deepEqual(bridge.search({ query: 'x', nope: 1 }, w.caller), {
     ok: false,
-    error: { code: 'invalid_request', message: 'The request is invalid.', hint: 'arguments: only query and limit are accepted' },
+    error: {
+      code: 'invalid_request',
+      message: 'The request is invalid.',
+      hint: 'arguments: only query and limit are accepted',
+    },
   });
 });
 
@@ -70,7 +88,10 @@ test('bridge › the default log line is the tool and the reason code', (t) => {
   } finally {
     process.stderr.write = original;
   }
-  t.deepEqual(written, ['memory-bridge: memory_bridge_read denied\n', 'memory-bridge: memory_bridge_search internal (RangeError)\n']);
+  t.deepEqual(written, [
+    'memory-bridge: memory_bridge_read denied\n',
+    'memory-bridge: memory_bridge_search internal (RangeError)\n',
+  ]);
 });
 
 test('bridge › maxIndexes must be a positive integer', (t) => {
@@ -80,13 +101,22 @@ test('bridge › maxIndexes must be a positive integer', (t) => {
 test('bridge › a hostile caller record gets unavailable, never an exception', (t) => {
   const logs: LogEvent[] = [];
   const bridge = createBridge({ log: (e) => logs.push(e) });
-  const hostile = new Proxy({}, {
-    get() {
-      throw new RangeError('boom');
+  const hostile = new Proxy(
+    {},
+    {
+      get() {
+        throw new RangeError('boom');
+      },
     },
-  });
+  );
   const unavailable = { ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } };
   t.deepEqual(bridge.search({ query: 'alpha' }, hostile as never), unavailable);
   t.deepEqual(bridge.read({ id: 'a.md' }, hostile as never), unavailable);
-  t.deepEqual(logs.map((e) => [e.reason, e.detail]), [['internal', 'RangeError'], ['internal', 'RangeError']]);
+  t.deepEqual(
+    logs.map((e) => [e.reason, e.detail]),
+    [
+      ['internal', 'RangeError'],
+      ['internal', 'RangeError'],
+    ],
+  );
 });

@@ -22,12 +22,14 @@ const { world, removeAll } = worldTracker();
 test.after.always(removeAll);
 
 const NOTES: Record<string, string> = {
-  'garden/plan.md': '---\ntitle: Lantern plot\ntags: [horticulture, asters]\n---\n# Lantern Garden\n\nPlant blue asters beside the east gate. Opening day is April 12.\n',
+  'garden/plan.md':
+    '---\ntitle: Lantern plot\ntags: [horticulture, asters]\n---\n# Lantern Garden\n\nPlant blue asters beside the east gate. Opening day is April 12.\n',
   'garden/water.md': '# Watering\n\nWater the garden at dawn using collected rainwater; gardens need less in autumn.\n',
   'garden/shed.md': 'No heading here, only a remark about the garden shed and its lanterns.\n',
   'notes/templates.md': '# Templates\n\nA template inserts text; templating with variables. The temple of templates.\n',
   'notes/vault.md': '# Vault\n\nThe vault holds every note. Vaults sync across devices; a vault is a folder.\n',
-  'notes/sync.md': '# Sync\n\nSync keeps vaults equal. Syncing happens in the background, synced notes are encrypted.\n',
+  'notes/sync.md':
+    '# Sync\n\nSync keeps vaults equal. Syncing happens in the background, synced notes are encrypted.\n',
   'notes/庭.md': '# 庭の手入れ\n\n庭の水やりは朝に行う。ノートの設定。\n',
   'notes/long.md': `# Long note\n\n${'Filler words about nothing in particular. '.repeat(40)}The vault appears at the end.\n`,
 };
@@ -47,39 +49,60 @@ function ok(r: unknown): SearchResult {
   return s;
 }
 
-
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-const QUERIES = ['garden', 'lantern', 'asters horticulture', 'templ', 'vault sync', 'vaults', 'syncing', 'gardn', 'watr', 'g', 'te', '庭', 'ノート', '?!', 'nothing matches zzqq'];
+const QUERIES = [
+  'garden',
+  'lantern',
+  'asters horticulture',
+  'templ',
+  'vault sync',
+  'vaults',
+  'syncing',
+  'gardn',
+  'watr',
+  'g',
+  'te',
+  '庭',
+  'ノート',
+  '?!',
+  'nothing matches zzqq',
+];
 
-test.serial('deferred › the first call answers with the index still empty and builds it on the next turn of the event loop', async (t) => {
-  const w = notesWorld();
-  const cache = new IndexCache(8, undefined, 0);
-  const key = keyOf(w.caller);
-  const first = countingOpens(() => ok(runSearch({ query: 'garden' }, w.caller, cache)));
-  t.is(first.opens, Object.keys(NOTES).length);
-  t.true(first.value.results.length >= 3);
-  t.true(cache.isPending(key), 'the build waits for the answer to be sent');
-  const bytes = Object.keys(NOTES).reduce((n, id) => n + fs.statSync(path.join(w.root, id)).size, 0);
-  t.is(cache.bytes, bytes, 'pending notes count against the byte bound');
-  await nextTurn();
-  t.false(cache.isPending(key));
-  t.is(cache.bytes, bytes);
-  const again = countingOpens(() => ok(runSearch({ query: 'garden' }, w.caller, cache)));
-  t.is(again.opens, 0, 'the built index holds every note');
-  t.deepEqual(again.value, first.value);
-});
+test.serial(
+  'deferred › the first call answers with the index still empty and builds it on the next turn of the event loop',
+  async (t) => {
+    const w = notesWorld();
+    const cache = new IndexCache(8, undefined, 0);
+    const key = keyOf(w.caller);
+    const first = countingOpens(() => ok(runSearch({ query: 'garden' }, w.caller, cache)));
+    t.is(first.opens, Object.keys(NOTES).length);
+    t.true(first.value.results.length >= 3);
+    t.true(cache.isPending(key), 'the build waits for the answer to be sent');
+    const bytes = Object.keys(NOTES).reduce((n, id) => n + fs.statSync(path.join(w.root, id)).size, 0);
+    t.is(cache.bytes, bytes, 'pending notes count against the byte bound');
+    await nextTurn();
+    t.false(cache.isPending(key));
+    t.is(cache.bytes, bytes);
+    const again = countingOpens(() => ok(runSearch({ query: 'garden' }, w.caller, cache)));
+    t.is(again.opens, 0, 'the built index holds every note');
+    t.deepEqual(again.value, first.value);
+  },
+);
 
-test.serial('deferred › a call before the build syncs the pending notes before its scan and answers from the full index', (t) => {
-  const w = notesWorld();
-  const cache = new IndexCache(8, undefined, 0);
-  const first = ok(runSearch({ query: 'vault' }, w.caller, cache));
-  t.true(cache.isPending(keyOf(w.caller)));
-  const second = countingOpens(() => ok(runSearch({ query: 'vault' }, w.caller, cache)));
-  t.is(second.opens, 0, 'the scan already knew every note');
-  t.false(cache.isPending(keyOf(w.caller)));
-  t.deepEqual(second.value, first);
-});
+test.serial(
+  'deferred › a call before the build syncs the pending notes before its scan and answers from the full index',
+  (t) => {
+    const w = notesWorld();
+    const cache = new IndexCache(8, undefined, 0);
+    const first = ok(runSearch({ query: 'vault' }, w.caller, cache));
+    t.true(cache.isPending(keyOf(w.caller)));
+    const second = countingOpens(() => ok(runSearch({ query: 'vault' }, w.caller, cache)));
+    t.is(second.opens, 0, 'the scan already knew every note');
+    t.false(cache.isPending(keyOf(w.caller)));
+    t.deepEqual(second.value, first);
+  },
+);
 
 test('deferred › cold answers equal built-index answers over a sequence of queries and limits', async (t) => {
   const w = notesWorld({ limits: { snippet_chars: 60, total_chars: 260 } });
@@ -114,7 +137,10 @@ test('deferred › a note changed, added or removed between the first and second
     const garden = ok(bridge.search({ query: 'garden' }, w.caller)).results.map((h) => h.id);
     t.false(garden.includes('garden/shed.md'));
     t.false(garden.includes('garden/water.md'));
-    t.deepEqual(ok(createBridge({ log: () => undefined }).search({ query: 'garden' }, w.caller)).results, ok(bridge.search({ query: 'garden' }, w.caller)).results);
+    t.deepEqual(
+      ok(createBridge({ log: () => undefined }).search({ query: 'garden' }, w.caller)).results,
+      ok(bridge.search({ query: 'garden' }, w.caller)).results,
+    );
   }
 });
 
@@ -128,11 +154,24 @@ test('deferred › a policy edit between the first and second call applies to th
     const ids = ok(bridge.search({ query: 'garden asters' }, w.caller)).results.map((h) => h.id);
     t.false(ids.includes('garden/plan.md'), `settled first: ${settle}`);
     t.true(ids.includes('garden/water.md'));
-    t.deepEqual(ok(createBridge({ log: () => undefined }).search({ query: 'garden asters' }, w.caller)).results.map((h) => h.id), ids);
+    t.deepEqual(
+      ok(createBridge({ log: () => undefined }).search({ query: 'garden asters' }, w.caller)).results.map((h) => h.id),
+      ids,
+    );
   }
 });
 
-const STAT: FileStat = { dev: 1n, ino: 1n, mode: 0o100600, nlink: 1, uid: 0, gid: 0, size: 10, mtimeNs: 0n, ctimeNs: 0n };
+const STAT: FileStat = {
+  dev: 1n,
+  ino: 1n,
+  mode: 0o100600,
+  nlink: 1,
+  uid: 0,
+  gid: 0,
+  size: 10,
+  mtimeNs: 0n,
+  ctimeNs: 0n,
+};
 /** A note that sync refuses in a fresh index (no text although the index does not hold it). */
 const unsyncable: ScannedNote = { id: 'a.md', key: 'k', stat: STAT, text: undefined };
 
@@ -165,48 +204,57 @@ test('deferred › defer accepts only a held view with an empty index and nothin
   t.throws(() => cache.defer('v', [note]), { message: /fresh view/ });
 });
 
-test.serial('deferred › a view dropped while its notes are pending loses them and its next call is cold again', async (t) => {
-  const w = notesWorld();
-  const other = addHome(w, 'other', { names: 'unicode', allow: ['garden/**'] });
-  const cache = new IndexCache(1, undefined, 0);
-  ok(runSearch({ query: 'garden' }, w.caller, cache));
-  ok(runSearch({ query: 'garden' }, other, cache));
-  t.false(cache.holds(keyOf(w.caller)), 'the first view was dropped by the count bound');
-  await nextTurn();
-  t.false(cache.holds(keyOf(w.caller)));
-  t.true(cache.holds(keyOf(other)));
-  t.false(cache.isPending(keyOf(other)));
-  const again = countingOpens(() => runSearch({ query: 'garden' }, w.caller, cache));
-  t.is(again.opens, Object.keys(NOTES).length);
-});
+test.serial(
+  'deferred › a view dropped while its notes are pending loses them and its next call is cold again',
+  async (t) => {
+    const w = notesWorld();
+    const other = addHome(w, 'other', { names: 'unicode', allow: ['garden/**'] });
+    const cache = new IndexCache(1, undefined, 0);
+    ok(runSearch({ query: 'garden' }, w.caller, cache));
+    ok(runSearch({ query: 'garden' }, other, cache));
+    t.false(cache.holds(keyOf(w.caller)), 'the first view was dropped by the count bound');
+    await nextTurn();
+    t.false(cache.holds(keyOf(w.caller)));
+    t.true(cache.holds(keyOf(other)));
+    t.false(cache.isPending(keyOf(other)));
+    const again = countingOpens(() => runSearch({ query: 'garden' }, w.caller, cache));
+    t.is(again.opens, Object.keys(NOTES).length);
+  },
+);
 
-test.serial('deferred › over the real stdio MCP server the first answer, the calls after it and a fresh server agree', async (t) => {
-  const w = notesWorld();
-  const call = async (s: Awaited<ReturnType<typeof connectMcp>>, query: string) => {
-    const r = await s.call('memory_bridge_search', { query });
-    t.false(r.isError, query);
-    return JSON.parse(r.text) as SearchResult;
-  };
-  const s = await connectMcp(w.home);
-  let first: SearchResult;
-  let afterChange: SearchResult;
-  let repeat: SearchResult;
-  try {
-    first = await call(s, 'garden');
-    writeNote(w.root, 'garden/new.md', '# New\n\nThe zephyrine hose hangs by the gate.\n');
-    afterChange = await call(s, 'zephyrine');
-    repeat = await call(s, 'garden');
-  } finally {
-    await s.close();
-  }
-  t.true(first.results.length >= 3);
-  t.deepEqual(repeat, first);
-  t.deepEqual(afterChange.results.map((h) => h.id), ['garden/new.md']);
-  const fresh = await connectMcp(w.home);
-  try {
-    t.deepEqual(await call(fresh, 'zephyrine'), afterChange);
-    t.deepEqual(await call(fresh, 'garden'), first);
-  } finally {
-    await fresh.close();
-  }
-});
+test.serial(
+  'deferred › over the real stdio MCP server the first answer, the calls after it and a fresh server agree',
+  async (t) => {
+    const w = notesWorld();
+    const call = async (s: Awaited<ReturnType<typeof connectMcp>>, query: string) => {
+      const r = await s.call('memory_bridge_search', { query });
+      t.false(r.isError, query);
+      return JSON.parse(r.text) as SearchResult;
+    };
+    const s = await connectMcp(w.home);
+    let first: SearchResult;
+    let afterChange: SearchResult;
+    let repeat: SearchResult;
+    try {
+      first = await call(s, 'garden');
+      writeNote(w.root, 'garden/new.md', '# New\n\nThe zephyrine hose hangs by the gate.\n');
+      afterChange = await call(s, 'zephyrine');
+      repeat = await call(s, 'garden');
+    } finally {
+      await s.close();
+    }
+    t.true(first.results.length >= 3);
+    t.deepEqual(repeat, first);
+    t.deepEqual(
+      afterChange.results.map((h) => h.id),
+      ['garden/new.md'],
+    );
+    const fresh = await connectMcp(w.home);
+    try {
+      t.deepEqual(await call(fresh, 'zephyrine'), afterChange);
+      t.deepEqual(await call(fresh, 'garden'), first);
+    } finally {
+      await fresh.close();
+    }
+  },
+);

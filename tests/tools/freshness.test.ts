@@ -29,7 +29,10 @@ function t0(r: unknown): SearchResult {
   if (!s.ok) throw new Error('search refused');
   return s;
 }
-const idsOf = (r: unknown): string[] => t0(r).results.map((h) => h.id).sort();
+const idsOf = (r: unknown): string[] =>
+  t0(r)
+    .results.map((h) => h.id)
+    .sort();
 
 test('freshness › a chmod that makes a note group-writable is seen by the very next search and read', (t) => {
   const { w, bridge } = warmWorld();
@@ -63,7 +66,10 @@ test('freshness › a note replaced by rename is read anew by the very next sear
   fs.writeFileSync(tmp, '# Alpha\n\nThe lantern parade was moved to the harbour.\n', { mode: 0o600 });
   fs.renameSync(tmp, path.join(w.root, 'notes/alpha.md'));
   const r = t0(bridge.search({ query: 'harbour' }, w.caller));
-  t.deepEqual(r.results.map((h) => h.id), ['notes/alpha.md']);
+  t.deepEqual(
+    r.results.map((h) => h.id),
+    ['notes/alpha.md'],
+  );
   t.regex(r.results[0]!.snippet, /harbour/);
   t.regex((bridge.read({ id: 'notes/alpha.md' }, w.caller) as ReadResult).content, /harbour/);
 });

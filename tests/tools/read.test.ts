@@ -10,13 +10,21 @@ import { worldTracker } from './world.js';
 const { world, removeAll } = worldTracker();
 test.after.always(removeAll);
 
-const NOT_FOUND = JSON.stringify({ ok: false, error: { code: 'not_found_or_denied', message: 'No readable document has that id.' } });
+const NOT_FOUND = JSON.stringify({
+  ok: false,
+  error: { code: 'not_found_or_denied', message: 'No readable document has that id.' },
+});
 
 test('read › returns the full text of an allowed note', (t) => {
   const w = world({ allow: ['projects/**'] });
   const text = '---\ntitle: kept in read\n---\n# Lantern Garden\n\nPlant blue asters.\n';
   writeNote(w.root, 'projects/garden.md', text);
-  t.deepEqual(createBridge().read({ id: 'projects/garden.md' }, w.caller), { ok: true, id: 'projects/garden.md', content: text, truncated: false });
+  t.deepEqual(createBridge().read({ id: 'projects/garden.md' }, w.caller), {
+    ok: true,
+    id: 'projects/garden.md',
+    content: text,
+    truncated: false,
+  });
 });
 
 test('read › a capped note ends with the truncation note on its own line', (t) => {
@@ -29,14 +37,22 @@ test('read › a capped note ends with the truncation note on its own line', (t)
     truncated: true,
   });
   writeNote(w.root, 'f.md', '12345');
-  t.deepEqual(createBridge().read({ id: 'f.md' }, w.caller), { ok: true, id: 'f.md', content: '12345', truncated: false });
+  t.deepEqual(createBridge().read({ id: 'f.md' }, w.caller), {
+    ok: true,
+    id: 'f.md',
+    content: '12345',
+    truncated: false,
+  });
 });
 
 test('read › capContent counts code points and never splits one', (t) => {
   t.deepEqual(capContent('abc', 3), { content: 'abc', truncated: false });
   t.deepEqual(capContent('😀😀😀', 3), { content: '😀😀😀', truncated: false });
   t.deepEqual(capContent('😀😀😀😀', 3), { content: '😀😀😀\n[truncated: first 3 characters shown]', truncated: true });
-  t.deepEqual(capContent('line\n\nmore', 5), { content: 'line\n\n[truncated: first 5 characters shown]', truncated: true });
+  t.deepEqual(capContent('line\n\nmore', 5), {
+    content: 'line\n\n[truncated: first 5 characters shown]',
+    truncated: true,
+  });
 });
 
 test('read › denied, outside-allow, missing, symlinked, hard-linked, untrusted, too deep, binary and invalid UTF-8 notes give identical bytes', (t) => {

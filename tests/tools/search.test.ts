@@ -9,11 +9,18 @@ import { addHome, countingOpens, worldTracker, type World } from './world.js';
 const { world, removeAll } = worldTracker();
 test.after.always(removeAll);
 
-
 function gardenWorld(fields: Record<string, unknown> = {}): World {
   const w = world({ allow: ['projects/**', 'decisions/**'], deny: ['**/private/**'], ...fields });
-  writeNote(w.root, 'projects/garden.md', '---\ntitle: Lantern plot\ntags: [horticulture]\n---\n# Lantern Garden\n\nPlant blue asters beside the east gate. Opening day is April 12.\n');
-  writeNote(w.root, 'decisions/watering.md', '# Watering decision\n\nWater the garden at dawn using collected rainwater.\n');
+  writeNote(
+    w.root,
+    'projects/garden.md',
+    '---\ntitle: Lantern plot\ntags: [horticulture]\n---\n# Lantern Garden\n\nPlant blue asters beside the east gate. Opening day is April 12.\n',
+  );
+  writeNote(
+    w.root,
+    'decisions/watering.md',
+    '# Watering decision\n\nWater the garden at dawn using collected rainwater.\n',
+  );
   writeNote(w.root, 'projects/notes.md', 'No heading here, only a remark about the garden shed.\n');
   return w;
 }
@@ -34,7 +41,10 @@ test('search › returns ids, titles from the first heading and snippets without
 test('search › front matter tags are searchable', (t) => {
   const w = gardenWorld();
   const r = createBridge({ log: () => undefined }).search({ query: 'horticulture' }, w.caller) as SearchResult;
-  t.deepEqual(r.results.map((h) => h.id), ['projects/garden.md']);
+  t.deepEqual(
+    r.results.map((h) => h.id),
+    ['projects/garden.md'],
+  );
 });
 
 test('search › no response or log line contains the root path', (t) => {
@@ -67,8 +77,16 @@ test('search › a denied or untrusted note that matches never changes the respo
   writeNote(w.root, 'elsewhere/flood.md', flood);
   writeNote(w.root, 'projects/untrusted.md', flood, 0o620);
   const cold = createBridge(quiet);
-  t.deepEqual(queries.map((q) => JSON.stringify(cold.search({ query: q }, w.caller))), before, 'fresh process');
-  t.deepEqual(queries.map((q) => JSON.stringify(warm.search({ query: q }, w.caller))), before, 'warm process');
+  t.deepEqual(
+    queries.map((q) => JSON.stringify(cold.search({ query: q }, w.caller))),
+    before,
+    'fresh process',
+  );
+  t.deepEqual(
+    queries.map((q) => JSON.stringify(warm.search({ query: q }, w.caller))),
+    before,
+    'warm process',
+  );
   // The flood note would have been found had it been allowed and trusted.
   fs.chmodSync(path.join(w.root, 'projects/untrusted.md'), 0o600);
   const found = cold.search({ query: 'garden' }, w.caller) as SearchResult;
@@ -83,10 +101,17 @@ test.serial('search › a warm call does not reopen unchanged notes and a change
   const warm = countingOpens(() => bridge.search({ query: 'garden' }, w.caller));
   t.is(warm.opens, 0);
   t.is(JSON.stringify(warm.value), JSON.stringify(cold.value));
-  writeNote(w.root, 'decisions/watering.md', '# Watering decision\n\nWater the garden at dusk, never with a hose called zephyrine.\n');
+  writeNote(
+    w.root,
+    'decisions/watering.md',
+    '# Watering decision\n\nWater the garden at dusk, never with a hose called zephyrine.\n',
+  );
   const changed = countingOpens(() => bridge.search({ query: 'zephyrine' }, w.caller));
   t.is(changed.opens, 1);
-  t.deepEqual((changed.value as SearchResult).results.map((h) => h.id), ['decisions/watering.md']);
+  t.deepEqual(
+    (changed.value as SearchResult).results.map((h) => h.id),
+    ['decisions/watering.md'],
+  );
 });
 
 test.serial('search › index views are bounded by maxIndexes, least recently used first', (t) => {
@@ -102,28 +127,35 @@ test.serial('search › index views are bounded by maxIndexes, least recently us
   t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
 });
 
-test.serial('search › index views are bounded by summed note bytes, least recently used first, never the view in use', (t) => {
-  const w = gardenWorld();
-  const other = addHome(w, 'other', { allow: ['projects/**'] });
-  const size = (id: string) => fs.statSync(path.join(w.root, id)).size;
-  const first = size('projects/garden.md') + size('decisions/watering.md') + size('projects/notes.md');
-  const second = size('projects/garden.md') + size('projects/notes.md');
-  // Room for either view alone, not for both.
-  const tight = createBridge({ log: () => undefined, maxIndexBytes: Math.max(first, second) + 1, racyMarginMs: 0 });
-  tight.search({ query: 'garden' }, w.caller);
-  tight.search({ query: 'garden' }, other);
-  t.is(countingOpens(() => tight.search({ query: 'garden' }, w.caller)).opens, 3, 'the least recently used view was dropped');
-  const roomy = createBridge({ log: () => undefined, maxIndexBytes: first + second, racyMarginMs: 0 });
-  roomy.search({ query: 'garden' }, w.caller);
-  roomy.search({ query: 'garden' }, other);
-  t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
-  // A view larger than the bound is still kept while it is the one in use.
-  const tiny = createBridge({ log: () => undefined, maxIndexBytes: 1, racyMarginMs: 0 });
-  tiny.search({ query: 'garden' }, w.caller);
-  t.is(countingOpens(() => tiny.search({ query: 'garden' }, w.caller)).opens, 0);
-  t.throws(() => createBridge({ maxIndexBytes: 0 }), { instanceOf: RangeError });
-  t.throws(() => createBridge({ maxIndexBytes: Number.NaN }), { instanceOf: RangeError });
-});
+test.serial(
+  'search › index views are bounded by summed note bytes, least recently used first, never the view in use',
+  (t) => {
+    const w = gardenWorld();
+    const other = addHome(w, 'other', { allow: ['projects/**'] });
+    const size = (id: string) => fs.statSync(path.join(w.root, id)).size;
+    const first = size('projects/garden.md') + size('decisions/watering.md') + size('projects/notes.md');
+    const second = size('projects/garden.md') + size('projects/notes.md');
+    // Room for either view alone, not for both.
+    const tight = createBridge({ log: () => undefined, maxIndexBytes: Math.max(first, second) + 1, racyMarginMs: 0 });
+    tight.search({ query: 'garden' }, w.caller);
+    tight.search({ query: 'garden' }, other);
+    t.is(
+      countingOpens(() => tight.search({ query: 'garden' }, w.caller)).opens,
+      3,
+      'the least recently used view was dropped',
+    );
+    const roomy = createBridge({ log: () => undefined, maxIndexBytes: first + second, racyMarginMs: 0 });
+    roomy.search({ query: 'garden' }, w.caller);
+    roomy.search({ query: 'garden' }, other);
+    t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
+    // A view larger than the bound is still kept while it is the one in use.
+    const tiny = createBridge({ log: () => undefined, maxIndexBytes: 1, racyMarginMs: 0 });
+    tiny.search({ query: 'garden' }, w.caller);
+    t.is(countingOpens(() => tiny.search({ query: 'garden' }, w.caller)).opens, 0);
+    t.throws(() => createBridge({ maxIndexBytes: 0 }), { instanceOf: RangeError });
+    t.throws(() => createBridge({ maxIndexBytes: Number.NaN }), { instanceOf: RangeError });
+  },
+);
 
 test('search › making a note group-writable drops it from the very next search', (t) => {
   const w = gardenWorld();
@@ -150,7 +182,10 @@ test('search › a Japanese query finds a Japanese note', (t) => {
   writeNote(w.root, 'メモ/庭.md', '# 庭の手入れ\n\n庭の水やりは朝に行う。\n');
   writeNote(w.root, 'notes/en.md', '# Garden\nWater at dawn.\n');
   const r = createBridge({ log: () => undefined }).search({ query: '水やり' }, w.caller) as SearchResult;
-  t.deepEqual(r.results.map((h) => h.id), ['メモ/庭.md']);
+  t.deepEqual(
+    r.results.map((h) => h.id),
+    ['メモ/庭.md'],
+  );
   t.is(r.results[0]!.title, '庭の手入れ');
 });
 
@@ -159,7 +194,10 @@ test('search › limit and total_chars omit accepted matches and set truncated',
   for (const n of ['a', 'b', 'c']) writeNote(w.root, `${n}.md`, `pebble ${n}\n`);
   const bridge = createBridge({ log: () => undefined });
   const two = bridge.search({ query: 'pebble', limit: 2 }, w.caller) as SearchResult;
-  t.deepEqual(two.results.map((h) => h.id), ['a.md', 'b.md']);
+  t.deepEqual(
+    two.results.map((h) => h.id),
+    ['a.md', 'b.md'],
+  );
   t.true(two.truncated);
   // Each result costs 4 (id) + 8 ("pebble x") = 12 code points: three fit in 40.
   const all = bridge.search({ query: 'pebble', limit: 3 }, w.caller) as SearchResult;
@@ -190,7 +228,11 @@ test('search › the default limit is the policy default_results', (t) => {
 
 test('search › an empty query after tokenizing returns no results', (t) => {
   const w = gardenWorld();
-  t.deepEqual(createBridge({ log: () => undefined }).search({ query: '?! —' }, w.caller), { ok: true, results: [], truncated: false });
+  t.deepEqual(createBridge({ log: () => undefined }).search({ query: '?! —' }, w.caller), {
+    ok: true,
+    results: [],
+    truncated: false,
+  });
 });
 
 test('search › cron, subagent and unknown run kinds are refused without their opt-ins', (t) => {

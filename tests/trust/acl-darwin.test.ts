@@ -22,7 +22,10 @@ const WRITE_BITS: Array<[string, bigint]> = [
 ];
 
 test('acl-darwin › the write class is exactly the eight documented bits', (t) => {
-  t.is(DARWIN_WRITE_CLASS, WRITE_BITS.reduce((a, [, b]) => a | b, 0n));
+  t.is(
+    DARWIN_WRITE_CLASS,
+    WRITE_BITS.reduce((a, [, b]) => a | b, 0n),
+  );
 });
 
 for (const [what, bit] of WRITE_BITS) {
@@ -33,7 +36,11 @@ for (const [what, bit] of WRITE_BITS) {
 
 const cases: Array<[string, DarwinAclEntry[], boolean]> = [
   ['no entries', [], false],
-  ['read-only allow entries for others', [user(ALLOW, READ_DATA | READ_ATTRIBUTES, 777), group(ALLOW, READ_DATA, 20)], false],
+  [
+    'read-only allow entries for others',
+    [user(ALLOW, READ_DATA | READ_ATTRIBUTES, 777), group(ALLOW, READ_DATA, 20)],
+    false,
+  ],
   ['a write allow for the running user', [user(ALLOW, 0x4n | 0x20n, RUN)], false],
   ['a write allow for root', [user(ALLOW, 0x4n, 0)], false],
   ['a write allow for a group, even gid 0', [group(ALLOW, 0x4n, 0)], true],

@@ -52,13 +52,19 @@ function withRoot<T>(fn: (fd: number) => T): T {
 
 test('ceiling › a scan that would list more than 50,000 raw entries is unavailable', (t) => {
   const before = openDescriptorCount();
-  t.is(withRoot((fd) => reasonOf(() => scanTree(fd, ALLOW_ALL, limits(), NONE_KNOWN, native))), 'unavailable/entry_ceiling');
+  t.is(
+    withRoot((fd) => reasonOf(() => scanTree(fd, ALLOW_ALL, limits(), NONE_KNOWN, native))),
+    'unavailable/entry_ceiling',
+  );
   t.is(openDescriptorCount(), before, 'the failing scan closed every descriptor');
 });
 
 test('ceiling › a crowded directory the filter may not enter is never listed and costs nothing', (t) => {
   const r = withRoot((fd) => scanTree(fd, filterDenying('crowded/'), limits(), NONE_KNOWN, native));
-  t.deepEqual(r.notes.map((n) => n.id), ['a.md']);
+  t.deepEqual(
+    r.notes.map((n) => n.id),
+    ['a.md'],
+  );
   t.is(r.rawEntries, 3);
 });
 
@@ -71,5 +77,8 @@ test('ceiling › the depth look-ahead counts toward the ceiling too', (t) => {
 
 test('ceiling › read through a directory with more than 50,000 entries is unavailable', (t) => {
   writeNote(root, 'crowded-note.md', 'x');
-  t.is(withRoot((fd) => reasonOf(() => readNoteById(fd, 'crowded/f1.md', ALLOW_ALL, limits(), native))), 'unavailable/entry_ceiling');
+  t.is(
+    withRoot((fd) => reasonOf(() => readNoteById(fd, 'crowded/f1.md', ALLOW_ALL, limits(), native))),
+    'unavailable/entry_ceiling',
+  );
 });

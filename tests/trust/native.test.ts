@@ -45,9 +45,18 @@ test('native › getNative is cached and verified on linux x64 only', (t) => {
 for (const bad of ['', '.', '..', 'a/b', '/abs', 'trail/', 'nul\0byte', 'lone\ud800']) {
   test(`native › ${JSON.stringify(bad)} is refused with EINVAL before any system call`, (t) => {
     withDir(dir, (fd) => {
-      t.is(errnoOf(() => native.openDirAt(fd, bad)), EINVAL);
-      t.is(errnoOf(() => native.openFileAt(fd, bad)), EINVAL);
-      t.is(errnoOf(() => native.statAt(fd, bad)), EINVAL);
+      t.is(
+        errnoOf(() => native.openDirAt(fd, bad)),
+        EINVAL,
+      );
+      t.is(
+        errnoOf(() => native.openFileAt(fd, bad)),
+        EINVAL,
+      );
+      t.is(
+        errnoOf(() => native.statAt(fd, bad)),
+        EINVAL,
+      );
     });
   });
 }
@@ -60,10 +69,19 @@ test('native › a symlink is never followed: ELOOP for files, ENOTDIR or ELOOP 
   fs.symlinkSync('target.md', path.join(sub, 'file-link'));
   fs.symlinkSync('realdir', path.join(sub, 'dir-link'));
   withDir(sub, (fd) => {
-    t.is(errnoOf(() => native.openFileAt(fd, 'file-link')), ELOOP);
+    t.is(
+      errnoOf(() => native.openFileAt(fd, 'file-link')),
+      ELOOP,
+    );
     t.true([ENOTDIR, ELOOP].includes(errnoOf(() => native.openDirAt(fd, 'dir-link')) as number));
-    t.is(errnoOf(() => native.openDirAt(fd, 'target.md')), ENOTDIR);
-    t.is(errnoOf(() => native.openFileAt(fd, 'missing')), ENOENT);
+    t.is(
+      errnoOf(() => native.openDirAt(fd, 'target.md')),
+      ENOTDIR,
+    );
+    t.is(
+      errnoOf(() => native.openFileAt(fd, 'missing')),
+      ENOENT,
+    );
     const st = native.statAt(fd, 'dir-link');
     t.is(st.mode & 0o170000, 0o120000, 'statAt reports the link itself');
   });
@@ -169,7 +187,8 @@ test('native › listDir handles a directory larger than one getdents buffer', (
   const sub = path.join(dir, 'big');
   fs.mkdirSync(sub);
   const n = 3000;
-  for (let i = 0; i < n; i++) fs.writeFileSync(path.join(sub, `note-with-a-longer-name-${String(i).padStart(5, '0')}.md`), '');
+  for (let i = 0; i < n; i++)
+    fs.writeFileSync(path.join(sub, `note-with-a-longer-name-${String(i).padStart(5, '0')}.md`), '');
   withDir(sub, (fd) => {
     const listed = native.listDir(fd, n);
     if (listed === 'too_many') return t.fail('unexpected too_many');
@@ -227,7 +246,10 @@ test('native › pread reads at a position into a buffer offset; 0 at end of fil
       t.is(native.pread(f, buf, 2, 4, 3), 4);
       t.is(buf.toString(), '..3456..');
       t.is(native.pread(f, buf, 0, 8, 10), 0);
-      t.is(errnoOf(() => native.pread(f, buf, 6, 4, 0)), EINVAL);
+      t.is(
+        errnoOf(() => native.pread(f, buf, 6, 4, 0)),
+        EINVAL,
+      );
     } finally {
       native.close(f);
     }
@@ -241,7 +263,10 @@ test('native › flock: a second exclusive non-blocking lock on another descript
     const b = native.openFileAt(fd, 'lock.md');
     try {
       native.flock(a, 2 | 4);
-      t.is(errnoOf(() => native.flock(b, 2 | 4)), EWOULDBLOCK);
+      t.is(
+        errnoOf(() => native.flock(b, 2 | 4)),
+        EWOULDBLOCK,
+      );
       native.flock(a, 8);
       t.notThrows(() => native.flock(b, 2 | 4));
     } finally {
@@ -259,7 +284,10 @@ test('native › opening a socket named like a note does not hang', async (t) =>
     withDir(dir, (fd) => {
       const st = native.statAt(fd, 'sock.md');
       t.is(st.mode & 0o170000, 0o140000);
-      t.is(errnoOf(() => native.openFileAt(fd, 'sock.md')), 6); // ENXIO
+      t.is(
+        errnoOf(() => native.openFileAt(fd, 'sock.md')),
+        6,
+      ); // ENXIO
     });
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -270,7 +298,10 @@ test('native › close reports a bad descriptor; opening and closing leaks nothi
   const before = openDescriptorCount();
   for (let i = 0; i < 200; i++) native.close(native.openRoot());
   t.is(openDescriptorCount(), before);
-  t.is(errnoOf(() => native.close(999_999)), 9);
+  t.is(
+    errnoOf(() => native.close(999_999)),
+    9,
+  );
 });
 
 test('native › platforms without bindings get null (callers refuse with unsupported_platform)', (t) => {
@@ -308,15 +339,28 @@ test('native › statRawAt refuses names that are not one NUL-terminated compone
   const words = new Uint32Array(RAW_STAT_WORDS);
   withDir(dir, (fd) => {
     for (const bad of ['', '\0', '.\0', '..\0', 'a/b\0', 'a\0b\0', 'no-terminator', '/abs\0']) {
-      t.is(errnoOf(() => native.statRawAt!(fd, Buffer.from(bad, 'latin1'), words)), EINVAL, JSON.stringify(bad));
+      t.is(
+        errnoOf(() => native.statRawAt!(fd, Buffer.from(bad, 'latin1'), words)),
+        EINVAL,
+        JSON.stringify(bad),
+      );
     }
-    t.is(errnoOf(() => native.statRawAt!(fd, Buffer.from(`${'n'.repeat(256)}\0`), words)), 36, 'longer than NAME_MAX');
-    t.is(errnoOf(() => native.statRawAt!(fd, Buffer.from('absent.md\0'), words)), ENOENT);
+    t.is(
+      errnoOf(() => native.statRawAt!(fd, Buffer.from(`${'n'.repeat(256)}\0`), words)),
+      36,
+      'longer than NAME_MAX',
+    );
+    t.is(
+      errnoOf(() => native.statRawAt!(fd, Buffer.from('absent.md\0'), words)),
+      ENOENT,
+    );
   });
 });
 
 test('native › the raw device words hold makedev(major, minor) for majors and minors across every bit range', (t) => {
-  const samples = [0, 1, 0xff, 0x100, 0xfff, 0x1000, 0xfffff, 0x100000, 0xfffff000, 0xffffffff, 0x12345678, 0x8000_0000];
+  const samples = [
+    0, 1, 0xff, 0x100, 0xfff, 0x1000, 0xfffff, 0x100000, 0xfffff000, 0xffffffff, 0x12345678, 0x8000_0000,
+  ];
   for (const major of samples) {
     for (const minor of samples) {
       const joined = (BigInt(makedevHigh(major, minor)) << 32n) | BigInt(makedevLow(major, minor));

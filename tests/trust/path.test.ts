@@ -62,46 +62,73 @@ test('path › opens / itself', (t) => {
 test('path › a symlink in the middle of the path is refused', (t) => {
   mkdirs(dir, 'mid/real/inner');
   fs.symlinkSync('real', path.join(dir, 'mid/link'));
-  t.is(reasonOf(() => openTrustedDir(path.join(dir, 'mid/link/inner'), 'root', native)), 'unavailable/symlink');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(dir, 'mid/link/inner'), 'root', native)),
+    'unavailable/symlink',
+  );
 });
 
 test('path › a symlink as the last component is refused', (t) => {
   mkdirs(dir, 'last/real');
   fs.symlinkSync('real', path.join(dir, 'last/link'));
-  t.is(reasonOf(() => openTrustedDir(path.join(dir, 'last/link'), 'policy_dir', native)), 'unavailable/symlink');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(dir, 'last/link'), 'policy_dir', native)),
+    'unavailable/symlink',
+  );
 });
 
 test('path › a dangling symlink is refused as a symlink', (t) => {
   mkdirs(dir, 'dangle');
   fs.symlinkSync('nowhere', path.join(dir, 'dangle/link'));
-  t.is(reasonOf(() => openTrustedDir(path.join(dir, 'dangle/link'), 'root', native)), 'unavailable/symlink');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(dir, 'dangle/link'), 'root', native)),
+    'unavailable/symlink',
+  );
 });
 
 test('path › a file in the path is not a directory; a missing component is missing', (t) => {
   writeNote(dir, 'file/x.md', 'x');
-  t.is(reasonOf(() => openTrustedDir(path.join(dir, 'file/x.md'), 'root', native)), 'unavailable/not_directory');
-  t.is(reasonOf(() => openTrustedDir(path.join(dir, 'file/x.md/y'), 'root', native)), 'unavailable/not_directory');
-  t.is(reasonOf(() => openTrustedDir(path.join(dir, 'file/absent/y'), 'root', native)), 'unavailable/missing');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(dir, 'file/x.md'), 'root', native)),
+    'unavailable/not_directory',
+  );
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(dir, 'file/x.md/y'), 'root', native)),
+    'unavailable/not_directory',
+  );
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(dir, 'file/absent/y'), 'root', native)),
+    'unavailable/missing',
+  );
 });
 
 test('path › a group-writable ancestor is refused', (t) => {
   const gw = mkdirs(dir, 'gw');
   mkdirs(gw, 'inner');
   fs.chmodSync(gw, 0o770);
-  t.is(reasonOf(() => openTrustedDir(path.join(gw, 'inner'), 'root', native)), 'unavailable/group_writable');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(gw, 'inner'), 'root', native)),
+    'unavailable/group_writable',
+  );
 });
 
 test('path › a world-writable target is refused', (t) => {
   const ww = mkdirs(dir, 'ww');
   fs.chmodSync(ww, 0o757);
-  t.is(reasonOf(() => openTrustedDir(ww, 'root', native)), 'unavailable/world_writable');
+  t.is(
+    reasonOf(() => openTrustedDir(ww, 'root', native)),
+    'unavailable/world_writable',
+  );
 });
 
 test('path › a sticky world-writable directory outside the temp paths is refused even as an intermediate', (t) => {
   const sticky = mkdirs(dir, 'sticky');
   mkdirs(sticky, 'mine');
   fs.chmodSync(sticky, 0o1757);
-  t.is(reasonOf(() => openTrustedDir(path.join(sticky, 'mine'), 'root', native)), 'unavailable/world_writable');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(sticky, 'mine'), 'root', native)),
+    'unavailable/world_writable',
+  );
 });
 
 test('path › an ACL write grant to a named user on an ancestor is refused, even with a mask without w', (t) => {
@@ -109,14 +136,20 @@ test('path › an ACL write grant to a named user on an ancestor is refused, eve
   mkdirs(a, 'inner');
   aclWithMaskedWrite(a, 'user', STRANGER);
   t.is(fs.statSync(a).mode & 0o020, 0, 'mode bits show no group write');
-  t.is(reasonOf(() => openTrustedDir(path.join(a, 'inner'), 'root', native)), 'unavailable/acl_write');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(a, 'inner'), 'root', native)),
+    'unavailable/acl_write',
+  );
 });
 
 test('path › an ACL write grant to a named group on an ancestor is refused, even gid 0', (t) => {
   const a = mkdirs(dir, 'acl-group');
   mkdirs(a, 'inner');
   aclWithMaskedWrite(a, 'group', 0);
-  t.is(reasonOf(() => openTrustedDir(path.join(a, 'inner'), 'root', native)), 'unavailable/acl_write');
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(a, 'inner'), 'root', native)),
+    'unavailable/acl_write',
+  );
 });
 
 test('path › an ACL write entry for the running user is accepted', (t) => {
@@ -129,27 +162,54 @@ rootTest('path › a directory owned by another user is refused (needs root)', (
   const foreign = mkdirs(dir, 'foreign');
   mkdirs(foreign, 'inner');
   fs.chownSync(foreign, FOREIGN_UID, FOREIGN_GID);
-  t.is(reasonOf(() => openTrustedDir(foreign, 'root', native)), 'unavailable/untrusted_owner');
-  t.is(reasonOf(() => openTrustedDir(path.join(foreign, 'inner'), 'root', native)), 'unavailable/untrusted_owner');
+  t.is(
+    reasonOf(() => openTrustedDir(foreign, 'root', native)),
+    'unavailable/untrusted_owner',
+  );
+  t.is(
+    reasonOf(() => openTrustedDir(path.join(foreign, 'inner'), 'root', native)),
+    'unavailable/untrusted_owner',
+  );
 });
 
 test('path › /tmp is accepted as an intermediate ancestor but refused as the target', (t) => {
   t.true(dir.startsWith('/tmp/'), 'temp trees live directly under /tmp');
   t.notThrows(() => opens(dir));
-  t.is(reasonOf(() => openTrustedDir('/tmp', 'root', native)), 'unavailable/sticky_tmp');
-  t.is(reasonOf(() => openTrustedDir('/tmp', 'policy_dir', native)), 'unavailable/sticky_tmp');
-  t.is(reasonOf(() => openTrustedDir('/var/tmp', 'home', native)), 'unavailable/sticky_tmp');
+  t.is(
+    reasonOf(() => openTrustedDir('/tmp', 'root', native)),
+    'unavailable/sticky_tmp',
+  );
+  t.is(
+    reasonOf(() => openTrustedDir('/tmp', 'policy_dir', native)),
+    'unavailable/sticky_tmp',
+  );
+  t.is(
+    reasonOf(() => openTrustedDir('/var/tmp', 'home', native)),
+    'unavailable/sticky_tmp',
+  );
 });
 
 test('path › /proc and anything below it are refused before any open', (t) => {
-  t.is(reasonOf(() => openTrustedDir('/proc', 'root', native)), 'unavailable/denied');
-  t.is(reasonOf(() => openTrustedDir('/proc/self', 'root', native)), 'unavailable/denied');
-  t.is(reasonOf(() => readTrustedFile('/proc/self/status', 1024, native)), 'unavailable/denied');
+  t.is(
+    reasonOf(() => openTrustedDir('/proc', 'root', native)),
+    'unavailable/denied',
+  );
+  t.is(
+    reasonOf(() => openTrustedDir('/proc/self', 'root', native)),
+    'unavailable/denied',
+  );
+  t.is(
+    reasonOf(() => readTrustedFile('/proc/self/status', 1024, native)),
+    'unavailable/denied',
+  );
 });
 
 for (const bad of ['', 'relative/dir', './x', '/a/../b', '/a/./b', '//a', '/a//b', '/a/', '/a/..', '/a\0b']) {
   test(`path › the non-normal path ${JSON.stringify(bad)} is refused`, (t) => {
-    t.is(reasonOf(() => openTrustedDir(bad, 'root', native)), 'unavailable/bad_name');
+    t.is(
+      reasonOf(() => openTrustedDir(bad, 'root', native)),
+      'unavailable/bad_name',
+    );
   });
 }
 
@@ -172,38 +232,69 @@ test('path › readTrustedFile returns the bytes of a trusted file', (t) => {
 
 test('path › readTrustedFile refuses a file over the size limit', (t) => {
   const file = writeNote(dir, 'policy/big.json', 'x'.repeat(101));
-  t.is(reasonOf(() => readTrustedFile(file, 100, native)), 'unavailable/too_large');
+  t.is(
+    reasonOf(() => readTrustedFile(file, 100, native)),
+    'unavailable/too_large',
+  );
   t.is(readTrustedFile(file, 101, native).length, 101);
 });
 
 test('path › readTrustedFile refuses a hard-linked, symlinked, group-writable or ACL-granted file', (t) => {
   const good = writeNote(dir, 'policy2/good.json', '{}');
   fs.linkSync(good, path.join(dir, 'policy2/hard.json'));
-  t.is(reasonOf(() => readTrustedFile(path.join(dir, 'policy2/hard.json'), 100, native)), 'unavailable/hard_link');
+  t.is(
+    reasonOf(() => readTrustedFile(path.join(dir, 'policy2/hard.json'), 100, native)),
+    'unavailable/hard_link',
+  );
   const other = writeNote(dir, 'policy3/target.json', '{}');
   fs.symlinkSync('target.json', path.join(dir, 'policy3/link.json'));
-  t.is(reasonOf(() => readTrustedFile(path.join(dir, 'policy3/link.json'), 100, native)), 'unavailable/symlink');
+  t.is(
+    reasonOf(() => readTrustedFile(path.join(dir, 'policy3/link.json'), 100, native)),
+    'unavailable/symlink',
+  );
   fs.chmodSync(other, 0o620);
-  t.is(reasonOf(() => readTrustedFile(other, 100, native)), 'unavailable/group_writable');
+  t.is(
+    reasonOf(() => readTrustedFile(other, 100, native)),
+    'unavailable/group_writable',
+  );
   fs.chmodSync(other, 0o602);
-  t.is(reasonOf(() => readTrustedFile(other, 100, native)), 'unavailable/world_writable');
+  t.is(
+    reasonOf(() => readTrustedFile(other, 100, native)),
+    'unavailable/world_writable',
+  );
   fs.chmodSync(other, 0o600);
-  setXattr(other, 'system.posix_acl_access', aclBytes([
-    { tag: ACL_TAG.USER_OBJ, perm: 6 },
-    { tag: ACL_TAG.USER, perm: 6, id: STRANGER },
-    { tag: ACL_TAG.GROUP_OBJ, perm: 0 },
-    { tag: ACL_TAG.MASK, perm: 4 },
-    { tag: ACL_TAG.OTHER, perm: 0 },
-  ]));
-  t.is(reasonOf(() => readTrustedFile(other, 100, native)), 'unavailable/acl_write');
+  setXattr(
+    other,
+    'system.posix_acl_access',
+    aclBytes([
+      { tag: ACL_TAG.USER_OBJ, perm: 6 },
+      { tag: ACL_TAG.USER, perm: 6, id: STRANGER },
+      { tag: ACL_TAG.GROUP_OBJ, perm: 0 },
+      { tag: ACL_TAG.MASK, perm: 4 },
+      { tag: ACL_TAG.OTHER, perm: 0 },
+    ]),
+  );
+  t.is(
+    reasonOf(() => readTrustedFile(other, 100, native)),
+    'unavailable/acl_write',
+  );
 });
 
 test('path › readTrustedFile refuses a FIFO, a directory and a missing file', (t) => {
   mkdirs(dir, 'policy4/sub');
   makeFifo(path.join(dir, 'policy4/fifo.json'));
-  t.is(reasonOf(() => readTrustedFile(path.join(dir, 'policy4/fifo.json'), 100, native)), 'unavailable/not_regular');
-  t.is(reasonOf(() => readTrustedFile(path.join(dir, 'policy4/sub'), 100, native)), 'unavailable/not_regular');
-  t.is(reasonOf(() => readTrustedFile(path.join(dir, 'policy4/absent.json'), 100, native)), 'unavailable/missing');
+  t.is(
+    reasonOf(() => readTrustedFile(path.join(dir, 'policy4/fifo.json'), 100, native)),
+    'unavailable/not_regular',
+  );
+  t.is(
+    reasonOf(() => readTrustedFile(path.join(dir, 'policy4/sub'), 100, native)),
+    'unavailable/not_regular',
+  );
+  t.is(
+    reasonOf(() => readTrustedFile(path.join(dir, 'policy4/absent.json'), 100, native)),
+    'unavailable/missing',
+  );
 });
 
 test('path › readTrustedFile refuses a file directly in /tmp (its directory may not be a sticky temp dir)', (t) => {
@@ -211,7 +302,10 @@ test('path › readTrustedFile refuses a file directly in /tmp (its directory ma
   fs.writeFileSync(loose, '{}');
   fs.chmodSync(loose, 0o600);
   try {
-    t.is(reasonOf(() => readTrustedFile(loose, 100, native)), 'unavailable/sticky_tmp');
+    t.is(
+      reasonOf(() => readTrustedFile(loose, 100, native)),
+      'unavailable/sticky_tmp',
+    );
   } finally {
     fs.rmSync(loose, { force: true });
   }
@@ -220,11 +314,15 @@ test('path › readTrustedFile refuses a file directly in /tmp (its directory ma
 rootTest('path › readTrustedFile refuses a file owned by another user (needs root)', (t) => {
   const file = writeNote(dir, 'policy5/foreign.json', '{}');
   fs.chownSync(file, FOREIGN_UID, FOREIGN_GID);
-  t.is(reasonOf(() => readTrustedFile(file, 100, native)), 'unavailable/untrusted_owner');
+  t.is(
+    reasonOf(() => readTrustedFile(file, 100, native)),
+    'unavailable/untrusted_owner',
+  );
 });
 
 test('path › root-owned system directories are trusted whoever runs the bridge', (t) => {
-  if (fs.statSync('/usr').uid !== 0 || (fs.statSync('/usr').mode & 0o022) !== 0) return t.pass('this /usr is not a plain root-owned directory');
+  if (fs.statSync('/usr').uid !== 0 || (fs.statSync('/usr').mode & 0o022) !== 0)
+    return t.pass('this /usr is not a plain root-owned directory');
   t.is(opens('/usr'), fs.statSync('/usr', { bigint: true }).ino);
 });
 
@@ -263,11 +361,18 @@ test('path › a walk memo never stands in for a target: /tmp judged as an inter
   const memo = new WalkMemo(native);
   try {
     withDescriptor(openTrustedDir(dir, 'root', native, memo), () => undefined, native);
-    t.is(reasonOf(() => openTrustedDir('/tmp', 'root', native, memo)), 'unavailable/sticky_tmp');
+    t.is(
+      reasonOf(() => openTrustedDir('/tmp', 'root', native, memo)),
+      'unavailable/sticky_tmp',
+    );
     // And `/` as the target gets a descriptor of its own, which the caller closes without touching the memo's.
     const top = openTrustedDir('/', 'root', native, memo);
     native.close(top);
-    withDescriptor(openTrustedDir(dir, 'root', native, memo), (fd) => t.is(inoOfFd(fd), fs.statSync(dir, { bigint: true }).ino), native);
+    withDescriptor(
+      openTrustedDir(dir, 'root', native, memo),
+      (fd) => t.is(inoOfFd(fd), fs.statSync(dir, { bigint: true }).ino),
+      native,
+    );
   } finally {
     memo.close();
   }
@@ -281,8 +386,14 @@ test('path › with a walk memo, a directory that turns group-writable below the
   const memo = new WalkMemo(native);
   try {
     withDescriptor(openTrustedDir(good, 'root', native, memo), () => undefined, native);
-    t.is(reasonOf(() => openTrustedDir(bad, 'root', native, memo)), 'unavailable/group_writable');
-    t.is(reasonOf(() => readTrustedFile(path.join(bad, 'policy.json'), 1024, native, memo)), 'unavailable/group_writable');
+    t.is(
+      reasonOf(() => openTrustedDir(bad, 'root', native, memo)),
+      'unavailable/group_writable',
+    );
+    t.is(
+      reasonOf(() => readTrustedFile(path.join(bad, 'policy.json'), 1024, native, memo)),
+      'unavailable/group_writable',
+    );
   } finally {
     memo.close();
   }

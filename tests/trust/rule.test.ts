@@ -20,7 +20,18 @@ const RUN = 1000;
 
 /** An fstat result as data (the checks are pure functions of it). */
 function st(over: Partial<FileStat>): FileStat {
-  return { dev: 1n, ino: 2n, mode: 0o100600, nlink: 1, uid: RUN, gid: RUN, size: 10, mtimeNs: 3n, ctimeNs: 4n, ...over };
+  return {
+    dev: 1n,
+    ino: 2n,
+    mode: 0o100600,
+    nlink: 1,
+    uid: RUN,
+    gid: RUN,
+    size: 10,
+    mtimeNs: 3n,
+    ctimeNs: 4n,
+    ...over,
+  };
 }
 const DIR = 0o040000;
 
@@ -31,13 +42,48 @@ const dirCases: Array<[string, FileStat, { path: string; intermediate: boolean }
   ['a directory of another user', st({ mode: DIR | 0o700, uid: 4242 }), undefined, 'untrusted_owner'],
   ['a group-writable directory', st({ mode: DIR | 0o770 }), undefined, 'group_writable'],
   ['a world-writable directory', st({ mode: DIR | 0o707 }), undefined, 'world_writable'],
-  ['root-owned sticky /tmp as an intermediate', st({ mode: DIR | 0o1777, uid: 0 }), { path: '/tmp', intermediate: true }, null],
-  ['root-owned sticky /private/var/tmp as an intermediate', st({ mode: DIR | 0o1777, uid: 0 }), { path: '/private/var/tmp', intermediate: true }, null],
-  ['root-owned sticky /tmp as the target', st({ mode: DIR | 0o1777, uid: 0 }), { path: '/tmp', intermediate: false }, 'sticky_tmp'],
-  ['root-owned non-sticky world-writable /tmp', st({ mode: DIR | 0o777, uid: 0 }), { path: '/tmp', intermediate: true }, 'group_writable'],
-  ['a sticky /tmp owned by the running user', st({ mode: DIR | 0o1777 }), { path: '/tmp', intermediate: true }, 'group_writable'],
-  ['root-owned sticky /tmp/x (not exactly a temp path)', st({ mode: DIR | 0o1777, uid: 0 }), { path: '/tmp/x', intermediate: true }, 'group_writable'],
-  ['root-owned sticky /dev/shm', st({ mode: DIR | 0o1777, uid: 0 }), { path: '/dev/shm', intermediate: true }, 'group_writable'],
+  [
+    'root-owned sticky /tmp as an intermediate',
+    st({ mode: DIR | 0o1777, uid: 0 }),
+    { path: '/tmp', intermediate: true },
+    null,
+  ],
+  [
+    'root-owned sticky /private/var/tmp as an intermediate',
+    st({ mode: DIR | 0o1777, uid: 0 }),
+    { path: '/private/var/tmp', intermediate: true },
+    null,
+  ],
+  [
+    'root-owned sticky /tmp as the target',
+    st({ mode: DIR | 0o1777, uid: 0 }),
+    { path: '/tmp', intermediate: false },
+    'sticky_tmp',
+  ],
+  [
+    'root-owned non-sticky world-writable /tmp',
+    st({ mode: DIR | 0o777, uid: 0 }),
+    { path: '/tmp', intermediate: true },
+    'group_writable',
+  ],
+  [
+    'a sticky /tmp owned by the running user',
+    st({ mode: DIR | 0o1777 }),
+    { path: '/tmp', intermediate: true },
+    'group_writable',
+  ],
+  [
+    'root-owned sticky /tmp/x (not exactly a temp path)',
+    st({ mode: DIR | 0o1777, uid: 0 }),
+    { path: '/tmp/x', intermediate: true },
+    'group_writable',
+  ],
+  [
+    'root-owned sticky /dev/shm',
+    st({ mode: DIR | 0o1777, uid: 0 }),
+    { path: '/dev/shm', intermediate: true },
+    'group_writable',
+  ],
 ];
 for (const [what, s, sticky, expected] of dirCases) {
   test(`rule › directory: ${what} → ${expected ?? 'trusted'}`, (t) => {

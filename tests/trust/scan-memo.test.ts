@@ -12,7 +12,16 @@ import test from 'ava';
 import { openTrustedDir } from '../../src/trust/path.js';
 import { ScanMemo, scanMemoOf, scanTree, useScanMemo } from '../../src/trust/scan.js';
 import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
-import { ACL_TAG, aclBytes, countingNative, makeTempDir, mkdirs, removeTree, setXattr, writeNote } from '../helpers/fixtures.js';
+import {
+  ACL_TAG,
+  aclBytes,
+  countingNative,
+  makeTempDir,
+  mkdirs,
+  removeTree,
+  setXattr,
+  writeNote,
+} from '../helpers/fixtures.js';
 import { ALLOW_ALL, Learning, filterDenying, limits, realNative, reasonOf } from './support.js';
 
 const base = makeTempDir('mb-memo-');
@@ -209,8 +218,14 @@ test('scan memo › a reused listing still counts toward the raw entry ceiling',
   // A second crowded directory pushes the same call over the ceiling, reused listings or not.
   const more = mkdirs(root, 'more');
   for (let i = 0; i < 20_000; i++) fs.linkSync(seed, path.join(more, `g${i}`));
-  t.is(reasonOf(() => scan(root, known)), 'unavailable/entry_ceiling');
-  t.is(reasonOf(() => fresh(root)), 'unavailable/entry_ceiling');
+  t.is(
+    reasonOf(() => scan(root, known)),
+    'unavailable/entry_ceiling',
+  );
+  t.is(
+    reasonOf(() => fresh(root)),
+    'unavailable/entry_ceiling',
+  );
 });
 
 test('scan memo › directories no longer visited are forgotten', async (t) => {

@@ -68,7 +68,8 @@ function maskedWriteAcl(p: string, kind: 'user' | 'group', id: number): void {
 
 test('scan › notes come in ascending byte order of names, depth first, directories and files interleaved', (t) => {
   const root = freshRoot();
-  for (const id of ['b.md', 'B.md', '_c.md', 'a.md', 'a/x.md', 'a/b/y.md', 'a-z.md', 'a/B.md']) writeNote(root, id, `# ${id}\n`);
+  for (const id of ['b.md', 'B.md', '_c.md', 'a.md', 'a/x.md', 'a/b/y.md', 'a-z.md', 'a/B.md'])
+    writeNote(root, id, `# ${id}\n`);
   const r = scan(root);
   t.deepEqual(ids(r), ['B.md', '_c.md', 'a/B.md', 'a/b/y.md', 'a/x.md', 'a-z.md', 'a.md', 'b.md']);
   t.is(r.notes.find((n) => n.id === 'a/b/y.md')?.text, '# a/b/y.md\n');
@@ -111,7 +112,10 @@ test('scan › a name starting with a byte order mark is its own name, never an 
   writeNote(root, 'a.md', 'plain');
   fs.writeFileSync(path.join(root, '\ufeffa.md'), 'with bom');
   const r = scan(root, ALLOW_ALL, limits({ names: 'unicode' }));
-  t.deepEqual(r.notes.map((n) => [n.id, n.text]), [['a.md', 'plain']]);
+  t.deepEqual(
+    r.notes.map((n) => [n.id, n.text]),
+    [['a.md', 'plain']],
+  );
   t.is(r.skipped.bad_name, 1);
 });
 
@@ -235,7 +239,10 @@ test('scan › notes deeper than max_depth are not returned, and the look-ahead 
   t.true(r.truncated);
   // The look-ahead checks the one file it found against the trust rule (an untrusted one must not set truncated)
   // and stops there: it never reads it.
-  t.deepEqual(counting.touched.filter((x) => x.endsWith(':c.md')), ['statAt:c.md', 'openFileAt:c.md']);
+  t.deepEqual(
+    counting.touched.filter((x) => x.endsWith(':c.md')),
+    ['statAt:c.md', 'openFileAt:c.md'],
+  );
   t.is(counting.calls.pread ?? 0, 4, 'only a.md and d1/b.md are read (one read and one end-of-file probe each)');
 });
 
@@ -366,8 +373,14 @@ test('scan › a note the index already knows by identity is returned without te
   fs.writeFileSync(path.join(root, 'b.md'), 'new text b');
   counting.reset();
   const after = scan(root, ALLOW_ALL, limits(), known, counting.native);
-  t.deepEqual(after.notes.map((n) => n.text), [undefined, 'new text b', undefined]);
-  t.deepEqual(counting.touched.filter((x) => x.startsWith('openFileAt')), ['openFileAt:b.md']);
+  t.deepEqual(
+    after.notes.map((n) => n.text),
+    [undefined, 'new text b', undefined],
+  );
+  t.deepEqual(
+    counting.touched.filter((x) => x.startsWith('openFileAt')),
+    ['openFileAt:b.md'],
+  );
 });
 
 test('scan › a known note that became untrusted is skipped, not served from the index', (t) => {
@@ -439,7 +452,10 @@ test.serial('scan › many scans, successful and failing, leave the descriptor c
     scan(root);
     scan(root, ALLOW_ALL, limits({ maxDepth: 1 }));
     scan(root, ALLOW_ALL, limits({ maxEntries: 3 }));
-    t.regex(reasonOf(() => scan(root, ALLOW_ALL, limits(), throwing)), /index failure/);
+    t.regex(
+      reasonOf(() => scan(root, ALLOW_ALL, limits(), throwing)),
+      /index failure/,
+    );
   }
   t.is(openDescriptorCount(), before);
 });
@@ -487,7 +503,10 @@ test('scan › a binary or invalid UTF-8 note never takes a trusted note’s max
   const r = scan(root, ALLOW_ALL, limits({ maxEntries: 1 }));
   t.deepEqual(ids(r), ['2-ok.md']);
   t.false(r.truncated);
-  t.true(scan(root, ALLOW_ALL, limits({ maxEntries: 1, maxTotalBytes: 4 + 2 })).truncated, 'bytes read are still charged');
+  t.true(
+    scan(root, ALLOW_ALL, limits({ maxEntries: 1, maxTotalBytes: 4 + 2 })).truncated,
+    'bytes read are still charged',
+  );
 });
 
 test('scan › the depth look-ahead ignores an allowed note too large to be served', (t) => {

@@ -98,47 +98,54 @@ linuxTest('stat pool › the worker starts after a scan and reports ready', asyn
   t.is(pool.status, 'starting');
 });
 
-linuxTest('stat pool › the worker answers with the same raw words as the main thread, and the errno of a missing name', async (t) => {
-  const root = makeTree('words', 3, 40);
-  t.true(await started(root));
-  const dir = path.join(root, 'd0');
-  const names = fs.readdirSync(dir).sort();
-  names.push('gone-1.md', 'gone-2.md');
-  const entries = names.map((n) => ({ cname: Buffer.from(`${n}\0`), note: true }));
-  const fd = openTrustedDir(dir, 'root', native);
-  try {
-    t.true(pool.beginScan());
-    const job = pool.publish(fd, { entries, arena: null }, () => true);
-    t.true(job >= 0);
-    const before = pool.workerStatted;
-    // Leave every entry to the worker before the main thread asks for any.
-    const until = Date.now() + 20_000;
-    while (pool.workerStatted - before < entries.length && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
-    t.is(pool.workerStatted - before, entries.length);
-    const got = new Uint32Array(RAW_STAT_WORDS);
-    const own = new Uint32Array(RAW_STAT_WORDS);
-    for (let i = 0; i < entries.length; i++) {
-      const taken = pool.take(job, i, got);
-      if (names[i]!.startsWith('gone-')) {
-        t.is(taken, 2, 'ENOENT from the worker');
-        continue;
+linuxTest(
+  'stat pool › the worker answers with the same raw words as the main thread, and the errno of a missing name',
+  async (t) => {
+    const root = makeTree('words', 3, 40);
+    t.true(await started(root));
+    const dir = path.join(root, 'd0');
+    const names = fs.readdirSync(dir).sort();
+    names.push('gone-1.md', 'gone-2.md');
+    const entries = names.map((n) => ({ cname: Buffer.from(`${n}\0`), note: true }));
+    const fd = openTrustedDir(dir, 'root', native);
+    try {
+      t.true(pool.beginScan());
+      const job = pool.publish(fd, { entries, arena: null }, () => true);
+      t.true(job >= 0);
+      const before = pool.workerStatted;
+      // Leave every entry to the worker before the main thread asks for any.
+      const until = Date.now() + 20_000;
+      while (pool.workerStatted - before < entries.length && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 2));
+      t.is(pool.workerStatted - before, entries.length);
+      const got = new Uint32Array(RAW_STAT_WORDS);
+      const own = new Uint32Array(RAW_STAT_WORDS);
+      for (let i = 0; i < entries.length; i++) {
+        const taken = pool.take(job, i, got);
+        if (names[i]!.startsWith('gone-')) {
+          t.is(taken, 2, 'ENOENT from the worker');
+          continue;
+        }
+        t.is(taken, 0);
+        native.statRawAt!(fd, entries[i]!.cname, own);
+        t.deepEqual([...got], [...own], names[i]);
       }
-      t.is(taken, 0);
-      native.statRawAt!(fd, entries[i]!.cname, own);
-      t.deepEqual([...got], [...own], names[i]);
+      pool.retire(job);
+    } finally {
+      pool.endScan();
+      native.close(fd);
     }
-    pool.retire(job);
-  } finally {
-    pool.endScan();
-    native.close(fd);
-  }
-});
+  },
+);
 
 linuxTest('stat pool › the main thread stats an entry itself when it claims it first', async (t) => {
   const root = makeTree('claim', 3, 5);
   t.true(await started(root));
   const dir = path.join(root, 'd0');
-  const entries = fs.readdirSync(dir).sort().map((n) => ({ cname: Buffer.from(`${n}\0`), note: true }));
+  const entries = fs
+    .readdirSync(dir)
+    .sort()
+    .map((n) => ({ cname: Buffer.from(`${n}\0`), note: true }));
   const fd = openTrustedDir(dir, 'root', native);
   try {
     t.true(pool.beginScan());
@@ -157,52 +164,61 @@ linuxTest('stat pool › the main thread stats an entry itself when it claims it
   }
 });
 
-linuxTest('stat pool › scans with and without the pool return the same notes, keys, skips and flags through changes', async (t) => {
-  const root = makeTree('same', 12, 90);
-  t.true(await started(root));
-  const withPool = new Learning();
-  const without = new Learning();
-  const rounds: [string, () => void][] = [
-    ['first', () => undefined],
-    ['warm', () => undefined],
-    ['chmod g+w', () => fs.chmodSync(path.join(root, 'd0/n005.md'), 0o620)],
-    ['replaced file', () => {
-      const file = path.join(root, 'd3/s4/n010.md');
-      fs.writeFileSync(`${file}.tmp`, 'replacement text');
-      fs.renameSync(`${file}.tmp`, file);
-    }],
-    ['deleted note', () => fs.unlinkSync(path.join(root, 'd6/n020.md'))],
-    ['new note', () => writeNote(root, 'd6/s7/new.md', 'a new note')],
-    ['ACL write grant', () => addAclEntry(path.join(root, 'd9/n001.md'), 'user', 4242, 6)],
-    ['note turned into a symlink', () => {
-      const file = path.join(root, 'd9/s10/n030.md');
-      fs.unlinkSync(file);
-      fs.symlinkSync('n031.md', file);
-    }],
-    ['chmod back', () => fs.chmodSync(path.join(root, 'd0/n005.md'), 0o600)],
-    ['warm again', () => undefined],
-  ];
-  for (const [label, change] of rounds) {
-    change();
-    const [a, b] = both(root, withPool, without);
-    t.deepEqual(shape(a), shape(b), label);
-  }
-  // Budget stops in the middle of a directory: the job is retired with entries nobody claimed.
-  for (const maxEntries of [250, 501, 1000]) {
-    const [a, b] = both(root, withPool, without, limits({ maxEntries }));
-    t.true(a.truncated);
-    t.deepEqual(shape(a), shape(b), `maxEntries ${maxEntries}`);
-  }
-  // The worker must actually have answered some stats (repeat warm rounds until it has, on a busy machine).
-  const before = pool.workerStatted;
-  for (let i = 0; i < 200 && pool.workerStatted === before; i++) {
-    const [a, b] = both(root, withPool, without);
-    t.deepEqual(shape(a), shape(b), `warm round ${i}`);
-  }
-  t.true(pool.workerStatted > before, 'the worker statted entries of these scans');
-  t.is(withPool.keys.size, without.keys.size);
-  t.is(withPool.keys.get('d0/n005.md'), without.keys.get('d0/n005.md'));
-});
+linuxTest(
+  'stat pool › scans with and without the pool return the same notes, keys, skips and flags through changes',
+  async (t) => {
+    const root = makeTree('same', 12, 90);
+    t.true(await started(root));
+    const withPool = new Learning();
+    const without = new Learning();
+    const rounds: [string, () => void][] = [
+      ['first', () => undefined],
+      ['warm', () => undefined],
+      ['chmod g+w', () => fs.chmodSync(path.join(root, 'd0/n005.md'), 0o620)],
+      [
+        'replaced file',
+        () => {
+          const file = path.join(root, 'd3/s4/n010.md');
+          fs.writeFileSync(`${file}.tmp`, 'replacement text');
+          fs.renameSync(`${file}.tmp`, file);
+        },
+      ],
+      ['deleted note', () => fs.unlinkSync(path.join(root, 'd6/n020.md'))],
+      ['new note', () => writeNote(root, 'd6/s7/new.md', 'a new note')],
+      ['ACL write grant', () => addAclEntry(path.join(root, 'd9/n001.md'), 'user', 4242, 6)],
+      [
+        'note turned into a symlink',
+        () => {
+          const file = path.join(root, 'd9/s10/n030.md');
+          fs.unlinkSync(file);
+          fs.symlinkSync('n031.md', file);
+        },
+      ],
+      ['chmod back', () => fs.chmodSync(path.join(root, 'd0/n005.md'), 0o600)],
+      ['warm again', () => undefined],
+    ];
+    for (const [label, change] of rounds) {
+      change();
+      const [a, b] = both(root, withPool, without);
+      t.deepEqual(shape(a), shape(b), label);
+    }
+    // Budget stops in the middle of a directory: the job is retired with entries nobody claimed.
+    for (const maxEntries of [250, 501, 1000]) {
+      const [a, b] = both(root, withPool, without, limits({ maxEntries }));
+      t.true(a.truncated);
+      t.deepEqual(shape(a), shape(b), `maxEntries ${maxEntries}`);
+    }
+    // The worker must actually have answered some stats (repeat warm rounds until it has, on a busy machine).
+    const before = pool.workerStatted;
+    for (let i = 0; i < 200 && pool.workerStatted === before; i++) {
+      const [a, b] = both(root, withPool, without);
+      t.deepEqual(shape(a), shape(b), `warm round ${i}`);
+    }
+    t.true(pool.workerStatted > before, 'the worker statted entries of these scans');
+    t.is(withPool.keys.size, without.keys.size);
+    t.is(withPool.keys.get('d0/n005.md'), without.keys.get('d0/n005.md'));
+  },
+);
 
 linuxTest('stat pool › a note removed between listing and stat gives the same missing skip', async (t) => {
   const root = makeTree('removed', 3, 60);
@@ -244,7 +260,11 @@ linuxTest('stat pool › many scans with the pool leave no descriptor open', asy
 function child(code: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
   const script = path.join(base, `child-${Math.random().toString(36).slice(2)}.mjs`);
   fs.writeFileSync(script, code);
-  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
+  const r = spawnSync(process.execPath, [script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, ...env },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -276,15 +296,23 @@ linuxTest('stat pool › a process that started the pool exits normally when its
   const root = makeTree('exit', 6, 40);
   const r = child(scanningChild(root), { MEMORY_BRIDGE_STAT_THREADS: '1' });
   t.is(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim()) as { afterFirst: string; status: string; ready: boolean; statted: boolean; notes: number };
+  const out = JSON.parse(r.stdout.trim()) as {
+    afterFirst: string;
+    status: string;
+    ready: boolean;
+    statted: boolean;
+    notes: number;
+  };
   // The scan that asks for the thread only schedules it: the call it belongs to never pays for starting it.
   t.deepEqual(out, { afterFirst: 'scheduled', status: 'starting', ready: true, statted: true, notes: 243 });
   t.false(r.stderr.includes('stat thread off'), 'no failure reported at exit');
 });
 
-linuxTest('stat pool › when the worker dies the pool turns off with one reason code and scans return the same results', (t) => {
-  const root = makeTree('death', 6, 40);
-  const code = `${scanningChild(root)}
+linuxTest(
+  'stat pool › when the worker dies the pool turns off with one reason code and scans return the same results',
+  (t) => {
+    const root = makeTree('death', 6, 40);
+    const code = `${scanningChild(root)}
 const shape = (r) => JSON.stringify([r.notes.map((n) => [n.id, n.key]), r.truncated, r.skipped]);
 const reference = shape(once());
 // The real failure path: the thread ends while scans go on (a private field, reached from plain JavaScript).
@@ -298,22 +326,35 @@ const statted = pool.workerStatted;
 const after = [shape(once()), shape(once())];
 console.log(JSON.stringify({ status: pool.status, same: during === reference && after.every((a) => a === reference), idle: pool.workerStatted === statted }));
 `;
-  const r = child(code, { MEMORY_BRIDGE_STAT_THREADS: '1' });
-  t.is(r.status, 0, r.stderr);
-  const lines = r.stdout.trim().split('\n');
-  t.deepEqual(JSON.parse(lines[0]!), { afterFirst: 'scheduled', status: 'starting', ready: true, statted: true, notes: 243 });
-  t.deepEqual(JSON.parse(lines[1]!), { status: 'failed', same: true, idle: true });
-  // Ended mid-claim (terminate is asynchronous and the next scan wakes the worker), the main thread stats that entry
-  // itself after the stall limit and reports the stall instead; either way exactly one line, without a path.
-  const logged = r.stderr.trim().split('\n');
-  t.is(logged.length, 1, r.stderr);
-  t.regex(logged[0]!, /^memory-bridge: stat thread off \((stat_worker_exit|stat_worker_stalled)\)$/);
-});
+    const r = child(code, { MEMORY_BRIDGE_STAT_THREADS: '1' });
+    t.is(r.status, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    t.deepEqual(JSON.parse(lines[0]!), {
+      afterFirst: 'scheduled',
+      status: 'starting',
+      ready: true,
+      statted: true,
+      notes: 243,
+    });
+    t.deepEqual(JSON.parse(lines[1]!), { status: 'failed', same: true, idle: true });
+    // Ended mid-claim (terminate is asynchronous and the next scan wakes the worker), the main thread stats that entry
+    // itself after the stall limit and reports the stall instead; either way exactly one line, without a path.
+    const logged = r.stderr.trim().split('\n');
+    t.is(logged.length, 1, r.stderr);
+    t.regex(logged[0]!, /^memory-bridge: stat thread off \((stat_worker_exit|stat_worker_stalled)\)$/);
+  },
+);
 
 linuxTest('stat pool › MEMORY_BRIDGE_STAT_THREADS=0 keeps scans single-threaded', (t) => {
   const root = makeTree('env', 3, 20);
   const r = child(scanningChild(root), { MEMORY_BRIDGE_STAT_THREADS: '0' });
   t.is(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim()) as { afterFirst: string; status: string; ready: boolean; statted: boolean; notes: number };
+  const out = JSON.parse(r.stdout.trim()) as {
+    afterFirst: string;
+    status: string;
+    ready: boolean;
+    statted: boolean;
+    notes: number;
+  };
   t.deepEqual(out, { afterFirst: 'disabled', status: 'disabled', ready: false, statted: false, notes: 63 });
 });

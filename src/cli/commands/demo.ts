@@ -20,7 +20,8 @@ Options:
   --interactive   after setup, type your own queries ("read <id>" reads a note; an empty line quits)`,
   async run(argv) {
     const parsed = parseArgs(argv, { interactive: { type: 'boolean' } });
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    if (parsed.positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     return runDemo({ interactive: boolFlag(parsed, 'interactive') });
   },
 };

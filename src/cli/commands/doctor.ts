@@ -23,20 +23,34 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
   --json         print {"ok", "checks": [{"name", "ok", "reason"?, "remedy"?}], "counts": {"<reason>": n}}
   --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is`,
   async run(argv) {
-    const parsed = parseArgs(argv, { home: { type: 'string' }, json: { type: 'boolean' }, explain: { type: 'string' } });
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    const parsed = parseArgs(argv, {
+      home: { type: 'string' },
+      json: { type: 'boolean' },
+      explain: { type: 'string' },
+    });
+    if (parsed.positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
     const explain = stringFlag(parsed, 'explain');
-    const result = explain === undefined ? runDoctor(resolved.home, { version: packageVersion() }) : explainNote(resolved.home, explain);
+    const result =
+      explain === undefined
+        ? runDoctor(resolved.home, { version: packageVersion() })
+        : explainNote(resolved.home, explain);
     if (boolFlag(parsed, 'json')) {
       process.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
     } else {
-      const header = [`Hermes home: ${resolved.home} (from ${resolved.source})`, ...resolved.notes.map((n) => `Note: ${n}`)];
+      const header = [
+        `Hermes home: ${resolved.home} (from ${resolved.source})`,
+        ...resolved.notes.map((n) => `Note: ${n}`),
+      ];
       if (explain !== undefined) header.push(`Note id: ${JSON.stringify(explain)}`);
       const footer =
         explain === undefined
           ? undefined
-          : { ok: 'Result: the note is visible to this profile.', fail: 'Result: the note is not visible to this profile.' };
+          : {
+              ok: 'Result: the note is visible to this profile.',
+              fail: 'Result: the note is not visible to this profile.',
+            };
       process.stdout.write(`${formatDoctor(result, header, footer)}\n`);
     }
     return result.report.ok ? EXIT.OK : EXIT.FAILURE;

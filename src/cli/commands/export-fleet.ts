@@ -79,12 +79,20 @@ const SPECS = {
 /** Build export options from argv and the environment. @throws UsageError for command-line mistakes */
 export function optionsFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv): ExportOptions & { json: boolean } {
   const parsed = parseArgs(argv, SPECS);
-  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+  if (parsed.positionals.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
   const out = stringFlag(parsed, 'out');
   if (out === undefined || out === '') throw new UsageError('--out DIR is required');
   const jsonl = stringFlag(parsed, 'from-jsonl');
   const qFlags: QdrantFlags = {};
-  for (const [flag, key] of [['url', 'url'], ['host', 'host'], ['port', 'port'], ['timeout', 'timeout'], ['collection', 'collection'], ['api-key-env', 'apiKeyEnv']] as const) {
+  for (const [flag, key] of [
+    ['url', 'url'],
+    ['host', 'host'],
+    ['port', 'port'],
+    ['timeout', 'timeout'],
+    ['collection', 'collection'],
+    ['api-key-env', 'apiKeyEnv'],
+  ] as const) {
     const v = stringFlag(parsed, flag);
     if (v !== undefined) qFlags[key] = v;
   }
@@ -94,13 +102,17 @@ export function optionsFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv)
   }
   let source: ExportOptions['source'];
   try {
-    source = jsonl !== undefined ? { kind: 'jsonl', file: jsonl } : { kind: 'qdrant', settings: resolveQdrantSettings(env, qFlags) };
+    source =
+      jsonl !== undefined
+        ? { kind: 'jsonl', file: jsonl }
+        : { kind: 'qdrant', settings: resolveQdrantSettings(env, qFlags) };
   } catch (e) {
     if (e instanceof ExportError && e.exitCode === 2) throw new UsageError(e.message);
     throw e;
   }
   const kh = stringFlag(parsed, 'keep-history');
-  if (kh !== undefined && !/^[0-9]{1,6}$/.test(kh)) throw new UsageError('--keep-history: expected a whole number from 0');
+  if (kh !== undefined && !/^[0-9]{1,6}$/.test(kh))
+    throw new UsageError('--keep-history: expected a whole number from 0');
   const domains = listFlag(parsed, 'domain');
   if (domains.some((d) => d === '')) throw new UsageError('--domain: expected a domain name');
   const group = stringFlag(parsed, 'group');
@@ -148,8 +160,10 @@ function makeProgress(): { update: NonNullable<ExportOptions['progress']>; end: 
 function summaryLine(r: ExportReport, dryRun: boolean): string {
   const s = r.summary;
   const head = dryRun ? 'export-fleet (dry run, nothing changed):' : 'export-fleet:';
-  return `${head} written ${s.written}, unchanged ${s.unchanged}, removed ${s.removed}, history ${s.history}, ` +
-    `skipped_secret ${s.skipped_secret}, skipped_invalid ${s.skipped_invalid}, skipped_expired ${s.skipped_expired}`;
+  return (
+    `${head} written ${s.written}, unchanged ${s.unchanged}, removed ${s.removed}, history ${s.history}, ` +
+    `skipped_secret ${s.skipped_secret}, skipped_invalid ${s.skipped_invalid}, skipped_expired ${s.skipped_expired}`
+  );
 }
 
 export const command: Command = {
@@ -169,7 +183,15 @@ export const command: Command = {
         if (e.exitCode === 2) throw new UsageError(e.message);
         process.stderr.write(`${PROG}: ${e.message}\n`);
         if (opts.json) {
-          const zero = { written: 0, unchanged: 0, removed: 0, history: 0, skipped_secret: 0, skipped_invalid: 0, skipped_expired: 0 };
+          const zero = {
+            written: 0,
+            unchanged: 0,
+            removed: 0,
+            history: 0,
+            skipped_secret: 0,
+            skipped_invalid: 0,
+            skipped_expired: 0,
+          };
           process.stdout.write(`${JSON.stringify({ ok: false, ...zero, error: e.message })}\n`);
         }
         return EXIT.FAILURE;

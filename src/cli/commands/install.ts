@@ -45,7 +45,8 @@ function describePlan(plan: InstallPlan, dryRun: boolean): string[] {
   for (const f of plan.files) lines.push(`  ${f.name}  ${f.bytes.length} bytes, mode ${mode(f.mode)}`);
   lines.push(`  the shim ${verb} start: ${plan.record.node} ${plan.record.cli} worker`);
   if (plan.record.timeout_seconds !== undefined) lines.push(`  per-call timeout: ${plan.record.timeout_seconds} s`);
-  if (plan.replacedChanges.length > 0) lines.push(`  local changes ${verb} be discarded (--force): ${plan.replacedChanges.join(', ')}`);
+  if (plan.replacedChanges.length > 0)
+    lines.push(`  local changes ${verb} be discarded (--force): ${plan.replacedChanges.join(', ')}`);
   return lines;
 }
 
@@ -96,7 +97,8 @@ symbolic link is refused.
       force: { type: 'boolean' },
       timeout: { type: 'string' },
     });
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    if (parsed.positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const dryRun = boolFlag(parsed, 'dry-run');
     const timeoutSeconds = timeoutFlag(stringFlag(parsed, 'timeout'));
     const resolved = resolveHermesHome(stringFlag(parsed, 'home'));

@@ -20,10 +20,14 @@ ${CALLER_FLAGS_HELP}
 stdout carries only MCP messages; operator logs (short reason codes) go to stderr.`,
   async run(argv) {
     const parsed = parseArgs(argv, CALLER_FLAGS);
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    if (parsed.positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const { caller, warning } = callerFromFlags(stringFlag(parsed, 'home'), stringFlag(parsed, 'run-kind'));
     if (warning !== undefined) process.stderr.write(`memory-bridge mcp: ${warning}\n`);
-    if (caller.home === null) process.stderr.write('memory-bridge mcp: no profile home (--home or HERMES_HOME): every call will be unavailable\n');
+    if (caller.home === null)
+      process.stderr.write(
+        'memory-bridge mcp: no profile home (--home or HERMES_HOME): every call will be unavailable\n',
+      );
     await runMcpServer({ caller, bridge: createBridge(), version: packageVersion() });
     return EXIT.OK;
   },

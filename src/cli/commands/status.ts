@@ -21,11 +21,14 @@ Exit 0 when the policy loads, 1 when it does not.
   --json       print one JSON object instead of text`,
   async run(argv) {
     const parsed = parseArgs(argv, { home: { type: 'string' }, json: { type: 'boolean' } });
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    if (parsed.positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
     const report = collectStatus(resolved.home);
     if (boolFlag(parsed, 'json')) {
-      process.stdout.write(`${JSON.stringify({ ...report, homeSource: resolved.source, notes: resolved.notes }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ ...report, homeSource: resolved.source, notes: resolved.notes }, null, 2)}\n`,
+      );
     } else {
       const notes = resolved.notes.map((n) => `Note: ${n}`);
       process.stdout.write(`${[formatStatus(report, resolved.source), ...notes].join('\n')}\n`);

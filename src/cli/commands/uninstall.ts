@@ -20,7 +20,8 @@ policy under <home>/plugin-data/memory-bridge/ is kept. The home is --home, else
   --dry-run    say what would be removed and remove nothing`,
   async run(argv) {
     const parsed = parseArgs(argv, { home: { type: 'string' }, 'dry-run': { type: 'boolean' } });
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    if (parsed.positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const dryRun = boolFlag(parsed, 'dry-run');
     const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
     for (const note of resolved.notes) process.stderr.write(`memory-bridge uninstall: note: ${note}\n`);
