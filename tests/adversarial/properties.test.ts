@@ -270,16 +270,14 @@ const entryArb = fc.record({
 });
 /** Mostly well-shaped ACLs (so the valid region is reached), then arbitrary bytes. */
 const aclArb = fc.oneof(
-  fc
-    .array(entryArb, { minLength: 0, maxLength: 8 })
-    .map((es) =>
-      aclBytes(
-        es.map((e) => ({
-          ...e,
-          id: e.tag === ACL_TAG.USER || e.tag === ACL_TAG.GROUP ? e.id : e.id % 3 === 0 ? e.id : 0xffffffff,
-        })),
-      ),
+  fc.array(entryArb, { minLength: 0, maxLength: 8 }).map((es) =>
+    aclBytes(
+      es.map((e) => ({
+        ...e,
+        id: e.tag === ACL_TAG.USER || e.tag === ACL_TAG.GROUP ? e.id : e.id % 3 === 0 ? e.id : 0xffffffff,
+      })),
     ),
+  ),
   fc
     .tuple(
       fc.integer({ min: 0, max: 7 }),
