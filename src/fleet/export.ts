@@ -327,8 +327,10 @@ async function applyRead(
     }
     const loc = cardLocation(named, changed);
     const bytes = renderCard(c);
-    // Last gate on exactly what would reach the disk: the bytes and the path.
-    if (findSecrets(bytes.toString('utf8')).length > 0 || findSecrets(loc.relPath).length > 0) {
+    // Last gate on exactly what would reach the disk: the bytes, and each piece of the path made from the card
+    // (sanitising can create a credential: `flk Ab3…` becomes `flk_Ab3…`). The path's own joins are not scanned:
+    // `sk--<id>` is the slot `sk`, not a key.
+    if (findSecrets(bytes.toString('utf8')).length > 0 || loc.fromCard.some((p) => findSecrets(p).length > 0)) {
       summary.skipped_secret += 1;
       (opts.redact ? unredactable : secretIds).push(c.id);
       keep.add(c.id);

@@ -57,6 +57,15 @@ function hashed(raw: string): string {
   return `${sanitiseStem(raw)}-${shortHash(raw)}`;
 }
 
+/**
+ * The part of a segment made from the card's value: the segment without the `-<hash>` suffix the layout adds.
+ * Only these parts can carry a credential; the suffix, the `--` separator, the point id and history stamps are the
+ * export's own characters (see {@link CardLocation.fromCard}).
+ */
+function cardPart(segment: string, raw: string): string {
+  return segment === raw ? raw : sanitiseStem(raw);
+}
+
 /** Folder name for a domain: the raw value for exactly work/personal/shared, else sanitised + hash. */
 export function domainSegment(domain: string): string {
   return KNOWN_DOMAINS.includes(domain) ? domain : hashed(domain);
@@ -86,6 +95,13 @@ export interface CardLocation {
   file: string;
   /** `dir.join('/') + '/' + file`. */
   relPath: string;
+  /**
+   * The pieces of the path made from the card's own values (domain, client id, slot name, each as sanitised, without
+   * the hash suffix). The credential gate scans these one by one rather than `relPath`: joined with the export's own
+   * separators and point id, a harmless slot name such as `sk` or `xoxb` would read `sk--6f1c…` or `xoxb--6f1c…`,
+   * which token rules match, and the card could never be written.
+   */
+  fromCard: string[];
 }
 
 /** Which name values the caller already changed (redacted): those always carry the hash, like sanitised ones. */
@@ -109,7 +125,9 @@ export function cardLocation(
     card.memory_type === 'episodic' ? 'episodic' : freeTextSegment(card.slot_name, [], changed.slot === true);
   const stem = `${slot}--${card.id}`;
   const file = `${stem}.md`;
-  return { dir: [domain, client], stem, file, relPath: `${domain}/${client}/${file}` };
+  const fromCard = [cardPart(domain, card.domain), cardPart(client, card.client_id)];
+  if (card.memory_type !== 'episodic') fromCard.push(cardPart(slot, card.slot_name));
+  return { dir: [domain, client], stem, file, relPath: `${domain}/${client}/${file}`, fromCard };
 }
 
 /** `yyyymmddThhmmssZ` in UTC for epoch seconds (fractions dropped). */

@@ -151,6 +151,11 @@ export const SECRET_SAMPLES: Record<(typeof SECRET_KINDS)[number], string> = {
   slack_token: 'xoxb-' + '1234567890-abcdef',
   telegram_bot_token: '123456789:' + 'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1',
   private_key: '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----',
+  pgp_private_key: '-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGV0ZXN0\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----',
+  aws_secret_key: 'aws_secret_access_key = ' + 'wJalrXUtnFEMI/K7MDENG/' + 'bPxRfiCYEXAMPLEKEY',
+  aws_session_key: 'ASIA' + 'Y34FZKBOKMUTVV7A',
+  google_api_key: 'AIza' + 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY',
+  slack_app_token: 'xapp-' + '1-A0123456789-1234567890123-abcdef',
 };
 
 /**

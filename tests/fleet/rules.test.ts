@@ -4,6 +4,7 @@
  * front matter's quoting.
  */
 import test from 'ava';
+import fc from 'fast-check';
 import { isLive, normalisePointId, parseCard, type Card } from '../../src/fleet/card.js';
 import {
   cardLocation,
@@ -21,6 +22,8 @@ import {
   redactForName,
   secretKinds,
   SECRET_KINDS,
+  STEPS_PER_CHAR,
+  type SecretKind,
 } from '../../src/fleet/secrets.js';
 import { SECRET_SAMPLES as SAMPLES } from './helpers.js';
 
@@ -228,8 +231,8 @@ test('layout › history names carry revision and UTC time and parse back', (t) 
 
 // ---------------------------------------------------------------- secrets
 
-test('secrets › each of the ten kinds is found and named, inside ordinary text', (t) => {
-  t.is(SECRET_KINDS.length, 10);
+test('secrets › each of the fifteen kinds is found and named, inside ordinary text', (t) => {
+  t.is(SECRET_KINDS.length, 15);
   for (const kind of SECRET_KINDS) {
     const text = `the value (${SAMPLES[kind]}) is here`;
     t.deepEqual(secretKinds(text), [kind], kind);
@@ -281,6 +284,224 @@ test('secrets › a name placeholder, sanitised and hashed into a segment, never
     for (const seg of [freeTextSegment(named), domainSegment(named), `${freeTextSegment(named)}--${ID}.md`]) {
       t.deepEqual(findSecrets(seg), [], `${kind}: ${seg}`);
     }
+  }
+});
+
+/** Per kind: values that must be found as exactly that kind, and near misses that must not be found at all. */
+const KIND_TABLE: Record<SecretKind, { yes: string[]; no: string[] }> = {
+  hex_key: {
+    yes: ['f'.repeat(64), `key=${'0A'.repeat(32)};`],
+    no: ['f'.repeat(63), 'f'.repeat(65), `sha256:${'0'.repeat(64)}`],
+  },
+  flk_token: {
+    yes: ['flk_0123456789abcdef', '-flk_AAAAAAAAAAAAAAAA-x'],
+    no: ['flk_0123456789abcde', 'xflk_0123456789abcdef'],
+  },
+  tok_token: {
+    yes: ['tok_live_0123456789ab', '_tok_0123456789abcdef'],
+    no: ['tok_012345678901234', 'stok_0123456789abcdef'],
+  },
+  cfut_token: { yes: ['cfut_0123456789abcdef'], no: ['cfut_0123456789abcde', 'acfut_0123456789abcdef'] },
+  openai_key: {
+    yes: ['sk-' + 'a'.repeat(20), 'sk-proj-' + 'B'.repeat(20)],
+    no: ['sk-' + 'a'.repeat(19), 'task-' + 'a'.repeat(30)],
+  },
+  github_token: {
+    yes: ['ghp_' + 'a'.repeat(36), 'ghs_' + '1'.repeat(40), 'github_pat_' + 'a_'.repeat(20)],
+    no: ['ghp_' + 'a'.repeat(35), 'ghx_' + 'a'.repeat(36), 'github_pat_' + 'a'.repeat(39), 'aghp_' + 'a'.repeat(36)],
+  },
+  aws_access_key: { yes: ['AKIA' + 'ABCDEFGHIJ012345'], no: ['AKIA' + 'ABCDEFGHIJ01234', 'AKIA' + 'abcdefghij012345'] },
+  slack_token: {
+    yes: ['xoxb-1234567890', 'xoxp-12-34-56-78-ab'],
+    no: ['xoxb-123456789', 'xoxz-1234567890', 'axoxb-1234567890'],
+  },
+  telegram_bot_token: {
+    yes: ['12345678:' + 'A'.repeat(35), 'bot1234567890:' + 'a_-'.repeat(12)],
+    no: ['1234567:' + 'A'.repeat(35), '12345678901:' + 'A'.repeat(35), '12345678:' + 'A'.repeat(34)],
+  },
+  private_key: {
+    yes: ['-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----', '-----BEGIN PRIVATE KEY-----\nMIIE'],
+    no: [
+      '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----',
+      '-----BEGIN rsa PRIVATE KEY-----',
+      'PRIVATE KEY',
+    ],
+  },
+  pgp_private_key: {
+    yes: [
+      '-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----',
+      '-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOY',
+    ],
+    no: [
+      '-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQIN\n-----END PGP PUBLIC KEY BLOCK-----',
+      '-----BEGIN PGP SIGNATURE-----\niQIz',
+    ],
+  },
+  aws_secret_key: {
+    yes: [
+      'aws_secret_access_key = ' + 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      'AWS_SECRET_ACCESS_KEY=' + 'A'.repeat(39) + '+',
+      '"SecretAccessKey": "' + 'abc/'.repeat(10) + '"',
+      "secret-access-key: '" + '9'.repeat(40) + "'",
+    ],
+    no: [
+      'aws_secret_access_key = ' + 'a'.repeat(39),
+      'aws_secret_access_key = <your key here>',
+      'the secret access key is rotated monthly ' + 'a'.repeat(40),
+      'aws_access_key_id = ' + 'A'.repeat(40),
+    ],
+  },
+  aws_session_key: {
+    yes: ['ASIA' + 'Y34FZKBOKMUTVV7A'],
+    no: ['ASIA' + 'Y34FZKBOKMUTVV7', 'ASIA' + 'y34fzkbokmutvv7a', 'XASIA' + 'Y34FZKBOKMUTVV7A'],
+  },
+  google_api_key: {
+    yes: ['AIza' + 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY', 'key=AIza' + '_'.repeat(35)],
+    no: ['AIza' + 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBW', 'xAIza' + 'a'.repeat(35), 'Aiza' + 'a'.repeat(35)],
+  },
+  slack_app_token: {
+    yes: ['xapp-1-A0123456789-1234567890123-abcdef'],
+    no: ['xapp-1-A01234', 'axapp-1-A0123456789-12', 'xapp_1-A0123456789-123'],
+  },
+};
+
+test('secrets › table per kind: each positive is found as its kind, each near miss is not found at all', (t) => {
+  t.deepEqual(Object.keys(KIND_TABLE).sort(), [...SECRET_KINDS].sort());
+  for (const kind of SECRET_KINDS) {
+    for (const v of KIND_TABLE[kind].yes) {
+      t.deepEqual(secretKinds(`before ${v} after`), [kind], `${kind} should match: ${v}`);
+      t.deepEqual(findSecrets(redact(`before ${v} after`)), [], `${kind} redacts clean: ${v}`);
+    }
+    for (const v of KIND_TABLE[kind].no)
+      t.deepEqual(findSecrets(`before ${v} after`), [], `${kind} must not match: ${v}`);
+  }
+  // An AWS secret is redacted without its label, so the redacted text still says what was there.
+  t.is(redact(SAMPLES.aws_secret_key), 'aws_secret_access_key = [redacted:aws_secret_key]');
+});
+
+/** The regular expressions the finder replaced, for the original ten kinds: an oracle for the hand-written rules. */
+const ORACLE: ReadonlyArray<readonly [SecretKind, RegExp]> = [
+  ['hex_key', /(?<![0-9A-Fa-f])(?<![Ss][Hh][Aa]256:)[0-9A-Fa-f]{64}(?![0-9A-Fa-f])/g],
+  ['flk_token', /(?<![A-Za-z0-9])flk_[A-Za-z0-9_-]{16,}/g],
+  ['tok_token', /(?<![A-Za-z0-9])tok_[A-Za-z0-9_-]{16,}/g],
+  ['cfut_token', /(?<![A-Za-z0-9])cfut_[A-Za-z0-9_-]{16,}/g],
+  ['openai_key', /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}/g],
+  ['github_token', /(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})/g],
+  ['aws_access_key', /(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}/g],
+  ['slack_token', /(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}/g],
+  ['telegram_bot_token', /(?<![0-9])[0-9]{8,10}:[A-Za-z0-9_-]{35,}/g],
+  ['private_key', /-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY-----|[\s\S]*$)/g],
+];
+
+test('secrets › the linear finder agrees with the regular expressions of the original ten kinds on generated text', (t) => {
+  const ten = new Set<SecretKind>(ORACLE.map(([k]) => k));
+  const piece = fc.constantFrom(
+    'flk_',
+    'tok_',
+    'cfut_',
+    'sk-',
+    'ghp_',
+    'gho_',
+    'github_pat_',
+    'AKIA',
+    'xoxb-',
+    'xoxq-',
+    '12345678',
+    '901',
+    ':',
+    '-----BEGIN ',
+    '-----END ',
+    'RSA ',
+    'PRIVATE KEY',
+    '-----',
+    'sha256:',
+    'abcdef0123456789',
+    'ABCDEFGHIJKLMNOP',
+    '0123456789',
+    '_',
+    '-',
+    ' ',
+    '\n',
+    'x',
+    'A',
+    'é',
+    '\u{1F600}',
+    // Whole or nearly whole tokens, so every kind is met often, alone and glued to its neighbours.
+    'a3f1'.repeat(16),
+    'a3f1'.repeat(8),
+    '123456789:',
+    'AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1',
+    'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
+    '-----BEGIN RSA PRIVATE KEY-----',
+    '-----END RSA PRIVATE KEY-----',
+  );
+  // Compared as the characters each kind covers (merged spans): two rules of one kind may overlap where the single
+  // regular expression took the first (`github_pat_ghp_…`); redaction merges overlaps, so the text written is the same.
+  const covered = (spans: Array<[SecretKind, number, number]>): string => {
+    const byKind = new Map<SecretKind, Array<[number, number]>>();
+    for (const [k, s0, e0] of spans) byKind.set(k, [...(byKind.get(k) ?? []), [s0, e0]]);
+    const out: string[] = [];
+    for (const [k, list] of [...byKind].sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
+      list.sort((x, y) => x[0] - y[0]);
+      let [cs, ce] = list[0]!;
+      for (const [s1, e1] of list.slice(1)) {
+        if (s1 <= ce) ce = Math.max(ce, e1);
+        else {
+          out.push(`${k}@${cs}-${ce}`);
+          [cs, ce] = [s1, e1];
+        }
+      }
+      out.push(`${k}@${cs}-${ce}`);
+    }
+    return out.join(' ');
+  };
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 60 }), (parts) => {
+      const text = parts.join('');
+      const want: Array<[SecretKind, number, number]> = [];
+      for (const [kind, re] of ORACLE) {
+        for (const m of text.matchAll(re)) want.push([kind, m.index, m.index + m[0].length]);
+      }
+      const got = findSecrets(text)
+        .filter((f) => ten.has(f.kind))
+        .map((f): [SecretKind, number, number] => [f.kind, f.start, f.end]);
+      return covered(want) === covered(got);
+    }),
+    { numRuns: 3000 },
+  );
+  t.pass();
+});
+
+test('secrets › work is linear on crafted text: counted steps stay under the per-character bound at 64 KiB and 1 MiB', (t) => {
+  // Each input repeats a near miss of some rule (a prefix whose token falls short, an armour line without its end,
+  // labels without keys, runs the rules extend), the shapes that make a backtracking pattern quadratic.
+  const crafted: Record<string, (n: number) => string> = {
+    'token prefixes back to back': (n) => 'tok_sk-ghp_xoxb-AIzaflk_'.repeat(n / 24),
+    'tokens one short': (n) => `${'sk-' + 'a'.repeat(19)}!${'AIza' + 'b'.repeat(34)}!`.repeat(n / 60),
+    'digits and colons': (n) => `${'1'.repeat(9)}:${'x'.repeat(34)}!`.repeat(n / 45),
+    'one long digit run then colons': (n) => `${'7'.repeat(n / 2)}${':a'.repeat(n / 4)}`,
+    'PEM header words without an end': (n) => `-----BEGIN ${'PRIVATE KEY '.repeat(n / 12)}`,
+    'PEM begin, then end lines that never close': (n) =>
+      `-----BEGIN RSA PRIVATE KEY-----${'-----END PRIVATE KEY '.repeat(n / 21)}`,
+    'PEM begins without a label': (n) => '-----BEGIN X'.repeat(n / 12),
+    'PGP begins': (n) => '-----BEGIN PGP PRIVATE KEY BLOCK----'.repeat(n / 36),
+    'AWS labels without keys': (n) => `aws_secret_access_key = ${'a'.repeat(39)} `.repeat(n / 64),
+    'secret words': (n) => 'SECRETsecret'.repeat(n / 12),
+    'one hex run': (n) => 'a'.repeat(n),
+    'hex runs of 63': (n) => `${'b'.repeat(63)}-`.repeat(n / 64),
+    'upper case run': (n) => 'ASIAAKIA'.repeat(n / 8),
+  };
+  for (const [name, make] of Object.entries(crafted)) {
+    const perChar: number[] = [];
+    for (const n of [64 * 1024, 1024 * 1024]) {
+      const text = make(n);
+      const meter = { steps: 0 };
+      findSecrets(text, meter);
+      t.true(meter.steps <= STEPS_PER_CHAR * text.length + 1000, `${name}: ${meter.steps} steps for ${text.length}`);
+      perChar.push(meter.steps / text.length);
+    }
+    // Sixteen times the input, about the same work per character: no hidden quadratic term.
+    t.true(perChar[1]! <= perChar[0]! * 1.1 + 0.5, `${name}: ${perChar.join(' -> ')} steps per character`);
   }
 });
 
