@@ -6,6 +6,7 @@
  */
 import type { ResponseLimits, SearchHit } from './index.js';
 import { countCodePoints, makeSnippet } from './snippet.js';
+import { cutVisible, escapeHidden } from '../text/visible.js';
 
 /** Shortest term, in code points, that also matches at edit distance 1. */
 export const FUZZY_MIN_CHARS = 5;
@@ -180,7 +181,9 @@ export function bestMatches(
  * - the sum over hits of code points of id + title + snippet stays ≤ `total_chars`; the first hit that would
  *   exceed it ends the list (later, smaller hits are not pulled forward, so order stays by rank) and sets
  *   `truncated`;
- * - each snippet is at most `snippet_chars` code points (clipping a snippet alone never sets `truncated`).
+ * - each snippet is at most `snippet_chars` code points (clipping a snippet alone never sets `truncated`);
+ * - titles and snippets are returned with hidden controls escaped (`src/text/visible.ts`), and every count above is
+ *   of that returned form.
  * Hits carry `title` only when the note has a heading.
  *
  * @param noteOf the title (undefined without a heading) and body (snippet source) of a match's note
@@ -196,12 +199,20 @@ export function boundedHits<M extends { id: string; terms: string[] }>(
   for (const match of matches) {
     if (hits.length >= limit) return { hits, truncated: true };
     const { title, body } = noteOf(match);
-    const snippet = makeSnippet(body, new Set(match.terms), limits.snippet_chars);
+    // The returned form (docs/DESIGN.md "Returned text"): hidden controls escaped, the snippet cut to
+    // snippet_chars after escaping (never inside an escape), and the budget charged for what is returned.
+    const snippet = cutVisible(
+      makeSnippet(body, new Set(match.terms), limits.snippet_chars),
+      limits.snippet_chars,
+    ).text.trimEnd();
+    const shownTitle = title === undefined ? undefined : escapeHidden(title);
     const cost =
-      countCodePoints(match.id) + (title === undefined ? 0 : countCodePoints(title)) + countCodePoints(snippet);
+      countCodePoints(match.id) +
+      (shownTitle === undefined ? 0 : countCodePoints(shownTitle)) +
+      countCodePoints(snippet);
     if (used + cost > limits.total_chars) return { hits, truncated: true };
     used += cost;
-    hits.push(title === undefined ? { id: match.id, snippet } : { id: match.id, title, snippet });
+    hits.push(shownTitle === undefined ? { id: match.id, snippet } : { id: match.id, title: shownTitle, snippet });
   }
   return { hits, truncated: false };
 }

@@ -3,6 +3,8 @@
  * capped content.
  */
 import { BridgeError } from '../errors.js';
+import { countCodePoints } from '../search/snippet.js';
+import { cutVisible } from '../text/visible.js';
 import { getNative } from '../../native/index.js';
 import { readNoteById } from '../trust/note.js';
 import { validateId } from '../trust/names.js';
@@ -13,22 +15,18 @@ import { scanLimitsOf } from './search.js';
 import type { ReadResult } from './types.js';
 
 /**
- * Cut `text` to at most `readChars` code points (PRODUCT.md §2). A cut text is followed by a newline and the fixed
- * note `[truncated: first N characters shown]`, so the note always sits on its own line; the note is not counted
- * in `readChars`. Never splits a code point.
+ * The content a read returns for the note text `text` (PRODUCT.md §2; docs/DESIGN.md "Returned text"): hidden
+ * controls shown as `<U+XXXX>` escapes, and at most `readChars` code points of that escaped form. A cut falls
+ * between two code points of the note, never inside a surrogate pair or an escape, and is followed by a newline
+ * and the fixed note `[truncated: first N characters shown]`, N being the code points shown above it (`readChars`
+ * unless an escape did not fit whole), so the note always sits on its own line; the note is not counted in
+ * `readChars`.
  */
 export function capContent(text: string, readChars: number): { content: string; truncated: boolean } {
-  if (text.length <= readChars) return { content: text, truncated: false };
-  let end = 0;
-  let n = 0;
-  while (end < text.length && n < readChars) {
-    const c = text.charCodeAt(end);
-    end +=
-      c >= 0xd800 && c <= 0xdbff && end + 1 < text.length && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
-    n++;
-  }
-  if (end >= text.length) return { content: text, truncated: false };
-  return { content: `${text.slice(0, end)}\n[truncated: first ${readChars} characters shown]`, truncated: true };
+  const shown = cutVisible(text, readChars);
+  if (!shown.cut) return { content: shown.text, truncated: false };
+  const n = countCodePoints(shown.text);
+  return { content: `${shown.text}\n[truncated: first ${n} characters shown]`, truncated: true };
 }
 
 /**
