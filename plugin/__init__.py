@@ -4,15 +4,16 @@ This module runs inside Hermes. It does no searching or reading itself: it regis
 works out who is calling from Hermes's own per-call context, and forwards each call as one JSON line to a
 long-lived ``memory-bridge worker`` child process (Node.js), which applies the profile's policy and trust rules.
 
-Contract (memory-bridge PRODUCT.md sections 2, 3 and 7):
+Contract (docs/HERMES.md; the public result shapes are the README's):
 
 * Tools ``memory_bridge_search({query, limit?})`` and ``memory_bridge_read({id})`` in the toolset
   ``memory_bridge``. A handler takes ``(args, **kwargs)`` and returns a JSON *string* with exactly the public
   result shapes; it never raises an ``Exception``.
-* The caller record ``{"home", "profile", "cron", "subagent"}`` (``profile`` is "" when Hermes names none) is built here, per call, from Hermes's
-  context and never from the tool arguments. Whenever that context cannot be established without doubt (a
-  module or helper is missing, a signal has an unexpected value, two signals disagree, a multiplexed gateway
-  has no bound home, the plugin runs in Hermes's separate plugin-host process), the answer is ``unavailable``.
+* The caller record ``{"home", "profile", "cron", "subagent"}`` (``profile`` is "" when Hermes names none) is
+  built here, per call, from Hermes's context and never from the tool arguments. Whenever that context cannot be
+  established without doubt (a module or helper is missing, a signal has an unexpected value, two signals
+  disagree, a multiplexed gateway has no bound home, the plugin runs in Hermes's separate plugin-host process),
+  the answer is ``unavailable``.
 * Request line: ``{"v": 1, "id", "tool", "args", "caller"}``; reply line: ``{"v": 1, "id", "result"}``. A
   crash, end of file, a malformed or mismatched reply give ``unavailable`` and the worker is stopped; the next
   call starts a fresh one. A timeout gives ``unavailable`` for that call only: the worker is kept (it may be
@@ -27,7 +28,10 @@ Only the Python standard library is used (Python 3.11 or newer).
 from __future__ import annotations
 
 import atexit
+import contextvars
+import hashlib
 import importlib
+import inspect
 import json
 import logging
 import math
@@ -35,6 +39,7 @@ import os
 import selectors
 import stat
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -59,7 +64,7 @@ TIMEOUT_ENV = "MEMORY_BRIDGE_TIMEOUT"
 STUCK_SECONDS = 120.0
 # Most timed-out requests whose late replies are still awaited; past this the worker is replaced.
 MAX_ABANDONED = 64
-# Longest request or reply line, in bytes without the newline (PRODUCT.md section 7).
+# Longest request or reply line, in bytes without the newline (docs/HERMES.md, "Worker protocol").
 MAX_LINE_BYTES = 1 << 20
 # Largest install.json accepted.
 MAX_INSTALL_RECORD_BYTES = 64 * 1024
@@ -135,8 +140,17 @@ class _BadArguments(Exception):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Who is calling (PRODUCT.md section 3; Hermes facts in spec/hermes.md)
+# Who is calling (docs/HERMES.md, "Who is calling")
 # --------------------------------------------------------------------------------------------------------------
+
+# Operator remedies for the home reasons, logged with the reason code (never with a path).
+_HOME_REMEDIES = {
+    "home_symlink": "the profile home is reached through a symbolic link; set HERMES_HOME (or the profile path) to "
+    "the real directory, as `realpath` prints it, and restart Hermes",
+    "home_relative": "HERMES_HOME is a relative path; set it to an absolute path and restart Hermes",
+    "home_mismatch": "the profile home changed since the plugin was registered; restart Hermes",
+    "bad_home": "Hermes returned an empty or malformed profile home",
+}
 
 
 def _import(name: str):
@@ -161,17 +175,33 @@ def _strict_bool(value) -> bool:
 
 
 def _home_path(value) -> str:
-    """A home as Hermes returns it (str or Path) → normalised absolute path string, or refuse."""
+    """A home as Hermes returns it (str or Path) → normalised absolute path string, or refuse.
+
+    Raises _Refused ``home_relative`` for a relative path (a relative HERMES_HOME: Hermes would read it against
+    whatever its working directory is), ``bad_home`` for anything that is not a non-empty path without NUL.
+    """
     try:
         text = os.fspath(value)
     except TypeError as exc:
         raise _Refused("bad_home") from exc
-    if not isinstance(text, str) or text == "" or "\x00" in text or not os.path.isabs(text):
+    if not isinstance(text, str) or text == "" or "\x00" in text:
         raise _Refused("bad_home")
+    if not os.path.isabs(text):
+        raise _Refused("home_relative")
     text = os.path.normpath(text)
     if text.startswith("//"):
         text = "/" + text.lstrip("/")
     return text
+
+
+def _require_real_home(home: str) -> None:
+    """Refuse ``home_symlink`` when any component of the absolute, normalised ``home`` is a symbolic link.
+
+    The worker walks the home from ``/`` without following links (docs/HERMES.md, "Who is calling") and would refuse
+    it anyway; this names the cause. realpath(3) semantics: a missing tail is left as written and passes here.
+    """
+    if os.path.realpath(home) != home:
+        raise _Refused("home_symlink")
 
 
 def _optional_home(value) -> str | None:
@@ -182,21 +212,37 @@ def _optional_home(value) -> str | None:
     return _home_path(value)
 
 
-def _registration_home() -> str | None:
-    """The profile home seen while ``register`` runs, or None when it cannot be read."""
+def _registration_home() -> tuple[str | None, str | None]:
+    """The profile home seen while ``register`` runs → (home, None), or (None, reason) when it cannot be used:
+    ``home_relative``, ``home_symlink``, ``bad_home``, or ``context_module_missing`` when Hermes gives none."""
     try:
         constants = importlib.import_module("hermes_constants")
-        return _home_path(constants.get_hermes_home())
+        home = _home_path(constants.get_hermes_home())
+        _require_real_home(home)
+        return home, None
+    except _Refused as refusal:
+        return None, refusal.reason
     except Exception:
-        return None
+        return None, "context_module_missing"
+
+
+def _session_value(get_session_env, name: str) -> str:
+    """``get_session_env(name)`` as a stripped string ("" when unset); anything but a string is a conflict."""
+    value = get_session_env(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Refused("context_signal_conflict")
+    return value.strip()
 
 
 class _CallerProbe:
     """Builds the caller record for one call from Hermes's context (see the module docstring)."""
 
-    def __init__(self, ctx, registered_home: str | None) -> None:
+    def __init__(self, ctx, registered_home: str | None, registration_reason: str | None = None) -> None:
         self._ctx = ctx
         self._registered_home = registered_home
+        self._registration_reason = registration_reason
 
     def caller(self) -> dict:
         # Hermes's plugin-host isolation runs plugins in a separate process whose context describes the host,
@@ -227,37 +273,56 @@ class _CallerProbe:
                 if _optional_home(scope_home_fn()) != override:
                     raise _Refused("context_signal_conflict")
             home = override
+            _require_real_home(home)
         else:
             home = _home_path(get_home())
-            if self._registered_home is None or home != self._registered_home:
+            _require_real_home(home)
+            if self._registered_home is None:
+                # Name the cause seen at registration (a relative or linked home) rather than a bare mismatch.
+                raise _Refused(self._registration_reason or "home_mismatch")
+            if home != self._registered_home:
                 raise _Refused("home_mismatch")
 
-        # Cron: either signal is enough (a subagent started by a cron job may only show the session flag).
+        subagent = _strict_bool(is_delegated())
+        cron = self._cron(get_session_env, delegation, subagent)
+
+        profile = self._profile_name(constants, home, multiplex)
+        return {"home": home, "profile": profile, "cron": cron, "subagent": subagent}
+
+    def _cron(self, get_session_env, delegation, subagent: bool) -> bool:
+        """True when any cron signal Hermes gives says cron (docs/HERMES.md, "Cron and subagents"):
+
+        1. the session flag ``HERMES_CRON_SESSION`` is "1" ("" or "0": not cron; anything else: refuse);
+        2. ``ctx.current_cron_execution()`` returns an execution; Hermes answers None inside a delegated child, so
+           for a subagent it is asked again in a copy of this context with the child marker cleared, which is the
+           parent's view (the copy is discarded; nothing of the caller's context changes);
+        3. the session platform (``HERMES_SESSION_PLATFORM``) is "cron".
+
+        A signal Hermes does not offer counts as absent; a helper that is there but malformed refuses.
+        """
         cron = False
-        cron_fn = getattr(self._ctx, "current_cron_execution", None)
-        if cron_fn is not None:
-            if not callable(cron_fn):
-                raise _Refused("context_helper_missing")
-            cron = cron_fn() is not None
-        flag = get_session_env("HERMES_CRON_SESSION")
-        if flag is None:
-            flag = ""
-        if not isinstance(flag, str):
-            raise _Refused("context_signal_conflict")
-        flag = flag.strip()
+        flag = _session_value(get_session_env, "HERMES_CRON_SESSION")
         if flag == "1":
             cron = True
         elif flag not in ("", "0"):
             raise _Refused("context_signal_conflict")
 
-        subagent = _strict_bool(is_delegated())
+        if _session_value(get_session_env, "HERMES_SESSION_PLATFORM").lower() == "cron":
+            cron = True
 
-        profile = self._profile_name(constants, home, multiplex)
-        return {"home": home, "profile": profile, "cron": cron, "subagent": subagent}
+        cron_fn = getattr(self._ctx, "current_cron_execution", None)
+        if cron_fn is not None:
+            if not callable(cron_fn):
+                raise _Refused("context_helper_missing")
+            if cron_fn() is not None:
+                cron = True
+            elif subagent and not cron:
+                cron = _parent_cron_execution(cron_fn, delegation) is not None
+        return cron
 
     def _profile_name(self, constants, home: str, multiplex: bool) -> str:
         """Profile name for the worker's logs only, never used for a decision; "" when Hermes gives none (the
-        worker protocol requires the field, PRODUCT.md section 7)."""
+        worker protocol requires the field, docs/HERMES.md "Worker protocol")."""
         name = None
         if not multiplex:
             name = getattr(self._ctx, "profile_name", None)
@@ -272,8 +337,28 @@ class _CallerProbe:
         return ""
 
 
+def _child_marker(delegation):
+    """Hermes's context variable that marks in-process delegated child execution, or None where it has none."""
+    var = getattr(delegation, "_DELEGATED_CHILD_CONTEXT", None)
+    return var if isinstance(var, contextvars.ContextVar) else None
+
+
+def _parent_cron_execution(cron_fn, delegation):
+    """``cron_fn()`` as the parent of this delegated child sees it: run in a copy of the current context with the
+    child marker set to False. None when the marker is not there (older Hermes, or a child process)."""
+    marker = _child_marker(delegation)
+    if marker is None:
+        return None
+
+    def as_parent():
+        marker.set(False)
+        return cron_fn()
+
+    return contextvars.copy_context().run(as_parent)
+
+
 # --------------------------------------------------------------------------------------------------------------
-# The worker child (PRODUCT.md section 7)
+# The worker child (docs/HERMES.md, "Worker protocol" and "Worker program trust")
 # --------------------------------------------------------------------------------------------------------------
 
 
@@ -294,38 +379,234 @@ def _timeout_seconds(env_value, record_value) -> float:
     return float(CALL_TIMEOUT_SECONDS)
 
 
-def _check_program_paths(node: str, cli: str) -> None:
-    """Refuse to start a worker whose program someone else could change: the node binary, the CLI file and every
-    directory above them must be owned by root or this user and not group/world-writable (a root-owned sticky
-    directory such as /tmp is accepted above the last level, as in PRODUCT.md section 5). A cheap stat-only guard;
-    ``memory-bridge doctor`` applies the full rule, ACLs included."""
-    uid = os.geteuid()
-    for program in (node, cli):
-        try:
-            st = os.stat(program)
-        except OSError as exc:
-            raise _Refused("worker_start_failed") from exc
-        if not stat.S_ISREG(st.st_mode) or st.st_uid not in (uid, 0) or st.st_mode & 0o022:
-            raise _Refused("worker_program_untrusted")
-        for start in {os.path.dirname(program), os.path.dirname(os.path.realpath(program))}:
-            _check_directory_chain(start, uid)
+# The CLI's place inside its package; the part before it is the package directory.
+_CLI_IN_PACKAGE = os.sep.join(("", "dist", "src", "cli", "main.js"))
+# Most directory entries one program check visits (a generous bound on an operator-installed package tree).
+MAX_PROGRAM_ENTRIES = 1_000_000
+
+
+class _Untrusted(Exception):
+    """One object Node would load for the worker fails the trust rule; ``path`` and ``why`` are for tests and
+    doctor-style messages, never for the model."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(why)
+        self.path = path
+        self.why = why
+
+
+def _mode_problem(st: os.stat_result, uid: int) -> str | None:
+    """Owner root or ``uid``, no group or world write bit (docs/HERMES.md, "Worker program trust")."""
+    if st.st_uid not in (uid, 0):
+        return "untrusted_owner"
+    if st.st_mode & stat.S_IWGRP:
+        return "group_writable"
+    if st.st_mode & stat.S_IWOTH:
+        return "world_writable"
+    return None
 
 
 def _check_directory_chain(directory: str, uid: int) -> None:
-    """Each directory from ``directory`` up to ``/``: owner root or ``uid``, no group/world write unless it is a
-    root-owned sticky directory."""
+    """Each directory from ``directory`` up to ``/`` (lstat, no link followed): owner root or ``uid``, no
+    group/world write unless it is a root-owned sticky directory above the first level (such as /tmp).
+
+    Raises _Untrusted, or _Refused ``worker_start_failed`` when a directory cannot be examined."""
+    first = True
     while True:
         try:
             st = os.lstat(directory)
         except OSError as exc:
             raise _Refused("worker_start_failed") from exc
+        if not stat.S_ISDIR(st.st_mode):
+            raise _Untrusted(directory, "not_directory")
+        problem = _mode_problem(st, uid)
         sticky = st.st_uid == 0 and st.st_mode & stat.S_ISVTX
-        if st.st_uid not in (uid, 0) or (st.st_mode & 0o022 and not sticky):
-            raise _Refused("worker_program_untrusted")
+        if problem is not None and not (problem != "untrusted_owner" and sticky and not first):
+            raise _Untrusted(directory, problem)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return
+        directory = parent
+        first = False
+
+
+def _check_file(path: str, uid: int, st: os.stat_result | None = None) -> None:
+    """One program file: a regular file (after following a link, whose target's directories are checked too)
+    owned by root or ``uid`` without group/world write."""
+    try:
+        lst = os.lstat(path) if st is None else st
+        if stat.S_ISLNK(lst.st_mode):
+            target = os.path.realpath(path)
+            _check_directory_chain(os.path.dirname(target), uid)
+            lst = os.stat(target)
+            path = target
+    except OSError as exc:
+        raise _Refused("worker_start_failed") from exc
+    if not stat.S_ISREG(lst.st_mode):
+        raise _Untrusted(path, "not_regular")
+    problem = _mode_problem(lst, uid)
+    if problem is not None:
+        raise _Untrusted(path, problem)
+
+
+def _package_trees(cli: str) -> tuple[str | None, list[str]]:
+    """The package directory of ``cli`` and the directories whose whole content Node may load for the worker:
+    ``<package>/dist``, ``<package>/node_modules`` and ``<A>/node_modules`` for every directory A above the
+    package (Node's module lookup climbs them for bare specifiers). Only directories that exist are listed.
+    A CLI outside the ``dist/src/cli/main.js`` layout has no package: (None, [])."""
+    if not cli.endswith(_CLI_IN_PACKAGE):
+        return None, []
+    package = cli[: -len(_CLI_IN_PACKAGE)] or os.sep
+    trees = [os.path.join(package, "dist")]
+    directory = package
+    while True:
+        if os.path.basename(directory) != "node_modules":
+            candidate = os.path.join(directory, "node_modules")
+            if os.path.lexists(candidate):
+                trees.append(candidate)
         parent = os.path.dirname(directory)
         if parent == directory:
             break
         directory = parent
+    return package, trees
+
+
+class _TreeWalk:
+    """Walks the package trees once: every directory's identity goes into ``digest`` (device, inode, mode, owner,
+    mtime and ctime in ns); with ``check_files`` every entry is judged as well. Symbolic links are followed to
+    their targets; a target outside the trees has its directory chain checked and, when a directory, is walked
+    too. Each directory is visited once (by device and inode), so link cycles end."""
+
+    def __init__(self, uid: int, check_files: bool) -> None:
+        self.uid = uid
+        self.check_files = check_files
+        self.digest = hashlib.sha256()
+        self.seen: set[tuple[int, int]] = set()
+        self.entries = 0
+
+    def _identity(self, st: os.stat_result) -> None:
+        self.digest.update(
+            f"{st.st_dev}:{st.st_ino}:{st.st_mode}:{st.st_uid}:{st.st_mtime_ns}:{st.st_ctime_ns};".encode()
+        )
+
+    def tree(self, top: str) -> None:
+        try:
+            st = os.lstat(top)
+            if stat.S_ISLNK(st.st_mode):
+                self.link(top)
+                return
+        except OSError as exc:
+            raise _Refused("worker_start_failed") from exc
+        _check_directory_chain(top, self.uid)
+        self.directory(top, st)
+
+    def directory(self, path: str, st: os.stat_result) -> None:
+        stack = [(path, st)]
+        while stack:
+            path, st = stack.pop()
+            key = (st.st_dev, st.st_ino)
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            if not stat.S_ISDIR(st.st_mode):
+                raise _Untrusted(path, "not_directory")
+            problem = _mode_problem(st, self.uid)
+            if problem is not None:
+                raise _Untrusted(path, problem)
+            self._identity(st)
+            try:
+                with os.scandir(path) as listing:
+                    entries = list(listing)
+            except OSError as exc:
+                raise _Refused("worker_start_failed") from exc
+            self.entries += len(entries)
+            if self.entries > MAX_PROGRAM_ENTRIES:
+                raise _Untrusted(path, "too_many_entries")
+            for entry in entries:
+                try:
+                    if entry.is_symlink():
+                        self.link(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, entry.stat(follow_symlinks=False)))
+                    elif self.check_files:
+                        est = entry.stat(follow_symlinks=False)
+                        if stat.S_ISREG(est.st_mode):
+                            problem = _mode_problem(est, self.uid)
+                            if problem is not None:
+                                raise _Untrusted(entry.path, problem)
+                        # A FIFO, socket or device is nothing Node would load as code: not judged.
+                except OSError as exc:
+                    raise _Refused("worker_start_failed") from exc
+
+    def link(self, path: str) -> None:
+        """A symbolic link inside a tree: judge what it points to (a dangling link loads nothing)."""
+        target = os.path.realpath(path)
+        try:
+            st = os.lstat(target)
+        except FileNotFoundError:
+            return
+        self._identity(st)
+        if stat.S_ISDIR(st.st_mode):
+            if (st.st_dev, st.st_ino) not in self.seen:
+                _check_directory_chain(os.path.dirname(target), self.uid)
+                self.directory(target, st)
+        elif self.check_files:
+            _check_directory_chain(os.path.dirname(target), self.uid)
+            _check_file(target, self.uid, st)
+
+
+class _ProgramTrust:
+    """Decides whether the worker program may be started (docs/HERMES.md, "Worker program trust").
+
+    Everything Node would load for ``<node> <cli> worker`` must be owned by root or the running user and not be
+    group- or world-writable: the node binary and the CLI (links followed), every directory above them, the
+    package's ``package.json``, and every file and directory under the package's ``dist/`` and the
+    ``node_modules`` directories Node may search (see ``_package_trees``), with every directory above those.
+    Mode bits only (lstat/stat); ``memory-bridge doctor`` also reads ACLs.
+
+    A passing verdict is remembered with the digest of the trees' directory identities. Before a later start only
+    the directories are walked again: an entry can only be added, removed or replaced through a directory (which
+    moves its mtime), and only an object's owner (this user or root) can change its mode or owner (which moves a
+    directory's ctime when it is a directory). Any difference walks every file again.
+    """
+
+    def __init__(self) -> None:
+        self._passed: dict[tuple[str, str], bytes] = {}
+        self.full_walks = 0  # how many times every file was judged (tests read it)
+
+    def check(self, node: str, cli: str) -> None:
+        """Raise _Refused ``worker_program_untrusted`` (or ``worker_start_failed``) unless the program may run."""
+        try:
+            self._check(node, cli)
+        except _Untrusted as untrusted:
+            logger.warning("memory-bridge worker program refused: %s", untrusted.why)
+            raise _Refused("worker_program_untrusted") from untrusted
+
+    def _check(self, node: str, cli: str) -> None:
+        uid = os.geteuid()
+        for program in (node, cli):
+            _check_directory_chain(os.path.dirname(program), uid)
+            _check_file(program, uid)
+        package, trees = _package_trees(cli)
+        if package is None:
+            return
+        manifest = os.path.join(package, "package.json")
+        if os.path.lexists(manifest):
+            _check_file(manifest, uid)
+        key = (node, cli)
+        known = self._passed.pop(key, None)
+        if known is not None:
+            walk = _TreeWalk(uid, check_files=False)
+            for top in trees:
+                walk.tree(top)
+            if walk.digest.digest() == known:
+                self._passed[key] = known
+                return
+        walk = _TreeWalk(uid, check_files=True)
+        self.full_walks += 1
+        for top in trees:
+            walk.tree(top)
+        self._passed[key] = walk.digest.digest()
 
 
 def _load_install_record(directory: str) -> tuple[str, str, object]:
@@ -503,6 +784,7 @@ class _WorkerClient:
         self._directory = directory
         self._lock = threading.Lock()
         self._worker: _Worker | None = None
+        self.trust = _ProgramTrust()
 
     def call(self, tool: str, args, caller: dict) -> dict:
         request_id = uuid.uuid4().hex
@@ -529,7 +811,7 @@ class _WorkerClient:
                 worker.stop()
                 worker = self._worker = None
             if worker is None:
-                _check_program_paths(node, cli)
+                self.trust.check(node, cli)
                 try:
                     worker = self._worker = _Worker(node, cli)
                 except OSError as exc:
@@ -617,7 +899,7 @@ def _is_str(value) -> bool:
 
 
 def _valid_result(tool: str, result) -> bool:
-    """True when ``result`` has exactly one of the public shapes of PRODUCT.md section 2 for ``tool``."""
+    """True when ``result`` has exactly one of the public result shapes (README, "The two tools") for ``tool``."""
     if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
         return False
     if result["ok"] is False:
@@ -671,7 +953,11 @@ class _Tools:
         except _BadArguments:
             return _error_json("invalid_request", "arguments: a JSON object")
         except _Refused as refusal:
-            logger.warning("%s refused: %s", tool, refusal.reason)
+            remedy = _HOME_REMEDIES.get(refusal.reason)
+            if remedy is None:
+                logger.warning("%s refused: %s", tool, refusal.reason)
+            else:
+                logger.warning("%s refused: %s (%s)", tool, refusal.reason, remedy)
         except Exception as exc:  # never let a failure escape into Hermes's tool loop
             logger.warning("%s refused: internal (%s)", tool, type(exc).__name__)
         try:
@@ -700,12 +986,167 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
+# --------------------------------------------------------------------------------------------------------------
+# The Hermes API this shim needs (docs/HERMES.md, "Hermes API probe")
+# --------------------------------------------------------------------------------------------------------------
+
+# Keyword arguments register() passes to ctx.register_tool.
+REGISTER_KEYWORDS = ("name", "toolset", "schema", "handler", "description")
+# Context helpers every call reads; without one of them no call could be served, so nothing is registered.
+REQUIRED_HELPERS = (
+    ("hermes_constants", "get_hermes_home"),
+    ("hermes_constants", "get_hermes_home_override"),
+    ("agent.secret_scope", "is_multiplex_active"),
+    ("agent.delegation_context", "is_delegated_child_process_context"),
+    ("gateway.session_context", "get_session_env"),
+)
+# Where register() leaves what it found, for `memory-bridge status` and `doctor` (beside install.json).
+API_REPORT_FILE = "hermes-api.json"
+
+
+def _register_tool_problem(ctx) -> str | None:
+    """What is wrong with ``ctx.register_tool`` for our call, or None. It must be callable and accept every keyword
+    in REGISTER_KEYWORDS (by name or through ``**kwargs``), and must not require a parameter we do not pass. A
+    signature Python cannot read (a builtin) is not held against it: the call itself will tell."""
+    fn = getattr(ctx, "register_tool", None)
+    if not callable(fn):
+        return "ctx.register_tool"
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    named = {
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    missing = [k for k in REGISTER_KEYWORDS if k not in named and not takes_any]
+    required = [
+        p.name
+        for p in parameters
+        if p.default is inspect.Parameter.empty
+        and p.kind is not inspect.Parameter.VAR_KEYWORD
+        and p.kind is not inspect.Parameter.VAR_POSITIONAL
+        and p.name not in REGISTER_KEYWORDS
+    ]
+    if missing:
+        return "ctx.register_tool keyword " + ", ".join(missing)
+    if required:
+        return "ctx.register_tool requires " + ", ".join(required)
+    return None
+
+
+def _hermes_version() -> str | None:
+    """The running Hermes's version as it reports it (the installed distribution, else ``hermes_cli.__version__``),
+    for the operator's information only; None when neither answers."""
+    try:
+        import importlib.metadata as metadata
+
+        return str(metadata.version("hermes-agent"))
+    except Exception:
+        pass
+    try:
+        module = sys.modules.get("hermes_cli") or importlib.import_module("hermes_cli")
+        version = getattr(module, "__version__", None)
+        return version if isinstance(version, str) else None
+    except Exception:
+        return None
+
+
+def probe_hermes_api(ctx) -> dict:
+    """What this Hermes offers the shim → a JSON-ready dict (the shape of ``hermes-api.json``):
+
+    ``{"v": 1, "checked_at": ISO-8601 UTC, "python": "3.x.y", "hermes_version": str | None,
+    "register_tool": bool, "helpers": {"module.helper": bool}, "optional": {name: bool}, "missing": [str]}``
+
+    ``missing`` names what stops registration (``ctx.register_tool`` or one of its keywords, a module, a helper);
+    ``optional`` lists signals used when present (``ctx.current_cron_execution``, the parent's cron view through
+    the delegation marker, ``current_secret_scope_home``, ``ctx.profile_name``). Never raises.
+    """
+    missing: list[str] = []
+    problem = _register_tool_problem(ctx)
+    if problem is not None:
+        missing.append(problem)
+    helpers: dict[str, bool] = {}
+    modules: dict[str, object] = {}
+    for module_name, helper in REQUIRED_HELPERS:
+        if module_name not in modules:
+            try:
+                modules[module_name] = importlib.import_module(module_name)
+            except Exception:
+                modules[module_name] = None
+                missing.append(f"module {module_name}")
+        module = modules[module_name]
+        found = module is not None and callable(getattr(module, helper, None))
+        helpers[f"{module_name}.{helper}"] = found
+        if module is not None and not found:
+            missing.append(f"{module_name}.{helper}")
+    delegation = modules.get("agent.delegation_context")
+    secret_scope = modules.get("agent.secret_scope")
+    optional = {
+        "ctx.current_cron_execution": callable(getattr(ctx, "current_cron_execution", None)),
+        "parent_cron_view": delegation is not None and _child_marker(delegation) is not None,
+        "agent.secret_scope.current_secret_scope_home": secret_scope is not None
+        and callable(getattr(secret_scope, "current_secret_scope_home", None)),
+        "ctx.profile_name": isinstance(getattr(ctx, "profile_name", None), str),
+    }
+    return {
+        "v": 1,
+        "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "hermes_version": _hermes_version(),
+        "register_tool": problem is None,
+        "helpers": helpers,
+        "optional": optional,
+        "missing": missing,
+    }
+
+
+def _write_api_report(directory: str, report: dict) -> None:
+    """Replace ``<directory>/hermes-api.json`` with ``report`` (mode 0600, written beside it and renamed into place,
+    so a reader never sees half a file). Best effort: a failure is logged at debug level and changes nothing else."""
+    path = os.path.join(directory, API_REPORT_FILE)
+    temporary = os.path.join(directory, f".{API_REPORT_FILE}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(temporary, flags, 0o600)
+        try:
+            os.write(fd, (json.dumps(report, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except Exception as exc:
+        logger.debug("memory-bridge: could not write %s (%s)", API_REPORT_FILE, type(exc).__name__)
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
 def register(ctx) -> None:
     """Hermes plugin entry point: register both tools in the ``memory_bridge`` toolset.
 
-    No worker is started here; the first call starts it.
+    First probes the Hermes API the shim needs (``probe_hermes_api``) and records what it found in
+    ``hermes-api.json`` for ``memory-bridge status`` and ``doctor``. When something required is missing it
+    registers nothing and logs one warning naming what is missing (the tools would only ever answer
+    ``unavailable``). No worker is started here; the first call starts it.
     """
-    probe = _CallerProbe(ctx, _registration_home())
+    report = probe_hermes_api(ctx)
+    registered_home, home_reason = _registration_home()
+    report["home_problem"] = home_reason
+    report["registered"] = not report["missing"]
+    _write_api_report(_HERE, report)
+    if report["missing"]:
+        logger.warning(
+            "memory-bridge: this Hermes lacks %s; the memory_bridge tools are not registered",
+            "; ".join(report["missing"]),
+        )
+        return
+    if home_reason is not None:
+        remedy = _HOME_REMEDIES.get(home_reason, "")
+        logger.warning("memory-bridge: every call will be refused: %s (%s)", home_reason, remedy)
+    probe = _CallerProbe(ctx, registered_home, home_reason)
     client = _WorkerClient(_HERE)
     _clients.append(client)
     tools = _Tools(probe, client)

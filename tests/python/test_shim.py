@@ -31,6 +31,14 @@ CLI = REPO / "dist" / "src" / "cli" / "main.js"
 NODE = shutil.which("node")
 UNAVAILABLE = {"ok": False, "error": {"code": "unavailable", "message": "Memory is unavailable."}}
 _counter = itertools.count()
+# Environment variables a test may set; saved and cleared around every test.
+_ENV_NAMES = (
+    "HERMES_PLUGIN_HOST_PROCESS",
+    "MEMORY_BRIDGE_TIMEOUT",
+    "HERMES_CRON_SESSION",
+    "HERMES_SESSION_PLATFORM",
+    stub.DELEGATED_CHILD_ENV_MARKER,
+)
 
 
 def setUpModule():
@@ -95,9 +103,9 @@ class ShimTestCase(unittest.TestCase):
         logger = logging.getLogger("memory_bridge")
         logger.addHandler(self.reasons)
         logger.setLevel(logging.INFO)  # also the worker's stderr lines
-        self.saved_env = {k: os.environ.get(k) for k in ("HERMES_PLUGIN_HOST_PROCESS", "MEMORY_BRIDGE_TIMEOUT")}
-        os.environ.pop("HERMES_PLUGIN_HOST_PROCESS", None)
-        os.environ.pop("MEMORY_BRIDGE_TIMEOUT", None)
+        self.saved_env = {k: os.environ.get(k) for k in _ENV_NAMES}
+        for k in _ENV_NAMES:
+            os.environ.pop(k, None)
 
     def tearDown(self):
         logging.getLogger("memory_bridge").removeHandler(self.reasons)
@@ -170,6 +178,9 @@ class ShimTestCase(unittest.TestCase):
 
     def client(self):
         return self.shim._clients[-1]
+
+    def api_report_path(self) -> Path:
+        return self.home / "plugins" / "memory-bridge" / "hermes-api.json"
 
 
 class RegistrationTests(ShimTestCase):
@@ -297,56 +308,117 @@ class InteractiveCallTests(ShimTestCase):
 
 
 class RunKindTests(ShimTestCase):
-    def test_cron_by_current_cron_execution_is_refused_without_allow_cron(self):
-        self.ctx.cron_job = object()
-        self.assertEqual(self.search(), UNAVAILABLE)
+    """Cron detection uses every signal Hermes gives (docs/HERMES.md, "Cron and subagents"); each alone is enough."""
 
-    def test_cron_by_session_flag_is_refused_without_allow_cron(self):
-        ctx = stub.StubContext(cron_helper=False)  # older Hermes: no current_cron_execution
+    def callers(self, log: Path) -> list[tuple[bool, bool]]:
+        return [(c["cron"], c["subagent"]) for c in (json.loads(l)["caller"] for l in log.read_text().splitlines())]
+
+    def test_each_cron_signal_alone_marks_the_call_as_cron(self):
+        log = self.recording_worker()
+        with stub.session(HERMES_CRON_SESSION="1"):
+            self.search()
+        with stub.cron_execution():
+            self.search()
+        with stub.session(HERMES_SESSION_PLATFORM="cron"):
+            self.search()
+        self.search()  # none of them
+        with stub.session(HERMES_SESSION_PLATFORM="telegram", HERMES_CRON_SESSION="0"):
+            self.search()
+        self.assertEqual(self.callers(log), [(True, False), (True, False), (True, False), (False, False), (False, False)])
+
+    def test_the_session_flag_alone_counts_where_hermes_has_no_current_cron_execution(self):
+        log = self.recording_worker()
+        ctx = stub.StubContext(cron_helper=False)  # Hermes releases before ctx.current_cron_execution
         self.shim.register(ctx)
         self.ctx = ctx
-        self.state.session_env["HERMES_CRON_SESSION"] = "1"
-        self.assertEqual(self.search(), UNAVAILABLE)
+        with stub.session(HERMES_CRON_SESSION="1"):
+            self.search()
+        with stub.session(HERMES_SESSION_PLATFORM="cron"):
+            self.search()
+        self.assertEqual(self.callers(log), [(True, False), (True, False)])
 
-    def test_cron_by_either_signal_is_served_with_allow_cron(self):
-        self.set_policy(self.home, _policy(self.notes, allow_cron=True))
-        self.ctx.cron_job = object()
-        self.assertIs(self.search()["ok"], True, self.reasons)
-        self.ctx.cron_job = None
-        self.state.session_env["HERMES_CRON_SESSION"] = "1"
-        self.assertIs(self.search()["ok"], True, self.reasons)
-
-    def test_cron_signal_is_sent_to_the_worker(self):
+    def test_the_session_flag_from_the_process_environment_counts(self):
         log = self.recording_worker()
-        self.state.session_env["HERMES_CRON_SESSION"] = "1"
+        os.environ["HERMES_CRON_SESSION"] = "1"
         self.search()
-        self.ctx.cron_job = object()
-        self.state.session_env.clear()
-        self.search()
-        callers = [json.loads(line)["caller"] for line in log.read_text().splitlines()]
-        self.assertEqual([(c["cron"], c["subagent"]) for c in callers], [(True, False), (True, False)])
+        self.assertEqual(self.callers(log), [(True, False)])
+
+    def test_a_subagent_of_a_cron_job_is_cron_by_the_parents_execution_alone(self):
+        # Inside a delegated child Hermes answers current_cron_execution() with None; the parent's view says cron.
+        log = self.recording_worker()
+        with stub.cron_execution():
+            with stub.delegated_child():
+                self.assertIsNone(self.ctx.current_cron_execution())
+                self.search()
+            self.assertIsNotNone(self.ctx.current_cron_execution())  # the probe changed nothing outside the copy
+        with stub.delegated_child():
+            self.search()  # a subagent outside any cron job
+        self.assertEqual(self.callers(log), [(True, True), (False, True)])
+
+    def test_a_subagent_of_a_cron_job_is_cron_by_each_session_signal_alone(self):
+        log = self.recording_worker()
+        with stub.delegated_child():
+            with stub.session(HERMES_CRON_SESSION="1"):
+                self.search()
+            with stub.session(HERMES_SESSION_PLATFORM="cron"):
+                self.search()
+        self.assertEqual(self.callers(log), [(True, True), (True, True)])
+
+    def test_without_the_child_marker_the_parents_view_is_an_absent_signal(self):
+        self.state.child_marker = False
+        stub.install(self.state)
+        self.ctx = stub.StubContext()
+        self.shim.register(self.ctx)
+        log = self.recording_worker()
+        with stub.cron_execution(), stub.delegated_child():
+            self.search()
+        self.assertEqual(self.callers(log), [(False, True)])
+        self.assertIs(json.loads(self.api_report_path().read_text())["optional"]["parent_cron_view"], False)
+
+    def test_a_cron_started_subagent_needs_both_opt_ins(self):
+        for label, signal in (
+            ("parent execution", lambda: stub.cron_execution()),
+            ("session flag", lambda: stub.session(HERMES_CRON_SESSION="1")),
+            ("platform", lambda: stub.session(HERMES_SESSION_PLATFORM="cron")),
+        ):
+            with self.subTest(signal=label):
+                self.set_policy(self.home, _policy(self.notes, allow_subagents=True))
+                with signal(), stub.delegated_child():
+                    self.assertEqual(self.search(), UNAVAILABLE)
+                self.set_policy(self.home, _policy(self.notes, allow_cron=True))
+                with signal(), stub.delegated_child():
+                    self.assertEqual(self.search(), UNAVAILABLE)
+                self.set_policy(self.home, _policy(self.notes, allow_subagents=True, allow_cron=True))
+                with signal(), stub.delegated_child():
+                    self.assertIs(self.search()["ok"], True, self.reasons)
+
+    def test_cron_is_refused_without_allow_cron_and_served_with_it(self):
+        with stub.cron_execution():
+            self.assertEqual(self.search(), UNAVAILABLE)
+        self.set_policy(self.home, _policy(self.notes, allow_cron=True))
+        with stub.cron_execution():
+            self.assertIs(self.search()["ok"], True, self.reasons)
 
     def test_subagent_is_refused_without_allow_subagents_and_served_with_it(self):
-        self.state.delegated = True
+        with stub.delegated_child():
+            self.assertEqual(self.search(), UNAVAILABLE)
+        os.environ[stub.DELEGATED_CHILD_ENV_MARKER] = "1"  # a child process of a delegated subagent
         self.assertEqual(self.search(), UNAVAILABLE)
         self.set_policy(self.home, _policy(self.notes, allow_subagents=True))
-        self.assertIs(self.search()["ok"], True, self.reasons)
-
-    def test_a_subagent_of_a_cron_job_needs_both_opt_ins(self):
-        self.state.delegated = True
-        self.state.session_env["HERMES_CRON_SESSION"] = "1"
-        self.set_policy(self.home, _policy(self.notes, allow_subagents=True))
-        self.assertEqual(self.search(), UNAVAILABLE)
-        self.set_policy(self.home, _policy(self.notes, allow_subagents=True, allow_cron=True))
         self.assertIs(self.search()["ok"], True, self.reasons)
 
     def test_an_unexpected_cron_flag_value_is_refused(self):
         self.set_policy(self.home, _policy(self.notes, allow_cron=True, allow_subagents=True))
-        self.state.session_env["HERMES_CRON_SESSION"] = "yes"
-        self.assertEqual(self.search(), UNAVAILABLE)
+        with stub.session(HERMES_CRON_SESSION="yes"):
+            self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIn("context_signal_conflict", str(self.reasons))
 
     def test_a_non_boolean_delegation_signal_is_refused(self):
-        self.state.delegated = "1"
+        sys.modules["agent.delegation_context"].is_delegated_child_process_context = lambda: "1"
+        self.assertEqual(self.search(), UNAVAILABLE)
+
+    def test_a_cron_helper_that_is_not_callable_is_refused(self):
+        self.ctx.current_cron_execution = "yes"
         self.assertEqual(self.search(), UNAVAILABLE)
 
 
@@ -402,13 +474,221 @@ class HomeTests(ShimTestCase):
         stub.install(self.state)
         self.assertEqual(self.search(), UNAVAILABLE)
 
-    def test_registration_without_hermes_context_refuses_every_call(self):
+    def test_a_missing_context_module_at_registration_registers_nothing(self):
         stub.uninstall()
         sys.modules["hermes_constants"] = None
         ctx = stub.StubContext()
         self.shim.register(ctx)
         stub.install(self.state)
-        self.assertEqual(json.loads(ctx.handler("memory_bridge_search")({"query": "lantern"})), UNAVAILABLE)
+        self.assertEqual(ctx.registrations, [])
+        self.assertIn("module hermes_constants", str(self.reasons))
+
+    def test_a_relative_hermes_home_is_refused_and_named(self):
+        # At call time: HERMES_HOME became relative after registration.
+        self.state.home = "relative/home"
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIn("refused: home_relative (HERMES_HOME is a relative path", str(self.reasons))
+        self.assertNotIn("home_mismatch", str(self.reasons))
+        self.assertNotIn("bad_home", str(self.reasons))
+
+    def test_a_relative_hermes_home_at_registration_is_named_on_every_call(self):
+        self.state.home = "relative/home"
+        ctx = stub.StubContext()
+        self.shim.register(ctx)
+        self.ctx = ctx
+        self.assertEqual(json.loads(self.api_report_path().read_text())["home_problem"], "home_relative")
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIn("home_relative", str(self.reasons))
+        self.assertNotIn("home_mismatch", str(self.reasons))
+
+    def test_a_home_reached_through_a_symlink_is_refused_and_named(self):
+        link = self.tmp / "linked-home"
+        link.symlink_to(self.home)
+        # Registered through the link: every call names the link.
+        self.state.home = str(link)
+        ctx = stub.StubContext()
+        self.shim.register(ctx)
+        self.ctx = ctx
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIn("refused: home_symlink (the profile home is reached through a symbolic link", str(self.reasons))
+        self.assertNotIn("home_mismatch", str(self.reasons))
+        self.assertNotIn(str(self.tmp), str(self.reasons))  # the operator log carries no path
+        self.assertEqual(json.loads(self.api_report_path().read_text())["home_problem"], "home_symlink")
+
+    def test_a_linked_directory_above_the_home_is_named_too(self):
+        real = _mkdir(self.tmp / "real-parent")
+        os.rename(self.home, real / "home")
+        (self.tmp / "home").symlink_to(real)
+        self.state.home = str(self.tmp / "home" / "home")
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIn("home_symlink", str(self.reasons))
+
+    def test_a_multiplexed_home_bound_through_a_symlink_is_named(self):
+        link = self.tmp / "linked-home"
+        link.symlink_to(self.home)
+        self.state.multiplex = True
+        self.state.override = str(link)
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIn("home_symlink", str(self.reasons))
+
+
+class HermesApiTests(ShimTestCase):
+    """register() probes the Hermes API it needs (docs/HERMES.md, "Hermes API probe")."""
+
+    def fresh_register(self, ctx) -> list[str]:
+        warnings = _Collector()
+        logger = logging.getLogger("memory_bridge")
+        logger.addHandler(warnings)
+        try:
+            self.shim.register(ctx)
+        finally:
+            logger.removeHandler(warnings)
+        return [m for m in warnings.messages if "not registered" in m]
+
+    def test_registration_records_what_it_found(self):
+        path = self.api_report_path()
+        self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+        report = json.loads(path.read_text())
+        self.assertEqual(report["v"], 1)
+        self.assertIs(report["registered"], True)
+        self.assertIs(report["register_tool"], True)
+        self.assertEqual(report["missing"], [])
+        self.assertTrue(all(report["helpers"].values()))
+        self.assertEqual(report["hermes_version"], "0.21.3")
+        self.assertEqual(
+            report["optional"],
+            {
+                "ctx.current_cron_execution": True,
+                "parent_cron_view": True,
+                "agent.secret_scope.current_secret_scope_home": False,
+                "ctx.profile_name": True,
+            },
+        )
+        self.assertIsNone(report["home_problem"])
+
+    def test_a_missing_module_registers_nothing_with_one_warning_naming_it(self):
+        for module in ("hermes_constants", "agent.secret_scope", "agent.delegation_context", "gateway.session_context"):
+            with self.subTest(module=module):
+                self.state.missing_modules = {module}
+                stub.install(self.state)
+                ctx = stub.StubContext()
+                warnings = self.fresh_register(ctx)
+                self.assertEqual(ctx.registrations, [])
+                self.assertEqual(len(warnings), 1, warnings)
+                self.assertIn(f"module {module}", warnings[0])
+                report = json.loads(self.api_report_path().read_text())
+                self.assertIs(report["registered"], False)
+                self.assertIn(f"module {module}", report["missing"])
+
+    def test_a_missing_helper_registers_nothing_naming_it(self):
+        self.state.missing_helpers = {"is_delegated_child_process_context"}
+        stub.install(self.state)
+        ctx = stub.StubContext()
+        warnings = self.fresh_register(ctx)
+        self.assertEqual(ctx.registrations, [])
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("agent.delegation_context.is_delegated_child_process_context", warnings[0])
+
+    def test_a_register_tool_missing_a_keyword_registers_nothing(self):
+        class OldContext(stub.StubContext):
+            def register_tool(self, name, toolset, schema, handler, check_fn=None):  # no description keyword
+                raise AssertionError("must not be called")
+
+        ctx = OldContext()
+        warnings = self.fresh_register(ctx)
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("ctx.register_tool keyword description", warnings[0])
+
+    def test_a_register_tool_requiring_more_registers_nothing(self):
+        class StricterContext(stub.StubContext):
+            def register_tool(self, name, toolset, schema, handler, description, scope):
+                raise AssertionError("must not be called")
+
+        warnings = self.fresh_register(StricterContext())
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("ctx.register_tool requires scope", warnings[0])
+
+    def test_a_context_without_register_tool_registers_nothing(self):
+        warnings = self.fresh_register(object())
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("ctx.register_tool", warnings[0])
+
+    def test_a_register_tool_taking_any_keywords_is_used(self):
+        class KeywordContext(stub.StubContext):
+            def register_tool(self, name, toolset, schema, handler, **extra):
+                return super().register_tool(name, toolset, schema, handler, **extra)
+
+        ctx = KeywordContext()
+        self.assertEqual(self.fresh_register(ctx), [])
+        self.assertEqual([r["name"] for r in ctx.registrations], ["memory_bridge_search", "memory_bridge_read"])
+
+    def test_hermes_dispatch_gets_a_json_string_and_passes_keyword_arguments(self):
+        raw = self.ctx.dispatch("memory_bridge_search", {"query": "lantern"}, task_id="t-1", parent_agent=object())
+        self.assertIsInstance(raw, str)
+        self.assertEqual([h["id"] for h in json.loads(raw)["results"]], ["projects/garden.md"], self.reasons)
+        # A refusal is still a string for the registry, never its "Tool execution failed" wrapper.
+        self.state.raise_from = "get_hermes_home"
+        self.assertEqual(json.loads(self.ctx.dispatch("memory_bridge_read", {"id": "x.md"}, task_id="t-2")), UNAVAILABLE)
+
+    def test_status_and_doctor_say_which_hermes_api_the_shim_found(self):
+        for command in ("status", "doctor"):
+            with self.subTest(command=command):
+                done = subprocess.run(
+                    [NODE, str(CLI), command, "--home", str(self.home)], capture_output=True, text=True
+                )
+                self.assertIn("Hermes API" if command == "status" else "[ok  ] hermes_api", done.stdout, done.stderr)
+                self.assertIn("Hermes 0.21.3", done.stdout)
+                self.assertIn("register_tool: found", done.stdout)
+                self.assertIn("current_cron_execution: found", done.stdout)
+
+    def test_status_and_doctor_name_what_is_missing(self):
+        self.state.missing_modules = {"gateway.session_context"}
+        stub.install(self.state)
+        self.fresh_register(stub.StubContext())
+        done = subprocess.run([NODE, str(CLI), "doctor", "--home", str(self.home)], capture_output=True, text=True)
+        self.assertIn("module gateway.session_context", done.stdout)
+        self.assertIn("hermes_api_missing", done.stdout)
+        self.assertNotEqual(done.returncode, 0)
+
+
+class ManifestTests(ShimTestCase):
+    """plugin.yaml through a loader that applies Hermes's requires_hermes gate (docs/HERMES.md, "Manifest")."""
+
+    def plugin_dir(self) -> Path:
+        return self.home / "plugins" / "memory-bridge"
+
+    def test_hermes_loads_the_plugin_at_every_version(self):
+        # 0.21.3 is the newest release; source checkouts without an install stamp report 0.0.0.
+        for version in ("0.21.3", "0.21.4", "0.22.7", "0.30.0", "1.0.0", "0.0.0"):
+            with self.subTest(version=version):
+                self.state.version = version
+                ctx = stub.StubContext()
+                loaded = stub.load_plugin(self.plugin_dir(), self.state, ctx, f"mb_manifest_{next(_counter)}")
+                self.assertIsNone(loaded.error)
+                self.assertEqual(loaded.tools_registered, ["memory_bridge_search", "memory_bridge_read"])
+                self.assertEqual(loaded.tools_registered, loaded.manifest["provides_tools"])
+
+    def test_the_gate_in_the_stub_loader_would_skip_a_floor(self):
+        # The check is real: the floor this manifest once had makes the same loader skip it.
+        floored = _mkdir(self.tmp / "floored")
+        shutil.copy(self.plugin_dir() / "__init__.py", floored / "__init__.py")
+        text = (self.plugin_dir() / "plugin.yaml").read_text()
+        (floored / "plugin.yaml").write_text(text.replace("manifest_version: 1\n", 'manifest_version: 1\nrequires_hermes: ">=0.22.7"\n'))
+        for version, skipped in (("0.21.3", True), ("0.0.0", True), ("0.22.7", False)):
+            with self.subTest(version=version):
+                self.state.version = version
+                ctx = stub.StubContext()
+                loaded = stub.load_plugin(floored, self.state, ctx, f"mb_floored_{next(_counter)}")
+                if skipped:
+                    self.assertEqual(loaded.error, f"requires hermes >=0.22.7, running {version}")
+                    self.assertEqual(ctx.registrations, [])
+                else:
+                    self.assertIsNone(loaded.error)
+
+    def test_the_manifest_declares_no_hermes_version_requirement(self):
+        manifest = stub.parse_manifest((REPO / "plugin" / "plugin.yaml").read_text())
+        self.assertNotIn("requires_hermes", manifest)
+        self.assertEqual(manifest["manifest_version"], 1)
 
 
 class WorkerFailureTests(ShimTestCase):
@@ -574,7 +854,49 @@ class WorkerFailureTests(ShimTestCase):
         self.assertIs(self.search()["ok"], True, self.reasons)
 
 
+def _fake_package(base: Path, owner: int | None = None) -> tuple[Path, Path]:
+    """A package tree as Node would load it for the worker: dist/src/cli/main.js, dist/src/tools/read.js,
+    node_modules/dep/index.js and package.json, directories 0755 and files 0644 (owned by ``owner`` when given)."""
+    pkg = base / "pkg"
+    for rel in ("dist/src/cli/main.js", "dist/src/tools/read.js", "node_modules/dep/index.js", "package.json"):
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("// stand-in\n")
+    for path in [pkg, *pkg.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        if owner is not None:
+            os.chown(path, owner, owner)
+    return pkg, pkg / "dist" / "src" / "cli" / "main.js"
+
+
+# Spoilers for a fake package: (label, change, the reason the shim logs). Each makes one object Node would load
+# writable by someone else.
+_SPOILERS = (
+    ("world-writable dist/src/tools/read.js", lambda pkg: os.chmod(pkg / "dist/src/tools/read.js", 0o646), "world_writable"),
+    ("group-writable dependency file", lambda pkg: os.chmod(pkg / "node_modules/dep/index.js", 0o664), "group_writable"),
+    ("world-writable dependency directory", lambda pkg: os.chmod(pkg / "node_modules/dep", 0o757), "world_writable"),
+    ("world-writable package.json", lambda pkg: os.chmod(pkg / "package.json", 0o646), "world_writable"),
+    ("group-writable dist", lambda pkg: os.chmod(pkg / "dist", 0o775), "group_writable"),
+    ("dependency owned by another user", lambda pkg: os.chown(pkg / "node_modules/dep/index.js", 12345, 12345), "untrusted_owner"),
+)
+
+# Run as another user: load the shim from a file and judge one program; print the verdict as one JSON line.
+_JUDGE = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("shim_under_test", sys.argv[1])
+shim = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(shim)
+try:
+    shim._ProgramTrust()._check(sys.argv[2], sys.argv[3])
+    print(json.dumps({"ok": True}))
+except shim._Untrusted as u:
+    print(json.dumps({"ok": False, "why": u.why, "path": u.path}))
+"""
+
+
 class ProgramTrustTests(ShimTestCase):
+    """The worker's code is trusted like notes (docs/HERMES.md, "Worker program trust")."""
+
     def test_a_worker_program_in_a_group_writable_directory_is_not_started(self):
         log = self.recording_worker()
         script_dir = Path(json.loads((self.home / "plugins" / "memory-bridge" / "install.json").read_text())["cli"]).parent
@@ -597,6 +919,136 @@ class ProgramTrustTests(ShimTestCase):
         script = self.use_fake_worker("import sys\n")
         os.chown(script, 65534, 65534)
         self.assertEqual(self.search(), UNAVAILABLE)
+
+    def copied_package(self) -> Path:
+        """The built package copied into the test tree (dist/ and package.json copied, node_modules linked to the
+        repository's own), with install.json pointing at the copy's CLI. Returns the copy's directory."""
+        pkg = _mkdir(self.tmp / "pkg")
+        shutil.copytree(REPO / "dist", pkg / "dist")
+        shutil.copy(REPO / "package.json", pkg / "package.json")
+        (pkg / "node_modules").symlink_to(REPO / "node_modules")
+        for path in [pkg, *pkg.rglob("*")]:
+            if not path.is_symlink():
+                os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        record_path = self.home / "plugins" / "memory-bridge" / "install.json"
+        record = json.loads(record_path.read_text())
+        record["cli"] = str(pkg / "dist" / "src" / "cli" / "main.js")
+        _write(record_path, json.dumps(record))
+        return pkg
+
+    def test_a_world_writable_module_of_the_worker_is_refused_before_the_worker_starts(self):
+        pkg = self.copied_package()
+        module = pkg / "dist" / "src" / "tools" / "read.js"
+        os.chmod(module, 0o646)
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIsNone(self.client()._worker)
+        self.assertIn("worker program refused: world_writable", str(self.reasons))
+        self.assertIn("refused: worker_program_untrusted", str(self.reasons))
+        # doctor names the file (operator output may carry paths).
+        done = subprocess.run([NODE, str(CLI), "doctor", "--home", str(self.home)], capture_output=True, text=True)
+        self.assertIn(f"not trusted: {module} (world_writable:", done.stdout)
+        self.assertNotEqual(done.returncode, 0)
+        os.chmod(module, 0o644)
+        self.assertIs(self.search()["ok"], True, self.reasons)
+
+    def test_a_new_registration_judges_every_file_again(self):
+        # Only a file's owner (this user or root) can change its mode, which moves no directory: such a change made
+        # after a passing verdict is seen when Hermes loads the plugin again (and by doctor at once).
+        pkg = self.copied_package()
+        self.assertIs(self.search()["ok"], True, self.reasons)
+        self.shim._close_all()
+        os.chmod(pkg / "dist" / "src" / "tools" / "read.js", 0o646)
+        self.ctx = stub.StubContext()
+        self.shim.register(self.ctx)
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIsNone(self.client()._worker)
+
+    def test_a_passing_verdict_is_reused_until_a_directory_changes(self):
+        pkg = self.copied_package()
+        self.assertIs(self.search()["ok"], True, self.reasons)
+        trust = self.client().trust
+        self.assertEqual(trust.full_walks, 1)
+        self.client().close()
+        self.assertIs(self.search()["ok"], True, self.reasons)
+        self.assertEqual(trust.full_walks, 1)  # only the directories were walked again
+        self.client().close()
+        # A new entry moves its directory's mtime: every file is judged again, and the new one fails.
+        planted = pkg / "dist" / "src" / "tools" / "planted.js"
+        planted.write_text("// planted\n")
+        os.chmod(planted, 0o666)
+        self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertEqual(trust.full_walks, 2)
+        planted.unlink()
+        self.assertIs(self.search()["ok"], True, self.reasons)
+
+    def test_the_tree_rule_as_root(self):
+        if os.geteuid() != 0:
+            self.skipTest("the same cases run as the current user in test_the_tree_rule_as_an_unprivileged_user")
+        for label, spoil, why in _SPOILERS:
+            with self.subTest(case=label):
+                base = _mkdir(self.tmp / f"as-root-{next(_counter)}")
+                pkg, cli = _fake_package(base)
+                trust = self.shim._ProgramTrust()
+                trust._check(NODE, str(cli))
+                spoil(pkg)
+                with self.assertRaises(self.shim._Untrusted) as caught:
+                    self.shim._ProgramTrust()._check(NODE, str(cli))
+                self.assertEqual(caught.exception.why, why)
+
+    def test_the_tree_rule_as_an_unprivileged_user(self):
+        if os.geteuid() != 0 or shutil.which("setpriv") is None:
+            self.skipTest("needs root and setpriv to switch to uid 65534")
+        uid = 65534
+        base = Path(tempfile.mkdtemp(prefix="mb-shim-unpriv-"))
+        try:
+            os.chmod(base, 0o755)
+            shim_copy = base / "shim.py"
+            shutil.copy(REPO / "plugin" / "__init__.py", shim_copy)
+            os.chmod(shim_copy, 0o644)
+
+            def judge(cli: Path) -> dict:
+                done = subprocess.run(
+                    ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                     sys.executable, "-B", "-c", _JUDGE, str(shim_copy), NODE, str(cli)],
+                    capture_output=True, text=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                )
+                self.assertEqual(done.returncode, 0, done.stderr)
+                return json.loads(done.stdout)
+
+            for label, spoil, why in (*_SPOILERS, ("a root-owned file is trusted", None, None)):
+                with self.subTest(case=label):
+                    case = base / f"case-{next(_counter)}"
+                    case.mkdir()
+                    os.chmod(case, 0o755)
+                    pkg, cli = _fake_package(case, owner=uid)
+                    self.assertEqual(judge(cli), {"ok": True})
+                    if spoil is None:
+                        os.chown(pkg / "dist/src/tools/read.js", 0, 0)
+                        self.assertEqual(judge(cli), {"ok": True})
+                        continue
+                    spoil(pkg)
+                    verdict = judge(cli)
+                    self.assertIs(verdict["ok"], False)
+                    self.assertEqual(verdict["why"], why)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+    def test_a_link_out_of_the_tree_is_judged_by_its_target(self):
+        base = _mkdir(self.tmp / "linked")
+        pkg, cli = _fake_package(base)
+        outside = base / "elsewhere"
+        outside.mkdir()
+        target = outside / "lib.js"
+        target.write_text("// elsewhere\n")
+        os.chmod(outside, 0o755)
+        os.chmod(target, 0o644)
+        (pkg / "node_modules" / "dep" / "lib.js").symlink_to(target)
+        (pkg / "node_modules" / "loop").symlink_to(pkg / "node_modules")  # a cycle ends
+        self.shim._ProgramTrust()._check(NODE, str(cli))
+        os.chmod(target, 0o664)
+        with self.assertRaises(self.shim._Untrusted) as caught:
+            self.shim._ProgramTrust()._check(NODE, str(cli))
+        self.assertEqual((caught.exception.why, caught.exception.path), ("group_writable", str(target)))
 
 
 class NeverRaisesTests(ShimTestCase):
