@@ -2,8 +2,10 @@
  * `memory-bridge doctor`: probe one profile home the way a tool call would, and tell the operator what is wrong
  * and how to fix it (PRODUCT.md §7). Read-only: it opens and reads, never writes, and never changes a mode.
  *
- * Checks, in order: platform bindings; the installed shim (its recorded node and CLI still exist, its record is
- * trusted, and the program it starts passes the trust rule: see `workerProgramProblem`); the policy (trusted read + strict parse, with the parse problem spelled out); the root chain
+ * Checks, in order: platform bindings; the home (absolute, no symbolic link on the way); the installed shim (its
+ * recorded node and CLI still exist, its record is trusted, and everything Node would load for the worker passes the
+ * trust rule, ACLs included: see program-trust.ts); what the shim found of the Hermes API when Hermes last loaded it
+ * (api-report.ts); the policy (trusted read + strict parse, with the parse problem spelled out); the root chain
  * (descriptor walk from `/`); the tree (a full scan with an empty index, so every candidate is opened and checked).
  * The report's `ok` is false exactly when some check failed, i.e. when tool calls would be `unavailable` or the
  * shim could not start its worker. Operator output: paths are fine here; tool output never carries them.
@@ -19,10 +21,10 @@ import { scanLimitsOf } from '../tools/search.js';
 import { isNoteName, segmentReason, validateId } from '../trust/names.js';
 import { readNoteById } from '../trust/note.js';
 import { closeQuietly, openTrustedDir, readTrustedFile } from '../trust/path.js';
-import { descriptorAclReason, isRegularFile, isSymlink, runningUid } from '../trust/rule.js';
 import { scanTree } from '../trust/scan.js';
 import type { Native } from '../../native/types.js';
-import { MCP_RUN_KIND_NOTE, pluginStatus, policyStatus } from './status.js';
+import { firstUntrustedDir, MAX_NAMED_PROBLEMS, workerProgramProblems } from './program-trust.js';
+import { hermesApiLines, MCP_RUN_KIND_NOTE, pluginStatus, policyStatus, type PluginStatus } from './status.js';
 
 /** One doctor check (the `--json` shape). `reason` on an ok check is a warning. */
 export interface DoctorCheck {
@@ -84,6 +86,14 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   policy_untrusted:
     'the policy file or a directory above it can be written by someone else (owner, group/world write, ACL, symlink, hard link): fix it',
   bad_home: 'the home must be an absolute path without ".", ".." or a trailing "/"',
+  home_relative:
+    'HERMES_HOME is a relative path, which Hermes and this command read against different working directories, and the plugin refuses it: set HERMES_HOME to an absolute path (or pass --home) and restart Hermes',
+  home_symlink:
+    'the home is reached through a symbolic link, which the plugin and worker never follow: set HERMES_HOME (and --home) to the real path shown above and restart Hermes',
+  hermes_api_missing:
+    'this Hermes lacks part of the plugin API the shim needs, so it registered no tools: upgrade Hermes (see "Hermes versions" in the README), then restart it',
+  hermes_api_unknown:
+    'Hermes has not loaded the plugin since it was installed: enable it (hermes plugins enable memory-bridge) and start Hermes, then run doctor again to see the Hermes API it found',
   not_installed: 'only needed for Hermes plugin mode: memory-bridge install --home <home>',
   foreign_plugin: 'another plugin occupies plugins/memory-bridge: move it away, then run memory-bridge install',
   modified_plugin: 'the installed shim has local changes: memory-bridge install --force restores it',
@@ -110,118 +120,6 @@ function remedyOf(reason: string): string {
 
 function reasonOf(err: unknown): string {
   return err instanceof BridgeError ? err.reason : 'internal';
-}
-
-/**
- * The first directory on `absPath` (from `/` down) that fails the trust walk, for pointing at the culprit.
- * A sticky temp directory is only reported when it is the last component (it is accepted as an ancestor).
- */
-export function firstUntrustedDir(
-  absPath: string,
-  native: Native,
-): { dir: string; path: string; reason: string } | undefined {
-  const segments = absPath === '/' ? [] : absPath.slice(1).split('/');
-  for (let i = 0; i <= segments.length; i++) {
-    const dir = `/${segments.slice(0, i).join('/')}`;
-    try {
-      closeQuietly(native, openTrustedDir(dir, 'root', native));
-    } catch (err) {
-      const reason = reasonOf(err);
-      if (reason === 'sticky_tmp' && i < segments.length) continue;
-      return { dir, path: dir, reason };
-    }
-  }
-  return undefined;
-}
-
-/** Suffix of the CLI inside its package; the part before it is the package root. */
-const CLI_IN_PACKAGE = '/dist/src/cli/main.js';
-
-/**
- * The first problem with one program file Hermes would run: its directory must pass the trust walk from `/`
- * (`openTrustedDir`: owner root or us, no group/world write, no ACL write grant, at every level), and the file,
- * opened without following links, must be a regular file passing the same owner, mode and ACL rule (PRODUCT.md
- * §5; hard links are allowed, binaries have them). A symbolic link (`/usr/bin/node` often is one) is judged by
- * its directory and then by its resolved target.
- *
- * @returns the failing path and reason code, or undefined when it passes
- */
-function programFileProblem(file: string, native: Native, depth = 0): { path: string; reason: string } | undefined {
-  const dir = path.posix.dirname(file);
-  let dirFd: number;
-  try {
-    dirFd = openTrustedDir(dir, 'root', native);
-  } catch (err) {
-    return firstUntrustedDir(dir, native) ?? { path: dir, reason: reasonOf(err) };
-  }
-  try {
-    const name = path.posix.basename(file);
-    const st = native.statAt(dirFd, name);
-    if (isSymlink(st)) {
-      if (depth > 0) return { path: file, reason: 'symlink' };
-      let target: string;
-      try {
-        target = fs.realpathSync(file);
-      } catch {
-        return { path: file, reason: 'missing' };
-      }
-      return programFileProblem(target, native, depth + 1);
-    }
-    if (!isRegularFile(st)) return { path: file, reason: 'not_regular' };
-    let fd: number;
-    try {
-      fd = native.openFileAt(dirFd, name);
-    } catch {
-      return { path: file, reason: 'io_error' };
-    }
-    try {
-      const fst = native.fstat(fd);
-      const uid = runningUid();
-      let reason: string | null = null;
-      if (!isRegularFile(fst)) reason = 'not_regular';
-      else if (fst.uid !== 0 && fst.uid !== uid) reason = 'untrusted_owner';
-      else if ((fst.mode & 0o020) !== 0) reason = 'group_writable';
-      else if ((fst.mode & 0o002) !== 0) reason = 'world_writable';
-      else reason = descriptorAclReason(native, fd, uid);
-      return reason === null ? undefined : { path: file, reason };
-    } finally {
-      closeQuietly(native, fd);
-    }
-  } catch (err) {
-    return { path: file, reason: reasonOf(err) };
-  } finally {
-    closeQuietly(native, dirFd);
-  }
-}
-
-/**
- * The first problem with the program the shim starts (`node cli worker`): the node binary, the CLI file and every
- * directory above them from `/`, and, when the CLI sits at `<package>/dist/src/cli/main.js`, the package's
- * `dist/` and `node_modules/` directories (everything the CLI imports lives below those two). A missing
- * node_modules is not a problem here (dependencies may then be resolved higher up, which this check cannot see).
- */
-export function workerProgramProblem(
-  node: string,
-  cli: string,
-  native: Native,
-): { path: string; reason: string } | undefined {
-  for (const file of [node, cli]) {
-    const problem = programFileProblem(file, native);
-    if (problem !== undefined) return problem;
-  }
-  if (cli.endsWith(CLI_IN_PACKAGE)) {
-    const root = cli.slice(0, -CLI_IN_PACKAGE.length) || '/';
-    for (const sub of ['dist', 'node_modules']) {
-      const dir = path.posix.join(root, sub);
-      if (sub === 'node_modules' && !fs.existsSync(dir)) continue;
-      try {
-        closeQuietly(native, openTrustedDir(dir, 'root', native));
-      } catch (err) {
-        return firstUntrustedDir(dir, native) ?? { path: dir, reason: reasonOf(err) };
-      }
-    }
-  }
-  return undefined;
 }
 
 /** Checks of the installed shim: present, ours, unchanged, and its worker command still there and trusted. */
@@ -275,9 +173,12 @@ function pluginChecks(
     };
   }
   if (native !== null) {
-    const problem = workerProgramProblem(p.node, p.cli, native);
-    if (problem !== undefined) {
-      lines.push(`not trusted: ${problem.path} (${problem.reason}: ${remedyOf(problem.reason)})`);
+    const problems = workerProgramProblems(p.node, p.cli, native);
+    if (problems.count > 0) {
+      for (const problem of problems.named)
+        lines.push(`not trusted: ${problem.path} (${problem.reason}: ${remedyOf(problem.reason)})`);
+      if (problems.count > MAX_NAMED_PROBLEMS)
+        lines.push(`… and ${problems.count - MAX_NAMED_PROBLEMS} more objects Node would load that fail the same rule`);
       return {
         name: 'plugin',
         ok: false,
@@ -298,11 +199,57 @@ function pluginChecks(
 }
 
 /**
+ * The home as the plugin will see it: an absolute path (a relative HERMES_HOME is `home_relative`) with no symbolic
+ * link on the way (`home_symlink`: the worker walks the home from `/` without following links; realpath(3) says
+ * where it really is).
+ */
+function homeCheck(home: string, relativeHome: string | undefined, details: Map<string, string[]>): DoctorCheck {
+  if (relativeHome !== undefined) {
+    details.set('home', [`HERMES_HOME=${relativeHome} is relative (read here as ${home})`]);
+    return { name: 'home', ok: false, reason: 'home_relative', remedy: remedyOf('home_relative') };
+  }
+  let real: string;
+  try {
+    real = fs.realpathSync(home);
+  } catch {
+    details.set('home', [home]);
+    return { name: 'home', ok: false, reason: 'no_home', remedy: remedyOf('no_home') };
+  }
+  if (real !== home) {
+    details.set('home', [`${home} is reached through a symbolic link; the real path is ${real}`]);
+    return { name: 'home', ok: false, reason: 'home_symlink', remedy: remedyOf('home_symlink') };
+  }
+  details.set('home', [home]);
+  return { name: 'home', ok: true };
+}
+
+/**
+ * What the shim found of the Hermes API when Hermes last loaded it (api-report.ts): nothing yet is a warning;
+ * a missing part (nothing registered) or a home problem seen at registration is a failure.
+ */
+function hermesApiCheck(plugin: PluginStatus, details: Map<string, string[]>): DoctorCheck | undefined {
+  if (plugin.state !== 'ours') return undefined;
+  const api = plugin.hermesApi;
+  details.set('hermes_api', hermesApiLines(api));
+  if (api.state !== 'found')
+    return { name: 'hermes_api', ok: true, reason: 'hermes_api_unknown', remedy: remedyOf('hermes_api_unknown') };
+  if (!api.report.registered)
+    return { name: 'hermes_api', ok: false, reason: 'hermes_api_missing', remedy: remedyOf('hermes_api_missing') };
+  const homeProblem = api.report.homeProblem;
+  if (homeProblem !== null) {
+    details.get('hermes_api')!.push(`at registration Hermes gave a home the plugin refuses (${homeProblem})`);
+    return { name: 'hermes_api', ok: false, reason: homeProblem, remedy: remedyOf(homeProblem) };
+  }
+  return { name: 'hermes_api', ok: true };
+}
+
+/**
  * Run every check for `home` (absolute).
  *
  * @param options.version this CLI's version, to compare with the installed shim's
+ * @param options.relativeHome the relative HERMES_HOME the home was resolved from, when it was one (a failure)
  */
-export function runDoctor(home: string, options: { version?: string } = {}): DoctorResult {
+export function runDoctor(home: string, options: { version?: string; relativeHome?: string } = {}): DoctorResult {
   const details = new Map<string, string[]>();
   const checks: DoctorCheck[] = [];
   const counts: Record<string, number> = {};
@@ -336,7 +283,13 @@ export function runDoctor(home: string, options: { version?: string } = {}): Doc
     details.set('home', [home]);
     return finish();
   }
-  checks.push(pluginChecks(home, options.version, details, native));
+  const homeProblem = homeCheck(home, options.relativeHome, details);
+  checks.push(homeProblem);
+  if (!homeProblem.ok) return finish();
+  const plugin = pluginChecks(home, options.version, details, native);
+  checks.push(plugin);
+  const api = hermesApiCheck(pluginStatus(home), details);
+  if (api !== undefined) checks.push(api);
 
   const { status, policy } = policyStatus(home);
   const policyFile = policyPath(home);

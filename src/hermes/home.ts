@@ -19,6 +19,8 @@ export interface ResolvedHome {
   source: '--home' | 'HERMES_HOME' | 'default';
   /** Things the operator should know about the choice (one sentence each). */
   notes: string[];
+  /** The HERMES_HOME value when it was relative (the plugin refuses such a home: `home_relative`). */
+  relative?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export function resolveHermesHome(
       notes.push(
         `HERMES_HOME is relative (${fromEnv}); Hermes would read it against its own working directory, and the plugin refuses a relative home. Set an absolute HERMES_HOME or pass --home.`,
       );
+      return { home: path.resolve(fromEnv), source: 'HERMES_HOME', notes, relative: fromEnv };
     }
     return { home: path.resolve(fromEnv), source: 'HERMES_HOME', notes };
   }

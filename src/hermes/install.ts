@@ -19,14 +19,20 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { API_REPORT_FILE } from './api-report.js';
 import { PLUGIN_NAME, pluginDirOf } from './home.js';
 
 /** The `marker` value in install.json (the shim checks the same string). */
 export const INSTALL_MARKER = 'memory-bridge-plugin';
 /** Files copied from the package's plugin/ directory. */
 export const PLUGIN_FILES = ['plugin.yaml', '__init__.py'] as const;
-/** Entries Python or Hermes may add to a plugin directory on their own (not local changes). */
-const TOLERATED_ENTRIES = new Set(['__pycache__']);
+/**
+ * Entries Python, Hermes or the shim add to a plugin directory on their own (not local changes): the bytecode cache
+ * and the shim's report of the Hermes API it found (see api-report.ts), with its temporary names while it is written.
+ */
+const TOLERATED_ENTRIES = new Set(['__pycache__', API_REPORT_FILE]);
+const isToleratedEntry = (name: string): boolean =>
+  TOLERATED_ENTRIES.has(name) || name.startsWith(`.${API_REPORT_FILE}.`);
 const RECORD_FILE = 'install.json';
 const MAX_RECORD_BYTES = 64 * 1024;
 
@@ -168,7 +174,7 @@ export function inspectPluginDir(dir: string): PluginDirState {
     if (bytes === undefined || sha256(bytes) !== record.files[file]) modified.push(file);
   }
   for (const entry of fs.readdirSync(dir)) {
-    if (entry === RECORD_FILE || (PLUGIN_FILES as readonly string[]).includes(entry) || TOLERATED_ENTRIES.has(entry))
+    if (entry === RECORD_FILE || (PLUGIN_FILES as readonly string[]).includes(entry) || isToleratedEntry(entry))
       continue;
     modified.push(entry);
   }

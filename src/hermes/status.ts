@@ -9,6 +9,7 @@ import { explainPolicyError, loadPolicy, MAX_POLICY_BYTES, policyPath } from '..
 import { LIMIT_TABLE } from '../policy/schema.js';
 import type { Limits, Policy } from '../policy/types.js';
 import { readTrustedFile } from '../trust/path.js';
+import { type ApiReportState, formatApiReport, readApiReport } from './api-report.js';
 import { pluginDirOf } from './home.js';
 import { inspectPluginDir } from './install.js';
 
@@ -26,7 +27,16 @@ export interface LimitStatus {
 export type PluginStatus =
   | { state: 'absent'; dir: string }
   | { state: 'foreign'; dir: string; why: string }
-  | { state: 'ours'; dir: string; version: string; node: string; cli: string; modified: string[] };
+  | {
+      state: 'ours';
+      dir: string;
+      version: string;
+      node: string;
+      cli: string;
+      modified: string[];
+      /** What the shim found of the Hermes API when Hermes last loaded it (docs/HERMES.md, "Hermes API probe"). */
+      hermesApi: ApiReportState;
+    };
 
 export type PolicyStatus =
   | {
@@ -66,7 +76,7 @@ export function pluginStatus(home: string): PluginStatus {
   if (state.kind === 'absent') return { state: 'absent', dir };
   if (state.kind === 'foreign') return { state: 'foreign', dir, why: state.why };
   const { version, node, cli } = state.record;
-  return { state: 'ours', dir, version, node, cli, modified: state.modified };
+  return { state: 'ours', dir, version, node, cli, modified: state.modified, hermesApi: readApiReport(dir) };
 }
 
 /**
@@ -152,6 +162,15 @@ export function collectStatus(home: string): StatusReport {
 
 const allowed = (yes: boolean): string => (yes ? 'allowed' : 'refused');
 
+/** Operator lines for the shim's Hermes API report (status and doctor). */
+export function hermesApiLines(api: ApiReportState): string[] {
+  if (api.state === 'absent')
+    return ['not yet seen: Hermes has not loaded the plugin since it was installed (enable it, then start Hermes)'];
+  if (api.state === 'unreadable')
+    return ['its report (hermes-api.json) is unreadable: start Hermes again to rewrite it'];
+  return formatApiReport(api.report);
+}
+
 /** Human-readable status (operator output: paths are shown). */
 export function formatStatus(report: StatusReport, homeSource?: string): string {
   const lines: string[] = [];
@@ -163,6 +182,7 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
     lines.push(`Plugin:        memory-bridge ${p.version} in ${p.dir}`);
     lines.push(`  worker:      ${p.node} ${p.cli} worker`);
     if (p.modified.length > 0) lines.push(`  local changes: ${p.modified.join(', ')}`);
+    lines.push(...hermesApiLines(p.hermesApi).map((l, i) => (i === 0 ? `Hermes API:    ${l}` : `  ${l}`)));
   }
   lines.push(`Policy:        ${report.policyPath}`);
   const pol = report.policy;

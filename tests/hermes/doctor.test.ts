@@ -145,7 +145,7 @@ test('doctor › a healthy profile passes and --json has exactly the documented 
   }
   t.deepEqual(
     r.json.checks.map((c: any) => c.name),
-    ['platform', 'plugin', 'policy', 'root', 'tree'],
+    ['platform', 'home', 'plugin', 'policy', 'root', 'tree'],
   );
   t.deepEqual(r.json.counts, { denied: 1 });
 });
@@ -274,6 +274,9 @@ function fakePackage(): { home: string; pkg: string; cliFile: string } {
   mkdirs(pkg, 'node_modules/zod');
   const cliFile = path.join(cliDir, 'main.js');
   fs.writeFileSync(cliFile, '// stand-in CLI\n', { mode: 0o644 });
+  fs.writeFileSync(path.join(mkdirs(pkg, 'dist/src/tools'), 'read.js'), '// stand-in module\n', { mode: 0o644 });
+  fs.writeFileSync(path.join(pkg, 'node_modules/zod/index.js'), '// stand-in dependency\n', { mode: 0o644 });
+  fs.writeFileSync(path.join(pkg, 'package.json'), '{"type": "module"}\n', { mode: 0o644 });
   const record = path.join(home, 'plugins', 'memory-bridge', 'install.json');
   const data = JSON.parse(fs.readFileSync(record, 'utf8'));
   data.cli = cliFile;
@@ -329,8 +332,106 @@ test('doctor › an ACL write grant on the CLI file fails the plugin check and t
   addAclEntry(x.cliFile, 'user', FOREIGN_UID, 6);
   const r = run('doctor', '--home', x.home, '--json');
   t.like(check(r.json, 'plugin'), { ok: false, reason: 'worker_program_untrusted' });
-  // The ACL mask shows in the group bits, so the mode check reports group_writable: the remedy must say why.
-  t.regex(run('doctor', '--home', x.home).stdout, /group_writable.*(getfacl|setfacl -b)/);
+  t.regex(run('doctor', '--home', x.home).stdout, new RegExp(`${x.cliFile} \\(acl_write: .*setfacl`));
+});
+
+test('doctor › any file or directory Node would load for the worker is judged, with its path named', (t) => {
+  const cases: Array<[string, (x: { pkg: string; cliFile: string }) => string, string]> = [
+    [
+      'world-writable dist/src/tools/read.js',
+      (x) => {
+        const f = path.join(x.pkg, 'dist/src/tools/read.js');
+        fs.chmodSync(f, 0o646);
+        return f;
+      },
+      'world_writable',
+    ],
+    [
+      'group-writable dependency file',
+      (x) => {
+        const f = path.join(x.pkg, 'node_modules/zod/index.js');
+        fs.chmodSync(f, 0o664);
+        return f;
+      },
+      'group_writable',
+    ],
+    [
+      'world-writable dependency directory',
+      (x) => {
+        const d = path.join(x.pkg, 'node_modules/zod');
+        fs.chmodSync(d, 0o757);
+        return d;
+      },
+      'world_writable',
+    ],
+    [
+      'world-writable package.json',
+      (x) => {
+        const f = path.join(x.pkg, 'package.json');
+        fs.chmodSync(f, 0o666);
+        return f;
+      },
+      'group_writable',
+    ],
+    [
+      'a link from node_modules to a world-writable file elsewhere',
+      (x) => {
+        const outside = path.join(path.dirname(x.pkg), 'outside.js');
+        fs.writeFileSync(outside, '// elsewhere\n', { mode: 0o646 });
+        fs.chmodSync(outside, 0o646);
+        fs.symlinkSync(outside, path.join(x.pkg, 'node_modules/zod/linked.js'));
+        return outside;
+      },
+      'world_writable',
+    ],
+    [
+      'a node_modules above the package',
+      (x) => {
+        const above = mkdirs(path.dirname(x.pkg), 'node_modules/hoisted');
+        const f = path.join(above, 'index.js');
+        fs.writeFileSync(f, '// hoisted dependency\n', { mode: 0o646 });
+        fs.chmodSync(f, 0o646);
+        return f;
+      },
+      'world_writable',
+    ],
+  ];
+  for (const [label, spoil, reason] of cases) {
+    const x = fakePackage();
+    const culprit = spoil(x);
+    const r = run('doctor', '--home', x.home, '--json');
+    t.is(r.code, 1, label);
+    t.like(check(r.json, 'plugin'), { ok: false, reason: 'worker_program_untrusted' }, label);
+    t.true(run('doctor', '--home', x.home).stdout.includes(`not trusted: ${culprit} (${reason}:`), label);
+  }
+});
+
+test('doctor › a home reached through a symbolic link fails with home_symlink and names the real path', (t) => {
+  const { home, dir } = setup();
+  const link = path.join(dir, 'linked-home');
+  fs.symlinkSync(home, link);
+  const r = run('doctor', '--home', link, '--json');
+  t.is(r.code, 1);
+  t.like(check(r.json, 'home'), { ok: false, reason: 'home_symlink' });
+  const text = run('doctor', '--home', link).stdout;
+  t.true(text.includes(`the real path is ${home}`), text);
+  t.regex(text, /set HERMES_HOME .*to the real path/);
+});
+
+test('doctor › a relative HERMES_HOME fails with home_relative', (t) => {
+  const { dir } = setup();
+  const env = { ...process.env, HERMES_HOME: 'home' };
+  const r = spawnSync(process.execPath, [cli, 'doctor', '--json'], { encoding: 'utf8', env, cwd: dir });
+  t.is(r.status, 1, r.stderr);
+  t.like(check(JSON.parse(r.stdout), 'home'), { ok: false, reason: 'home_relative' });
+});
+
+test('doctor › says when Hermes has not yet loaded the installed plugin', (t) => {
+  const { home } = setup();
+  t_install(home);
+  const r = run('doctor', '--home', home, '--json');
+  t.like(check(r.json, 'hermes_api'), { ok: true, reason: 'hermes_api_unknown' });
+  t.regex(run('status', '--home', home).stdout, /Hermes API: +not yet seen/);
 });
 
 test('doctor › a foreign plugin directory fails the plugin check', (t) => {

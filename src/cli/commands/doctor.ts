@@ -13,8 +13,9 @@ export const command: Command = {
   summary: 'probe the policy, the root and the tree of a profile and report what to fix',
   usage: `usage: memory-bridge doctor [--home DIR] [--json] [--explain ID]
 
-Checks, read-only: the platform bindings; the installed plugin shim (its recorded node binary and CLI still
-exist); the policy file (trusted path, strict parse, with the exact problem); the root directory chain from /;
+Checks, read-only: the platform bindings; the home (absolute, reached without a symbolic link); the installed
+plugin shim (its recorded node binary and CLI still exist, and everything Node would load for the worker is
+trusted, ACLs included); the Hermes API the shim found when Hermes last loaded it; the policy file (trusted path, strict parse, with the exact problem); the root directory chain from /;
 and the whole tree, counting skipped files by reason code with a remedy for each. Says "unverified platform"
 where the bindings were never run (macOS, Linux aarch64). The home is --home, else $HERMES_HOME, else ~/.hermes.
 Exit 0 when tool calls can be served, 1 when they would be unavailable.
@@ -34,7 +35,10 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
     const explain = stringFlag(parsed, 'explain');
     const result =
       explain === undefined
-        ? runDoctor(resolved.home, { version: packageVersion() })
+        ? runDoctor(resolved.home, {
+            version: packageVersion(),
+            ...(resolved.relative === undefined ? {} : { relativeHome: resolved.relative }),
+          })
         : explainNote(resolved.home, explain);
     if (boolFlag(parsed, 'json')) {
       process.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`);
