@@ -4,6 +4,7 @@
  * prints a table with the issue-5 targets as ratios (PASS/MISS), and writes bench/results/latest.json (+ .md).
  *
  * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
+ *          --sections sizes,worst (which parts to run: the sized corpora, the worst cases of bench/worst.ts)
  *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
  *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
  *          Markdown file, e.g. docs/BENCHMARKS.md)
@@ -26,6 +27,7 @@ import {
 } from './processes.js';
 import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
 import { median, summarise, type Summary } from './stats.js';
+import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 
 /** Changed-note searches per warm round (run as one block after the warm rounds). */
 const CHANGES_PER_ROUND = [2, 8] as const;
@@ -511,9 +513,11 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
       doc: { type: 'string' },
+      sections: { type: 'string', default: 'sizes,worst' },
     },
   });
-  const sizes = values.sizes!.split(',').map((s) => Number(s.trim()));
+  const sections = new Set(values.sections!.split(',').map((s) => s.trim()));
+  const sizes = sections.has('sizes') ? values.sizes!.split(',').map((s) => Number(s.trim())) : [];
   if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 10000)) throw new Error('--sizes: integers 1..10000');
   const started = new Date();
   const env = machine();
@@ -546,6 +550,7 @@ async function main(): Promise<void> {
     });
   }
   const results: SizeResult[] = [];
+  let worst: WorstSection | null = null;
   try {
     for (const n of sizes) {
       const t0 = performance.now();
@@ -564,6 +569,8 @@ async function main(): Promise<void> {
       }
       results.push(await measure(corpus, genMs, { quick: values.quick!, rg: hasRg, ours: hasOurs, cpuProf }));
     }
+    if (sections.has('worst') && hasOurs)
+      worst = await runWorstCases(parent, vocab, (home) => ourArgs(home, null), log);
   } finally {
     if (values.keep) log(`corpora kept in ${parent}`);
     else fs.rmSync(parent, { recursive: true, force: true });
@@ -571,7 +578,7 @@ async function main(): Promise<void> {
 
   env.loadAtEnd = Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
   const targets = evaluate(results);
-  const tables = renderTables(results, targets, env);
+  const tables = renderTables(results, targets, env) + (worst === null ? '' : `\n\n${renderWorst(worst)}`);
   process.stdout.write(`\n${tables}\n`);
   const report = {
     started: started.toISOString(),
@@ -592,6 +599,7 @@ async function main(): Promise<void> {
     },
     sizes: results,
     targets,
+    worstCases: worst,
   };
   if (!values['no-write']) {
     const out = values.out ? path.resolve(values.out) : path.join(repoRoot, 'bench', 'results', 'latest.json');

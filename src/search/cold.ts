@@ -24,14 +24,24 @@ import {
   FIELD_BOOST,
   FIELDS,
   MAX_QUERY_TERMS,
-  PREFIX_FULL_CHARS,
-  PREFIX_SHORT_MAX_TERMS,
+  NoteIndex,
+  prefixCap,
   type RankedMatch,
   type ResponseLimits,
   type SearchHit,
 } from './index.js';
 import { parseNote } from './markdown.js';
-import { bestMatches, boundedHits, FUZZY_MIN_CHARS, ScoreSheet, scoreQuery, type TermSource } from './select.js';
+import {
+  bestMatches,
+  boundedHits,
+  FUZZY_MIN_CHARS,
+  keepMost,
+  matchedTerms,
+  ScoreSheet,
+  scoreQuery,
+  TYPO_MAX_TERMS,
+  type TermSource,
+} from './select.js';
 import { countCodePoints } from './snippet.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
@@ -69,6 +79,17 @@ interface Corpus {
   /** Body (without front matter) of each note, for snippets. */
   bodies: string[];
 }
+
+/**
+ * Most corpus terms a query may reach (equal, prefix of the last term, one edit away) for the ranking straight from
+ * texts. A query that reaches more (a short last term over a vault of hashes and numbers) is answered from a built
+ * index instead: reproducing MiniSearch's expansion order costs a tree over every reached term, and the cap keeps
+ * that work bounded.
+ */
+export const COLD_MAX_CANDIDATES = 16_384;
+
+/** Thrown inside `readCorpus` when a query reaches more than COLD_MAX_CANDIDATES terms. */
+class TooBroad extends Error {}
 
 /** The query as `NoteIndex.rank` reads it: distinct terms in order, at most MAX_QUERY_TERMS. */
 function queryTerms(query: string): string[] {
@@ -189,6 +210,7 @@ class Counter {
     for (let id = this.candidates.length; id < size; id++) {
       const term = table.term(id)!;
       if (reaches(term)) {
+        if (this.list.length >= COLD_MAX_CANDIDATES) throw new TooBroad();
         const c: Candidate = { term, id, fields: FIELDS.map(() => ({ docs: [], tfs: [] })) };
         this.list.push(c);
         this.candidates.push(c);
@@ -274,12 +296,7 @@ function postingCount(c: Candidate): number {
  * index.
  */
 function prefixExpansions(corpus: Corpus, term: string): Candidate[] {
-  const all = inPrefixOrder(corpus.list, term);
-  if (countCodePoints(term) >= PREFIX_FULL_CHARS || all.length <= PREFIX_SHORT_MAX_TERMS) return all;
-  const ranked = all.map((c, at) => ({ t: c.term, at, n: postingCount(c) }));
-  ranked.sort((a, b) => b.n - a.n || (a.t < b.t ? -1 : a.t > b.t ? 1 : 0));
-  const keep = new Set(ranked.slice(0, PREFIX_SHORT_MAX_TERMS).map((r) => r.at));
-  return all.filter((_, at) => keep.has(at));
+  return keepMost(inPrefixOrder(corpus.list, term), prefixCap(term), (c) => c.term, postingCount);
 }
 
 /**
@@ -335,7 +352,12 @@ function fuzzyExpansions(corpus: Corpus, term: string): Candidate[] {
   const found: Candidate[] = [];
   for (const c of corpus.list) if (oneEditApart(c.term, term)) found.push(c);
   const { table } = corpus;
-  return inFuzzyOrder(found, table.size, (id) => table.term(id)!);
+  return keepMost(
+    inFuzzyOrder(found, table.size, (id) => table.term(id)!),
+    TYPO_MAX_TERMS,
+    (c) => c.term,
+    postingCount,
+  );
 }
 
 /**
@@ -458,11 +480,10 @@ function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readon
       id: s.id,
       coverage: s.coverage,
       score: s.score,
-      terms: derived
-        .filter((c) => c.fields.some((p) => holds(p.docs, s.docId)))
-        .map((c) => c.term)
-        .filter((t, i, all) => all.indexOf(t) === i)
-        .sort(),
+      terms: matchedTerms(
+        derived.map((c) => [c.term, c] as const),
+        (c) => c.fields.some((p) => holds(p.docs, s.docId)),
+      ),
     },
   }));
 }
@@ -482,20 +503,31 @@ interface ColdMatch {
  * @throws Error when a note has no text or an id repeats
  */
 export function rankCold(notes: readonly ScannedNote[], query: string, max = Infinity): RankedMatch[] {
-  return coldRanking(notes, query, max).matches.map((m) => m.match);
+  const ranked = coldRanking(notes, query, max);
+  if (ranked !== undefined) return ranked.matches.map((m) => m.match);
+  const index = new NoteIndex();
+  index.sync(notes);
+  return index.rank(query, max);
 }
 
+/** The ranking straight from texts, or undefined when the query reaches too many terms (COLD_MAX_CANDIDATES). */
 function coldRanking(
   notes: readonly ScannedNote[],
   query: string,
   max: number,
-): { matches: ColdMatch[]; corpus: Corpus | undefined } {
+): { matches: ColdMatch[]; corpus: Corpus | undefined } | undefined {
   const terms = queryTerms(query);
   if (terms.length === 0 || notes.length === 0 || max <= 0) {
     checkNotes(notes);
     return { matches: [], corpus: undefined };
   }
-  const corpus = readCorpus(notes, terms);
+  let corpus: Corpus;
+  try {
+    corpus = readCorpus(notes, terms);
+  } catch (err) {
+    if (err instanceof TooBroad) return undefined;
+    throw err;
+  }
   return { matches: rankCorpus(corpus, notes, terms, max), corpus };
 }
 
@@ -516,7 +548,11 @@ function checkNotes(notes: readonly ScannedNote[]): void {
  * ends the list and sets `truncated`); snippets of at most `limits.snippet_chars` code points; `title` only when the
  * note has a heading.
  *
+ * When the query reaches more than COLD_MAX_CANDIDATES terms, the notes are synced into `index` (which must be
+ * empty) and the answer comes from it: the index is then built (`index.size > 0`), and left empty otherwise.
+ *
  * @param notes this call's scanned notes, every one with text, in scan order
+ * @param index the view's empty index, used only for a query that reaches too many terms
  * @throws Error when a note has no text or an id repeats
  */
 export function searchCold(
@@ -524,10 +560,16 @@ export function searchCold(
   query: string,
   limit: number,
   limits: ResponseLimits,
+  index: NoteIndex = new NoteIndex(),
 ): { hits: SearchHit[]; truncated: boolean } {
-  const { matches, corpus } = coldRanking(notes, query, limit + 1);
+  const ranked = coldRanking(notes, query, limit + 1);
+  if (ranked === undefined) {
+    index.sync(notes);
+    return index.search(query, limit, limits);
+  }
+  const { matches, corpus } = ranked;
   if (corpus === undefined) return { hits: [], truncated: false };
   // The same response limits as NoteIndex.search, by the same code.
-  const ranked = matches.map(({ doc, match }) => ({ ...match, doc }));
-  return boundedHits(ranked, limit, limits, ({ doc }) => ({ title: corpus.titles[doc], body: corpus.bodies[doc]! }));
+  const list = matches.map(({ doc, match }) => ({ ...match, doc }));
+  return boundedHits(list, limit, limits, ({ doc }) => ({ title: corpus.titles[doc], body: corpus.bodies[doc]! }));
 }

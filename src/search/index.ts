@@ -12,16 +12,26 @@
  * all its words before notes holding some), then by BM25+ score (rounded to 12 significant digits so that
  * floating-point summation order, which depends on index history, cannot reorder ties), then by id in ascending
  * UTF-16 code-unit order. Fields: `title` (first heading, boost 2.5), `body` (1), `meta` (front matter title, tags
- * and aliases, 1.5). The last query term also matches as a prefix (a last term under PREFIX_FULL_CHARS code points
- * expands to at most PREFIX_SHORT_MAX_TERMS terms, see `rank`); terms of 5 or more code points also match at edit
- * distance 1.
+ * and aliases, 1.5). The last query term also matches as a prefix (at most PREFIX_SHORT_MAX_TERMS expansions under
+ * PREFIX_FULL_CHARS code points, PREFIX_MAX_TERMS otherwise, see `rank`); terms of 5 or more code points also match
+ * at edit distance 1 (at most TYPO_MAX_TERMS terms). Bounds: docs/DESIGN.md, "Bounded query cost".
  */
 import MiniSearch from 'minisearch';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { parseNote } from './markdown.js';
-import { bestMatches, boundedHits, FUZZY_MIN_CHARS, ScoreSheet, scoreQuery, type TermSource } from './select.js';
+import {
+  bestMatches,
+  boundedHits,
+  FUZZY_MIN_CHARS,
+  keepMost,
+  matchedTerms,
+  ScoreSheet,
+  scoreQuery,
+  TYPO_MAX_TERMS,
+  type TermSource,
+} from './select.js';
 
-export { FUZZY_MIN_CHARS, FUZZY_WEIGHT, PREFIX_WEIGHT } from './select.js';
+export { FUZZY_MIN_CHARS, FUZZY_WEIGHT, HIT_MAX_TERMS, PREFIX_WEIGHT, TYPO_MAX_TERMS } from './select.js';
 import { countCodePoints } from './snippet.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
@@ -34,6 +44,24 @@ export const FIELD_BOOST = Object.freeze({ title: 2.5, body: 1, meta: 1.5 });
 export const PREFIX_FULL_CHARS = 3;
 /** Most prefix expansions of a shorter last term (those with the most postings; see `NoteIndex.rank`). */
 export const PREFIX_SHORT_MAX_TERMS = 64;
+/** Most prefix expansions of a last term of PREFIX_FULL_CHARS or more code points (see `NoteIndex.rank`). */
+export const PREFIX_MAX_TERMS = 512;
+
+/** The cap on prefix expansions of a last query term `term` (see `NoteIndex.rank`). */
+export function prefixCap(term: string): number {
+  return countCodePoints(term) >= PREFIX_FULL_CHARS ? PREFIX_MAX_TERMS : PREFIX_SHORT_MAX_TERMS;
+}
+
+/** Postings of one term summed over its fields (what the expansion caps rank by). */
+function postingCount(data: TermData): number {
+  counted = 0;
+  data.forEach(addSize);
+  return counted;
+}
+let counted = 0;
+const addSize = (freqs: Postings): void => {
+  counted += freqs.size;
+};
 /** MiniSearch 7.2 defaults: the BM25+ parameters (the expansion weights are in select.ts). */
 const BM25_K = 1.2;
 const BM25_B = 0.7;
@@ -104,6 +132,16 @@ export interface RankedMatch {
   score: number;
   /** Document terms that matched (normalized, sorted), for snippets. */
   terms: string[];
+}
+
+/** Work done by one ranking (see `NoteIndex.lastWork`). */
+export interface RankWork {
+  /** Postings lists (one term in one field) scored. */
+  lists: number;
+  /** Postings visited while scoring. */
+  postings: number;
+  /** Checks of a scored term against a chosen match (for its matched terms). */
+  checks: number;
 }
 
 /** Ranking statistics, for tests and diagnostics. */
@@ -316,6 +354,11 @@ type TreeNode = Map<string, TreeNode | TermData>;
 
 /** The label under which a radix tree node holds its own key's value. */
 const LEAF = '';
+
+/** The value of a node that holds only its own key's value (most nodes of a large tree), else undefined. */
+function onlyLeaf(node: TreeNode): TermData | undefined {
+  return node.size === 1 ? (node.get(LEAF) as TermData | undefined) : undefined;
+}
 
 /**
  * Inserts keys into MiniSearch's radix tree exactly as `SearchableMap.fetch(key, () => new Map())` does — the same
@@ -870,6 +913,7 @@ export class NoteIndex implements KnownNotes {
   private terms: TermCache;
   private removals = 0;
   private generation = 0;
+  private work: RankWork = { lists: 0, postings: 0, checks: 0 };
   private heldBytes = 0;
   /** Ranking scratch, indexed by MiniSearch short document id; all zero between calls. */
   private total = new Float64Array(0);
@@ -1005,11 +1049,15 @@ export class NoteIndex implements KnownNotes {
    * short document id instead of one result object with a `match` map per matching note, and only the best
    * `max` are turned into `RankedMatch` objects.
    *
-   * Bounded prefix expansion (the only departure from plain MiniSearch, deterministic): when the last query term
-   * is shorter than PREFIX_FULL_CHARS code points and has more than PREFIX_SHORT_MAX_TERMS prefix expansions, only
-   * the PREFIX_SHORT_MAX_TERMS expansions with the most postings (summed over fields; ties by term in ascending
-   * UTF-16 order) are used, so a one-letter query does not score every note through thousands of terms. The exact
-   * term always counts. Scratch arrays grow with MiniSearch's next short id and are kept zeroed between calls.
+   * Bounded expansions (the only departures from plain MiniSearch, deterministic, so that no corpus can make one
+   * query cost more than a bounded multiple of a plain term's postings): the last query term uses at most
+   * PREFIX_SHORT_MAX_TERMS prefix expansions when shorter than PREFIX_FULL_CHARS code points, else at most
+   * PREFIX_MAX_TERMS; each term at most TYPO_MAX_TERMS typo expansions; in each case those with the most postings
+   * (summed over fields; ties by term in ascending UTF-16 order), kept in MiniSearch's order. The exact term always
+   * counts. A match records at most HIT_MAX_TERMS matched terms (the first in scoring order). On the real vaults
+   * the tests and benchmark use, no prefix of three or more code points has more than PREFIX_MAX_TERMS expansions
+   * and no term more than TYPO_MAX_TERMS typo neighbours, so their rankings are MiniSearch's exactly. Scratch
+   * arrays grow with MiniSearch's next short id and are kept zeroed between calls.
    */
   rank(query: string, max = Infinity): RankedMatch[] {
     const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
@@ -1024,6 +1072,8 @@ export class NoteIndex implements KnownNotes {
       this.termMark = new Uint8Array(cap);
     }
     const sheet = new ScoreSheet(this.total, this.termScore, this.cover, this.termMark);
+    const work: RankWork = { lists: 0, postings: 0, checks: 0 };
+    this.work = work;
     /** Every derived term visited (for the snippet terms of the chosen matches). */
     const derived: [string, TermData][] = [];
     const fieldIds = FIELDS.map((f) => m._fieldIds[f]!);
@@ -1031,7 +1081,13 @@ export class NoteIndex implements KnownNotes {
     const source: TermSource<TermData> = {
       exact: (term) => m._index.get(term),
       prefixes: (term) => this.prefixExpansions(term),
-      typos: (term) => Array.from(m._index.fuzzyGet(term, 1), ([t, [data, distance]]) => [t, data, distance] as const),
+      typos: (term) =>
+        keepMost(
+          Array.from(m._index.fuzzyGet(term, 1), ([t, [data, distance]]) => [t, data, distance] as const),
+          TYPO_MAX_TERMS,
+          (e) => e[0],
+          (e) => postingCount(e[1]),
+        ),
       score: (data, weight, into) => {
         for (let f = 0; f < FIELDS.length; f++) {
           const fieldId = fieldIds[f]!;
@@ -1040,6 +1096,8 @@ export class NoteIndex implements KnownNotes {
           const matching = freqs.size;
           const avg = m._avgFieldLength[fieldId]!;
           const scale = weight * boosts[f]!;
+          work.lists++;
+          work.postings += matching;
           freqs.each((docId, tf) => {
             const fieldLength = m._fieldLength.get(docId)![fieldId]!;
             into.add(docId, scale * bm25(tf, matching, m._documentCount, fieldLength, avg));
@@ -1055,11 +1113,10 @@ export class NoteIndex implements KnownNotes {
         id: s.id,
         coverage: s.coverage,
         score: s.score,
-        terms: derived
-          .filter(([, data]) => fieldIds.some((f) => data.get(f)?.has(s.docId) === true))
-          .map(([t]) => t)
-          .filter((t, i, all) => all.indexOf(t) === i)
-          .sort(),
+        terms: matchedTerms(derived, (data) => {
+          work.checks++;
+          return fieldIds.some((f) => data.get(f)?.has(s.docId) === true);
+        }),
       }));
     } finally {
       sheet.clear();
@@ -1067,23 +1124,95 @@ export class NoteIndex implements KnownNotes {
   }
 
   /**
-   * Prefix expansions of the last query term (excluding the term itself), in MiniSearch's tree order, bounded
-   * for short terms (see `rank`).
+   * Work of the last `rank` (for tests that bound it): postings lists scored, postings visited, and matched-term
+   * checks made for the chosen matches' terms.
+   */
+  get lastWork(): Readonly<RankWork> {
+    return this.work;
+  }
+
+  /**
+   * Prefix expansions of the last query term (excluding the term itself), in MiniSearch's tree order (the order
+   * `atPrefix` iterates: each node's entries last inserted first), at most `prefixCap(term)` of them, chosen as
+   * `keepMost` chooses (see `rank`). Cost linear in the subtree below the prefix, with a string built only for the
+   * expansions kept:
+   * 1. one walk counts each expansion's postings, in tree order;
+   * 2. when more than the cap, the cap-th largest count T splits them: every expansion above T is kept, and the
+   *    rest of the room goes to expansions with exactly T postings, smallest terms first, found by a walk in
+   *    lexicographic order that stops once the room is filled;
+   * 3. a last walk in tree order names the kept ones.
    */
   private prefixExpansions(term: string): [string, TermData][] {
     const m = this.mini as unknown as MiniSearchInternals;
-    const all: [string, TermData][] = [];
-    for (const [t, data] of m._index.atPrefix(term)) if (t.length !== term.length) all.push([t, data]);
-    if (countCodePoints(term) >= PREFIX_FULL_CHARS || all.length <= PREFIX_SHORT_MAX_TERMS) return all;
-    const postings = (data: TermData): number => {
-      let n = 0;
-      for (const freqs of data.values()) n += freqs.size;
-      return n;
+    const view = m._index.atPrefix(term) as unknown as { _tree: TreeNode; _prefix: string };
+    const skipRoot = view._prefix.length === term.length;
+    const cap = prefixCap(term);
+    // One walk in tree order: each expansion's postings and where it sits (its inner node and its own edge label).
+    const leaves: TermData[] = [];
+    const counts: number[] = [];
+    const owner: number[] = [];
+    const labelOf: string[] = [];
+    const parents: number[] = [-1];
+    const edge: string[] = [view._prefix];
+    const leaf = (data: TermData, node: number, label: string): void => {
+      leaves.push(data);
+      counts.push(postingCount(data));
+      owner.push(node);
+      labelOf.push(label);
     };
-    const ranked = all.map(([t, data], at) => ({ t, at, n: postings(data) }));
-    ranked.sort((a, b) => b.n - a.n || (a.t < b.t ? -1 : a.t > b.t ? 1 : 0));
-    const keep = new Set(ranked.slice(0, PREFIX_SHORT_MAX_TERMS).map((r) => r.at));
-    return all.filter((_, at) => keep.has(at));
+    const walk = (node: TreeNode, at: number, depth: number): void => {
+      const labels = Array.from(node.keys());
+      for (let i = labels.length - 1; i >= 0; i--) {
+        const label = labels[i]!;
+        if (label === LEAF) {
+          if (depth > 0 || !skipRoot) leaf(node.get(LEAF) as TermData, at, '');
+          continue;
+        }
+        const child = node.get(label) as TreeNode;
+        const only = onlyLeaf(child);
+        if (only !== undefined) {
+          leaf(only, at, label);
+          continue;
+        }
+        parents.push(at);
+        edge.push(label);
+        walk(child, parents.length - 1, depth + 1);
+      }
+    };
+    walk(view._tree, 0, 0);
+    const name = (i: number): string => {
+      let s = labelOf[i]!;
+      for (let n = owner[i]!; n >= 0; n = parents[n]!) s = edge[n]! + s;
+      return s;
+    };
+    const out: [string, TermData][] = [];
+    if (leaves.length <= cap) {
+      for (let i = 0; i < leaves.length; i++) out.push([name(i), leaves[i]!]);
+      return out;
+    }
+    // The cap-th largest count splits them: everything above it is kept; the rest of the room goes to the
+    // expansions with exactly that count whose terms are smallest, found by a walk in lexicographic order that
+    // stops once the room is filled.
+    const threshold = Float64Array.from(counts).sort()[counts.length - cap]!;
+    let room = cap;
+    for (const n of counts) if (n > threshold) room--;
+    const ties = new Set<TermData>();
+    const lexical = (node: TreeNode, depth: number): void => {
+      for (const label of Array.from(node.keys()).sort()) {
+        if (ties.size >= room) return;
+        if (label !== LEAF) lexical(node.get(label) as TreeNode, depth + 1);
+        else if (depth > 0 || !skipRoot) {
+          const data = node.get(LEAF) as TermData;
+          if (postingCount(data) === threshold) ties.add(data);
+        }
+      }
+    };
+    lexical(view._tree, 0);
+    for (let i = 0; i < leaves.length; i++) {
+      const n = counts[i]!;
+      if (n > threshold || (n === threshold && ties.has(leaves[i]!))) out.push([name(i), leaves[i]!]);
+    }
+    return out;
   }
 
   /**

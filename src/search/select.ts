@@ -10,6 +10,13 @@ import { cutVisible, escapeHidden } from '../text/visible.js';
 
 /** Shortest term, in code points, that also matches at edit distance 1. */
 export const FUZZY_MIN_CHARS = 5;
+/** Most typo expansions of one query term (those with the most postings; see `keepMost`). */
+export const TYPO_MAX_TERMS = 64;
+/**
+ * Most matched terms recorded per hit (`RankedMatch.terms`, the snippet's anchors): the first ones in scoring order,
+ * so a query's own terms come before their expansions. Bounds the per-hit work and the snippet's term set.
+ */
+export const HIT_MAX_TERMS = 64;
 /** MiniSearch 7.2 defaults: weights of prefix and typo expansions. */
 export const PREFIX_WEIGHT = 0.375;
 export const FUZZY_WEIGHT = 0.45;
@@ -116,6 +123,70 @@ export function scoreQuery<T>(
     }
     sheet.endTerm();
   }
+}
+
+/**
+ * The `cap` items of `items` with the most postings (`postingsOf`), ties broken by term in ascending UTF-16 order,
+ * in their original order; all of them when there are at most `cap`. Deterministic for a given set of items
+ * whatever their order. Cost O(n log cap): a heap of the `cap` best so far, worst on top.
+ */
+export function keepMost<T>(
+  items: readonly T[],
+  cap: number,
+  termOf: (item: T) => string,
+  postingsOf: (item: T) => number,
+): T[] {
+  if (items.length <= cap) return items.slice();
+  const n = items.map(postingsOf);
+  /** True when item a ranks below item b (fewer postings, or as many and a later term). */
+  const worse = (a: number, b: number): boolean => {
+    if (n[a] !== n[b]) return n[a]! < n[b]!;
+    const ta = termOf(items[a]!);
+    const tb = termOf(items[b]!);
+    return ta > tb;
+  };
+  const heap: number[] = [];
+  const down = (i: number): void => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let w = i;
+      if (l < heap.length && worse(heap[l]!, heap[w]!)) w = l;
+      if (r < heap.length && worse(heap[r]!, heap[w]!)) w = r;
+      if (w === i) return;
+      [heap[i], heap[w]] = [heap[w]!, heap[i]!];
+      i = w;
+    }
+  };
+  for (let i = 0; i < items.length; i++) {
+    if (heap.length < cap) {
+      heap.push(i);
+      for (let j = heap.length - 1; j > 0; ) {
+        const p = (j - 1) >> 1;
+        if (!worse(heap[j]!, heap[p]!)) break;
+        [heap[j], heap[p]] = [heap[p]!, heap[j]!];
+        j = p;
+      }
+    } else if (worse(heap[0]!, i)) {
+      heap[0] = i;
+      down(0);
+    }
+  }
+  heap.sort((a, b) => a - b);
+  return heap.map((i) => items[i]!);
+}
+
+/**
+ * The distinct terms of `derived` (every term scored, in scoring order) that hold the hit (`holds`), at most
+ * HIT_MAX_TERMS of them (the first in scoring order), sorted. Linear in `derived`, which the expansion caps bound.
+ */
+export function matchedTerms<T>(derived: readonly (readonly [string, T])[], holds: (data: T) => boolean): string[] {
+  const seen = new Set<string>();
+  for (const [term, data] of derived) {
+    if (seen.size >= HIT_MAX_TERMS) break;
+    if (!seen.has(term) && holds(data)) seen.add(term);
+  }
+  return [...seen].sort();
 }
 
 /** One scored note: its document number in the caller's arrays, id, query terms matched and rounded score. */

@@ -8,7 +8,7 @@ import { scanTerms } from './tokenize.js';
 /** Most matched-term occurrences examined when choosing the best window (bounds work on huge notes). */
 const MAX_OCCURRENCES = 10_000;
 /** Only this many leading UTF-16 code units of a body are searched for an anchor (bounds work on huge notes). */
-const MAX_ANCHOR_SCAN = 262_144;
+export const MAX_ANCHOR_SCAN = 65_536;
 
 /**
  * Build the snippet of `body` for a result whose matching document terms are `matched` (normalized terms as the
@@ -18,15 +18,19 @@ const MAX_ANCHOR_SCAN = 262_144;
  * a term occurrence (earliest wins ties). It starts at a word boundary shortly before that occurrence (at most
  * about a fifth of the window, capped at 40 code points, of lead-in). When no matched term occurs in the body
  * (e.g. the match was in front matter) within the first MAX_ANCHOR_SCAN code units, the passage is the start of
- * the body. A body that fits whole is returned whole.
+ * the body. A body that fits whole is returned whole. Only the first MAX_ANCHOR_SCAN + 4 × maxChars code units of
+ * a body are read (a longer body's passage near that cut ends there), so the cost per snippet is bounded whatever
+ * the note's size; `matched` holds at most HIT_MAX_TERMS terms (select.ts).
  *
  * @param maxChars snippet_chars of the policy (≥ 1), in code points
  */
 export function makeSnippet(body: string, matched: ReadonlySet<string>, maxChars: number): string {
-  const text = body.replace(/\s+/gu, ' ').trim();
+  // Only the part of the body a passage can come from is looked at (whitespace collapsing only shortens it).
+  const source = body.length > MAX_ANCHOR_SCAN + 4 * maxChars ? body.slice(0, MAX_ANCHOR_SCAN + 4 * maxChars) : body;
+  const text = source.replace(/\s+/gu, ' ').trim();
   if (text === '') return '';
   // Short texts: no choice to make (cheap upper bound first: code points ≤ UTF-16 units).
-  if (text.length <= maxChars || countCodePoints(text) <= maxChars) return text;
+  if (text.length <= maxChars || countCodePointsUpTo(text, 0, maxChars + 1) <= maxChars) return text;
 
   const anchor = matched.size === 0 ? undefined : bestAnchor(text, matched, maxChars);
   let start = anchor === undefined ? 0 : leadInStart(text, anchor, Math.min(40, Math.floor(maxChars / 5)));
@@ -49,25 +53,38 @@ export function makeSnippet(body: string, matched: ReadonlySet<string>, maxChars
   return text.slice(start, end).trim();
 }
 
-/** UTF-16 offset of the occurrence that starts the window with the most distinct matched terms. */
+/**
+ * UTF-16 offset of the occurrence that starts the window with the most distinct matched terms (the earliest such
+ * window). Occurrences are read from the text only as far as the two pointers need them, so a body whose first
+ * window already holds every matched term costs a few words, not a scan of the whole body.
+ */
 function bestAnchor(text: string, matched: ReadonlySet<string>, maxChars: number): number | undefined {
   const occ: { start: number; term: string }[] = [];
-  for (const span of scanTerms(text)) {
-    if (span.start > MAX_ANCHOR_SCAN) break;
-    if (!matched.has(span.term)) continue;
-    occ.push({ start: span.start, term: span.term });
-    if (occ.length >= MAX_OCCURRENCES) break;
-  }
-  if (occ.length === 0) return undefined;
+  const spans = scanTerms(text);
+  let done = false;
+  /** Read the next matched occurrence into `occ`; false when there is none (or a bound is reached). */
+  const more = (): boolean => {
+    while (!done) {
+      const next = spans.next();
+      if (next.done === true || next.value.start > MAX_ANCHOR_SCAN || occ.length >= MAX_OCCURRENCES) {
+        done = true;
+        break;
+      }
+      if (!matched.has(next.value.term)) continue;
+      occ.push({ start: next.value.start, term: next.value.term });
+      return true;
+    }
+    return false;
+  };
   // Two pointers over occurrences; the window length is measured in UTF-16 units as an approximation of code
   // points (exact for the BMP), which only affects which anchor wins, never the snippet bound.
   const inWindow = new Map<string, number>();
-  let best = 0;
+  let best = -1;
   let bestCount = 0;
   let j = 0;
-  for (let i = 0; i < occ.length; i++) {
+  for (let i = 0; i < occ.length || more(); i++) {
     const limit = occ[i]!.start + maxChars;
-    while (j < occ.length && occ[j]!.start < limit) {
+    while ((j < occ.length || more()) && occ[j]!.start < limit) {
       inWindow.set(occ[j]!.term, (inWindow.get(occ[j]!.term) ?? 0) + 1);
       j++;
     }
@@ -81,7 +98,7 @@ function bestAnchor(text: string, matched: ReadonlySet<string>, maxChars: number
     if (n === 0) inWindow.delete(t);
     else inWindow.set(t, n);
   }
-  return occ[best]!.start;
+  return best < 0 ? undefined : occ[best]!.start;
 }
 
 /** Where to start a passage whose first matched term is at `anchor`: after the earliest space in the lead-in. */

@@ -19,7 +19,7 @@
  * dead terms builds a new table). Memory: per term its string, three int32 and its bytes; about 50 bytes for a
  * short term.
  */
-import { MAX_TERM_CHARS } from './tokenize.js';
+import { APOSTROPHES, fold, MAX_TERM_CHARS, SEGMENT_PIECE, SPACELESS, WORD } from './tokenize.js';
 
 /**
  * For a byte: its lowercase form when it is a word character of `tokenize`'s ASCII rules (0–9, A–Z,
@@ -82,15 +82,6 @@ const PROBE_LIMIT = 16;
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
 
-/** A word of `tokenize` (its rule 2): letters, marks and numbers, joined over inner apostrophes. */
-const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
-/** Characters of scripts written without spaces (`tokenize`'s rule 3, the same Script_Extensions). */
-const SPACELESS =
-  /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
-const APOSTROPHES = /['\u2019]/g;
-/** Longest string handed to the segmenter at once, in UTF-16 code units (`tokenize`'s SEGMENT_PIECE). */
-const SEGMENT_PIECE = 4096;
-
 let segmenter: Intl.Segmenter | undefined;
 
 /**
@@ -102,7 +93,7 @@ let segmenter: Intl.Segmenter | undefined;
  * most before V8 has optimized anything. tests/search/terms.test.ts checks it against `tokenize` itself.
  */
 function termsOfPiece(piece: string): string[] {
-  const text = piece.normalize('NFKC').toLowerCase();
+  const text = fold(piece);
   const out: string[] = [];
   WORD.lastIndex = 0;
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {

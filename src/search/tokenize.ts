@@ -3,7 +3,8 @@
  * in the same form.
  *
  * Rules, in order:
- * 1. Unicode NFKC, then lowercase (full-width letters, ligatures and compatibility forms fold to their plain form).
+ * 1. Unicode NFKC, then lowercase (full-width letters, ligatures and compatibility forms fold to their plain form),
+ *    after cutting any run of more than MAX_MARK_RUN combining marks to its first MAX_MARK_RUN (`fold`).
  * 2. A word is a run of letters, marks and numbers (general categories L, M, N); everything else separates words.
  *    An apostrophe (U+0027 or U+2019) between two word characters joins them and is dropped, so "don't" and
  *    "dont" are the same term.
@@ -25,16 +26,77 @@
 export const MAX_TERM_CHARS = 64;
 
 /** Longest string handed to the segmenter at once, in UTF-16 code units (about linear cost up to here). */
-const SEGMENT_PIECE = 4096;
+export const SEGMENT_PIECE = 4096;
 
-/** A word: letters/marks/numbers, optionally joined by inner apostrophes. */
-const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
+/** A word: letters/marks/numbers, optionally joined by inner apostrophes (global: callers reset `lastIndex`). */
+export const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
 /** Characters of scripts that do not separate words with spaces (Script_Extensions, so U+30FC "ー" counts). */
-const SPACELESS =
+export const SPACELESS =
   /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
-const APOSTROPHES = /['\u2019]/g;
+/** The apostrophes that join words (U+0027, U+2019), all of them. */
+export const APOSTROPHES = /['\u2019]/g;
 /** Fast path: pure ASCII text needs neither NFKC nor the spaceless-script check. */
 const NON_ASCII = /[^\u0000-\u007f]/;
+
+/**
+ * Longest run of combining marks kept before normalisation: 30, the bound of UAX #15's Stream-Safe Text Format
+ * (no real text has longer runs of non-starters). Canonical reordering inside NFKC sorts a run of non-starters by
+ * insertion (ICU), so its cost grows with the square of the run: 60,000 + 60,000 marks in descending combining
+ * class take seconds. Longer runs are cut to their first MAX_MARK_RUN code points before normalising.
+ */
+export const MAX_MARK_RUN = 30;
+/**
+ * A run of more than MAX_MARK_RUN code points that are combining marks or decompose (NFKD) to one first: the
+ * marks (category M), U+0E33 and U+0EB3 (Thai and Lao AM) and U+FF9E, U+FF9F (half-width sound marks), found by
+ * checking every code point's NFKD.
+ */
+const MARK_RUN = /[\p{M}\u0E33\u0EB3\uFF9E\uFF9F]{31,}/gu;
+/**
+ * Longest piece handed to `normalize` at once where the text allows it, in UTF-16 code units. A piece ends before a
+ * code unit after which NFKC and lowercasing continue as at the start of a text: ASCII whitespace, digits and
+ * punctuation other than the case-ignorable ' . : ^ ` (a starter that is never the second of a composition, and
+ * ends the Final_Sigma context), or U+3000–U+3002 (ideographic space, comma, full stop). Runs without such a unit
+ * stay whole; with mark runs bounded their cost is linear.
+ */
+export const NORMALIZE_PIECE = 1024;
+/** A code unit a normalisation piece may start with (see NORMALIZE_PIECE). */
+const PIECE_START = /[\t-\r !"#$%&()*+,\-/0-9;<=>?@[\\\]_{|}~\u3000-\u3002]/g;
+
+/** `s` with every run of more than MAX_MARK_RUN combining marks cut to its first MAX_MARK_RUN code points. */
+export function boundMarks(s: string): string {
+  MARK_RUN.lastIndex = 0;
+  if (!MARK_RUN.test(s)) return s;
+  return s.replace(MARK_RUN, (run) => {
+    // MAX_MARK_RUN code points: a mark outside the BMP takes two code units.
+    let end = 0;
+    for (let k = 0; k < MAX_MARK_RUN; k++) end += (run.codePointAt(end) ?? 0) > 0xffff ? 2 : 1;
+    return run.slice(0, end);
+  });
+}
+
+/**
+ * NFKC, then lowercase: the folding of rule 1, with bounded cost (see MAX_MARK_RUN and NORMALIZE_PIECE): mark runs
+ * are cut first, then the text is normalised piece by piece. Every caller (tokenizer, term table, snippet scanner)
+ * folds through here, so notes and queries meet in the same form.
+ */
+export function fold(text: string): string {
+  if (!NON_ASCII.test(text)) return text.toLowerCase();
+  const s = boundMarks(text);
+  const n = s.length;
+  if (n <= NORMALIZE_PIECE) return s.normalize('NFKC').toLowerCase();
+  let out = '';
+  for (let start = 0; start < n; ) {
+    let end = start + NORMALIZE_PIECE;
+    if (end >= n) end = n;
+    else {
+      PIECE_START.lastIndex = end;
+      end = PIECE_START.test(s) ? PIECE_START.lastIndex - 1 : n;
+    }
+    out += s.slice(start, end).normalize('NFKC').toLowerCase();
+    start = end;
+  }
+  return out;
+}
 
 let segmenter: Intl.Segmenter | undefined;
 
@@ -87,7 +149,7 @@ export interface TermSpan {
 export function tokenize(text: string): string[] {
   const ascii = !NON_ASCII.test(text);
   if (ascii) return tokenizeAscii(text.toLowerCase());
-  return tokenizeMixed(text.normalize('NFKC').toLowerCase());
+  return tokenizeMixed(fold(text));
 }
 
 /** One letter, mark or number at `lastIndex` (sticky, so it tests exactly one code point there). */
@@ -192,7 +254,7 @@ function push(out: string[], word: string): void {
  */
 export function* scanTerms(text: string): Generator<TermSpan> {
   for (const [word, at] of wordSpans(text)) {
-    const lower = NON_ASCII.test(word) ? word.normalize('NFKC').toLowerCase() : word.toLowerCase();
+    const lower = fold(word);
     const term = clip(lower.replace(APOSTROPHES, ''));
     if (term !== '') yield { term, start: at, end: at + word.length };
   }

@@ -231,12 +231,14 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
       // build the index after the answer is written (searchCold answers exactly what sync + search would).
       let answer: ReturnType<typeof searchCold>;
       try {
-        answer = searchCold(scan.notes, query, limit, limits);
+        answer = searchCold(scan.notes, query, limit, limits, index);
       } catch (err) {
         indexes.drop(key);
         throw err;
       }
-      indexes.defer(key, scan.notes);
+      // A query that reaches very many terms was answered from the index, built in the call (see searchCold).
+      if (index.size > 0) indexes.fit(key);
+      else indexes.defer(key, scan.notes);
       return { ok: true, results: answer.hits, truncated: answer.truncated || scan.truncated };
     }
     try {
