@@ -914,7 +914,10 @@ def _valid_result(tool: str, result) -> bool:
             return False
         return "hint" not in error or _is_str(error["hint"])
     if tool == SEARCH_TOOL:
-        if set(result) != {"ok", "results", "truncated"} or not isinstance(result["truncated"], bool):
+        keys = set(result)
+        if not {"ok", "results", "truncated"} <= keys <= {"ok", "results", "truncated", "incomplete"}:
+            return False
+        if not isinstance(result["truncated"], bool) or result.get("incomplete", True) is not True:
             return False
         if not isinstance(result["results"], list):
             return False

@@ -22,6 +22,8 @@ import { isNoteName, segmentReason, validateId } from '../trust/names.js';
 import { readNoteById } from '../trust/note.js';
 import { closeQuietly, openTrustedDir, readTrustedFile } from '../trust/path.js';
 import { scanTree } from '../trust/scan.js';
+import { MAX_ID_SEGMENTS, type ScanResult } from '../trust/types.js';
+import { LIMIT_TABLE } from '../policy/schema.js';
 import type { Native } from '../../native/types.js';
 import { firstUntrustedDir, MAX_NAMED_PROBLEMS, workerProgramProblems } from './program-trust.js';
 import { hermesApiLines, MCP_RUN_KIND_NOTE, pluginStatus, policyStatus, type PluginStatus } from './status.js';
@@ -77,7 +79,7 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   sticky_tmp: 'a shared sticky temp directory cannot be the root or hold the policy: use a private directory',
   root_untrusted: 'the root or a directory above it can be written by someone else: fix its owner, mode or ACL',
   entry_ceiling:
-    'more than 50,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
+    'more than 1,000,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
   io_error: 'an I/O error: check the filesystem (dmesg) and permissions',
   unsupported_platform: 'memory-bridge runs on Linux and macOS only; every call is unavailable here',
   policy_missing: 'create it from policy.example.json: mkdir -p the directory (chmod 700) and the file (chmod 600)',
@@ -106,8 +108,8 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   version_mismatch: 'the installed shim comes from another memory-bridge version: run memory-bridge install again',
   unverified_platform:
     "this platform's bindings were written from documentation and never run here; test with doctor --explain before relying on it",
-  truncated:
-    'a budget stopped the scan or notes lie below max_depth: searches may miss notes; raise the limits or narrow "allow"',
+  incomplete:
+    'a budget stopped the scan or notes lie below max_depth: searches answer "incomplete" and miss notes; raise the limit named above or narrow "allow"',
   no_visible_notes:
     'no note passes the policy and the trust rule, so searches find nothing: check "allow" and the counts above, or try doctor --explain ID',
   no_home: 'the home directory does not exist: pass --home or set HERMES_HOME',
@@ -337,14 +339,23 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
     details.set('root', [policy.root]);
     checks.push({ name: 'root', ok: true });
     try {
-      const scan = scanTree(rootFd, policy, scanLimitsOf(policy), { has: () => false }, native!);
+      const scan = scanTree(
+        rootFd,
+        policy,
+        { ...scanLimitsOf(policy), keepText: false },
+        { has: () => false },
+        native!,
+      );
       for (const [reason, n] of Object.entries(scan.skipped)) if (n !== undefined && n > 0) counts[reason] = n;
       const lines = [`${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`];
       for (const [reason, n] of Object.entries(counts).sort())
         lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason)}`);
       details.set('tree', lines);
-      if (scan.truncated) checks.push({ name: 'tree', ok: true, reason: 'truncated', remedy: remedyOf('truncated') });
-      else if (scan.notes.length === 0)
+      if (scan.truncated) {
+        const cut = describeCut(rootFd, policy, scan, native!);
+        lines.push(cut.line);
+        checks.push({ name: 'tree', ok: true, reason: 'incomplete', remedy: cut.remedy });
+      } else if (scan.notes.length === 0)
         checks.push({ name: 'tree', ok: true, reason: 'no_visible_notes', remedy: remedyOf('no_visible_notes') });
       else checks.push({ name: 'tree', ok: true });
     } catch (err) {
@@ -356,6 +367,69 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
     closeQuietly(native!, rootFd);
   }
   return finish();
+}
+
+/**
+ * What a cut scan left out, for the operator: a second scan of the same tree with the budgets lifted (entries and
+ * bytes unbounded, depth at the id limit of 16 segments; the raw entry ceiling still applies) counts the visible
+ * notes, texts dropped as they pass. The remedy names the limit that cut the scan and the value that would cover
+ * the vault, and never advises raising a limit already at its ceiling (README "Limits").
+ *
+ * @param rootFd open trusted root (not closed here)
+ * @param scan   the policy-limited scan, `truncated` with its `cut`
+ * @returns one detail line and the remedy
+ */
+export function describeCut(
+  rootFd: number,
+  policy: Policy,
+  scan: ScanResult,
+  native: Native,
+): { line: string; remedy: string } {
+  const which = scan.cut ?? 'max_depth';
+  const row = LIMIT_TABLE.find((r) => r.key === which)!;
+  const now = policy.limits[which];
+  const narrow = 'narrow "allow" (or add "deny" patterns) so fewer notes match, or split the notes across profiles';
+  const atCeiling = `${which} is already at its ceiling (${row.ceiling}): ${narrow}`;
+  let full: ScanResult;
+  try {
+    full = scanTree(
+      rootFd,
+      policy,
+      {
+        ...scanLimitsOf(policy),
+        maxEntries: Number.MAX_SAFE_INTEGER,
+        maxTotalBytes: Number.MAX_SAFE_INTEGER,
+        maxDepth: MAX_ID_SEGMENTS,
+        keepText: false,
+      },
+      { has: () => false },
+      native,
+    );
+  } catch (err) {
+    const line = `the scan was cut by ${which}; counting the notes it left out failed (${reasonOf(err)})`;
+    return {
+      line,
+      remedy: now >= row.ceiling ? atCeiling : `raise limits.${which} (ceiling ${row.ceiling}), or ${narrow}`,
+    };
+  }
+  const leftOut = Math.max(0, full.notes.length - scan.notes.length);
+  const line =
+    `the scan was cut by ${which}: ${leftOut} of ${full.notes.length} visible notes were left out ` +
+    '(searches answer "incomplete": true)';
+  let needed = 0;
+  if (which === 'max_entries') needed = full.notes.length;
+  else if (which === 'max_total_bytes') for (const n of full.notes) needed += n.stat.size;
+  else for (const n of full.notes) needed = Math.max(needed, n.id.split('/').length);
+  if (now >= row.ceiling) return { line, remedy: atCeiling };
+  if (needed > row.ceiling)
+    return {
+      line,
+      remedy: `raise limits.${which} to its ceiling ${row.ceiling} (now ${now}); even that leaves notes out: ${narrow}`,
+    };
+  return {
+    line,
+    remedy: `raise limits.${which} to at least ${Math.max(needed, now + 1)} (now ${now}, ceiling ${row.ceiling}), or ${narrow}`,
+  };
 }
 
 /**

@@ -63,10 +63,11 @@ export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(
       },
       {
         key: 'max_entries',
-        default: 2000,
-        ceiling: 10_000,
+        default: 100_000,
+        ceiling: 500_000,
         unit: 'entries',
-        meaning: 'Policy-matching candidate notes considered per call; reaching it stops the scan (truncated).',
+        meaning:
+          'Trusted policy-matching candidate notes considered per call; reaching it stops the scan (the answer says incomplete).',
       },
       {
         key: 'max_depth',
@@ -84,10 +85,11 @@ export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(
       },
       {
         key: 'max_total_bytes',
-        default: 16_777_216,
-        ceiling: 67_108_864,
+        default: 1_073_741_824,
+        ceiling: 4_294_967_296,
         unit: 'bytes',
-        meaning: 'Sum of the sizes of candidate notes considered per call; exceeding it stops the scan (truncated).',
+        meaning:
+          'Sum of the sizes of trusted candidate notes considered per call; exceeding it stops the scan (the answer says incomplete).',
       },
     ] satisfies LimitSpec[]
   ).map((row) => Object.freeze(row)),

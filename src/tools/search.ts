@@ -16,18 +16,19 @@ import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
 import { NoteIndex } from '../search/index.js';
 import { scanTree } from '../trust/scan.js';
-import type { ScanLimits, ScannedNote } from '../trust/types.js';
+import type { ScanLimits, ScannedNote, ScanResult } from '../trust/types.js';
 import { HINTS, parseSearchArgs } from './args.js';
 import { callerHome } from './caller.js';
 import { policyAndRoot } from './start.js';
-import type { SearchResult } from './types.js';
+import type { SearchHit, SearchResult } from './types.js';
 
 /** Default number of per-view indexes kept in memory (BridgeOptions.maxIndexes). */
 export const DEFAULT_MAX_INDEXES = 8;
 /**
  * Default bound on the summed note bytes of all held indexes (BridgeOptions.maxIndexBytes): 256 MiB of note
- * files, four views at the policy ceiling of max_total_bytes (64 MiB). The index of one view costs a few times its
- * note bytes in memory (text plus postings), so this keeps a worker serving many large homes bounded.
+ * files. The index of one view costs a few times its note bytes in memory (text plus postings), so this keeps a
+ * worker serving many large homes bounded. It only ever drops other views: the view just searched is kept whole
+ * even when it alone is larger (a 100,000-note vault within max_total_bytes is never cut by it).
  */
 export const DEFAULT_MAX_INDEX_BYTES = 256 * 1024 * 1024;
 
@@ -193,6 +194,16 @@ export function scanLimitsOf(policy: Policy): ScanLimits {
 }
 
 /**
+ * The §2 answer from the ranked hits and the scan: `truncated` when the selection or the scan left something out;
+ * `incomplete: true` (and only then present) when the scan was cut by a budget or the depth limit.
+ */
+function answerOf(ranked: { hits: SearchHit[]; truncated: boolean }, scan: ScanResult): SearchResult {
+  const answer: SearchResult = { ok: true, results: ranked.hits, truncated: ranked.truncated || scan.truncated };
+  if (scan.truncated) answer.incomplete = true;
+  return answer;
+}
+
+/**
  * Run one search. Steps, in order: arguments; caller home; platform bindings; policy (fresh); run kind; limit
  * against the policy's max_results (default default_results); open the root through the trust walk; the view's
  * index (pending notes of its last call synced first, see IndexCache); scan with that index as KnownNotes; sync;
@@ -239,7 +250,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
       // A query that reaches very many terms was answered from the index, built in the call (see searchCold).
       if (index.size > 0) indexes.fit(key);
       else indexes.defer(key, scan.notes);
-      return { ok: true, results: answer.hits, truncated: answer.truncated || scan.truncated };
+      return answerOf(answer, scan);
     }
     try {
       index.sync(scan.notes);
@@ -248,8 +259,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
       throw err;
     }
     indexes.fit(key);
-    const { hits, truncated } = index.search(query, limit, limits);
-    return { ok: true, results: hits, truncated: truncated || scan.truncated };
+    return answerOf(index.search(query, limit, limits), scan);
   } finally {
     native.close(rootFd);
   }

@@ -25,7 +25,14 @@ export interface SearchHit {
 export interface SearchResult {
   ok: true;
   results: SearchHit[];
+  /** Something was left out: more hits than `limit`, the `total_chars` budget, or a cut scan (README "Tools"). */
   truncated: boolean;
+  /**
+   * Present (always `true`) only when the scan itself was cut: `max_entries` or `max_total_bytes` stopped it, or an
+   * allowed trusted note lies deeper than `max_depth`, so notes this caller may see were not searched. Budgets count
+   * only trusted, policy-matching notes, so it reveals nothing about hidden ones (docs/DESIGN.md, "Deliberate departures").
+   */
+  incomplete?: true;
 }
 
 export interface ReadResult {

@@ -256,6 +256,7 @@ export function scanTree(
   const memo = rawStat ? scanMemoOf(known) : null;
   const callStarted = Date.now();
   const racyMargin = limits.racyMarginMs ?? RACY_MARGIN_MS;
+  const keepText = limits.keepText ?? true;
   if (memo !== null) {
     const rootId = `${rootStat.dev}:${rootStat.ino}:${rootStat.mntId ?? ''}`;
     if (memo.root !== rootId || memo.names !== limits.names) {
@@ -277,6 +278,7 @@ export function scanTree(
   let candidates = 0;
   let bytes = 0;
   let truncated = false;
+  let cut: ScanResult['cut'];
   let stopped = false;
   /** fstat of the directory `openChildDir` opened last (valid right after it returns a descriptor). */
   let childStat: FileStat = rootStat;
@@ -531,6 +533,7 @@ export function scanTree(
    */
   const charge = (size: number, count = true): boolean => {
     if (candidates >= limits.maxEntries || bytes + size > limits.maxTotalBytes) {
+      cut = candidates >= limits.maxEntries ? 'max_entries' : 'max_total_bytes';
       truncated = true;
       stopped = true;
       return false;
@@ -641,7 +644,7 @@ export function scanTree(
         return;
       }
       countEntry();
-      notes.push({ id, key: verifiedKey(fst), stat: fst, text: decoded.text });
+      notes.push({ id, key: verifiedKey(fst), stat: fst, text: keepText ? decoded.text : undefined });
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       skip('io_error');
@@ -761,5 +764,7 @@ export function scanTree(
     // Forget directories this scan did not visit (removed, denied, or past a budget stop).
     for (const [prefix, listing] of memo.listings) if (listing.seen !== memo.generation) memo.listings.delete(prefix);
   }
-  return { notes, truncated, rawEntries, skipped };
+  const result: ScanResult = { notes, truncated, rawEntries, skipped };
+  if (truncated) result.cut = cut ?? 'max_depth';
+  return result;
 }

@@ -37,10 +37,16 @@ export interface ScanLimits {
    * Default `RACY_MARGIN_MS` (3000); tests that count opens of freshly written notes pass 0.
    */
   racyMarginMs?: number;
+  /**
+   * False: every note is still read and validated exactly as usual, but its text is dropped after the check
+   * (`ScannedNote.text` is undefined), so memory stays bounded by one note. For operator counts (doctor), never for
+   * an index. Default true.
+   */
+  keepText?: boolean;
 }
 
 /** Hard ceiling on raw directory entries listed per call (PRODUCT.md §5): more → `unavailable`. */
-export const RAW_ENTRY_CEILING = 50_000;
+export const RAW_ENTRY_CEILING = 1_000_000;
 
 /** Read-id syntax limits (PRODUCT.md §5): over these an id is `invalid_request`, and search never returns one. */
 export const MAX_ID_CHARS = 512;
@@ -75,6 +81,11 @@ export interface ScanResult {
   notes: ScannedNote[];
   /** An entry or byte budget stopped the scan, or an allowed Markdown name exists below the depth limit. */
   truncated: boolean;
+  /**
+   * Which limit cut the scan when `truncated`: the entry or byte budget that stopped it, else `max_depth` (a trusted
+   * candidate lies below the depth limit). Absent when nothing was cut. Operator output only (doctor).
+   */
+  cut?: 'max_entries' | 'max_total_bytes' | 'max_depth';
   /** Raw directory entries listed in this call (≤ RAW_ENTRY_CEILING). */
   rawEntries: number;
   /** Operator counts of skipped objects by reason (for doctor); never shown to the model. */

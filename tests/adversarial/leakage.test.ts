@@ -1,6 +1,6 @@
 /**
  * Leakage (PRODUCT.md §2, §6): a denied or untrusted note that matches a query never changes a search response by a
- * single byte — ids, titles, snippets, order, `truncated` — including at the edges of every budget (max_entries,
+ * single byte — ids, titles, snippets, order, `truncated`, `incomplete` — including at the edges of every budget (max_entries,
  * max_total_bytes, the depth look-ahead, limit and total_chars) where such a note could shift a flag. Denied and
  * missing reads are byte-identical. No output (tool JSON, CLI stdout and stderr, MCP text) names the root or home.
  */
@@ -126,6 +126,28 @@ function budgetPolicies(): [string, Record<string, unknown>][] {
     ['max_results 1', { limits: { max_results: 1, default_results: 1 } }],
   ];
 }
+
+test('leakage › the budget edges above are real: "incomplete" appears exactly where a limit cut allowed notes', (t) => {
+  const expected: Record<string, boolean> = {
+    defaults: false,
+    'max_entries exactly the allowed count': false,
+    'max_entries one below the allowed count': true,
+    'max_total_bytes exactly the allowed total': false,
+    'max_total_bytes one byte short': true,
+    'max_depth at the deepest allowed note': false,
+    'max_depth one above the middle': true,
+    'tight total_chars and snippet_chars': false,
+    'max_results 1': false,
+  };
+  for (const [policyName, policy] of budgetPolicies()) {
+    const a = arena(policy);
+    for (const [q, limit] of QUERIES) {
+      const r = a.search(q, limit) as { ok: boolean; incomplete?: unknown; truncated?: boolean };
+      t.is('incomplete' in r, expected[policyName] === true, `${policyName}: ${q}`);
+      if ('incomplete' in r) t.true(r.incomplete === true && r.truncated === true, policyName);
+    }
+  }
+});
 
 for (const [policyName, policy] of budgetPolicies()) {
   test(`leakage › search is byte-identical with and without each denied or untrusted intruder (${policyName})`, (t) => {

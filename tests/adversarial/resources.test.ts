@@ -1,7 +1,7 @@
 /**
  * Resources (issue item 5): descriptors unchanged after 10,000 calls including failing ones; heap growth bounded
  * across 10,000 calls once warm; a FIFO, socket or device node named `*.md` never blocks a call; a directory of
- * 50,001 entries makes a call unavailable without its entries being opened; deep trees stop at max_depth.
+ * 1,000,001 entries makes a call unavailable without its entries being opened; deep trees stop at max_depth.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -133,7 +133,7 @@ test.serial('resources › a FIFO, a socket and device nodes named *.md never bl
   }
 });
 
-/** A fresh trusted directory on tmpfs when root (50,001 entries in well under a second), else under the temp dir. */
+/** A fresh trusted directory on tmpfs when root (1,000,001 entries in a few seconds), else under the temp dir. */
 function fastTrustedDir(a: Arena, name: string): string {
   const dir = mkdirs(a.root, name);
   if (isRoot) {
@@ -144,7 +144,7 @@ function fastTrustedDir(a: Arena, name: string): string {
 }
 
 test.serial(
-  'resources › a directory with 50,001 entries makes search and read unavailable without opening its entries',
+  'resources › a directory with 1,000,001 entries makes search and read unavailable without opening its entries',
   (t) => {
     t.timeout(170_000);
     // On its own tmpfs the crowded directory is another mount, which the scan would skip before listing; so here

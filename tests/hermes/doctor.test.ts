@@ -18,6 +18,12 @@ import {
   writeNote,
 } from '../helpers/fixtures.js';
 
+import { getNative } from '../../native/index.js';
+import { describeCut } from '../../src/hermes/doctor.js';
+import { parsePolicyBytes } from '../../src/policy/load.js';
+import { scanLimitsOf } from '../../src/tools/search.js';
+import { scanTree } from '../../src/trust/scan.js';
+
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const cli = path.join(repo, 'dist', 'src', 'cli', 'main.js');
 const tmp = makeTempDir('mb-doctor-');
@@ -189,6 +195,59 @@ test('doctor › counts skipped files by reason with a remedy for each', (t) => 
   );
   const text = run('doctor', '--home', home);
   for (const reason of Object.keys(r.json.counts)) t.regex(text.stdout, new RegExp(`skipped \\d+ × ${reason}: \\S`));
+});
+
+test('doctor › a cut scan is a warning that counts the visible notes left out and names the limit', (t) => {
+  const { home, root } = setup({ limits: { max_entries: 2 } });
+  for (let i = 0; i < 5; i++) writeNote(root, `projects/n${i}.md`, `# N${i}\n`);
+  // Hidden, untrusted and denied notes are never counted as left out.
+  writeNote(root, 'projects/open.md', '# open\n', 0o666);
+  writeNote(root, 'projects/private/more.md', '# more\n');
+  const r = run('doctor', '--home', home, '--json');
+  t.is(r.code, 0, r.stdout);
+  const tree = check(r.json, 'tree');
+  t.is(tree.reason, 'incomplete');
+  t.regex(tree.remedy, /raise limits\.max_entries to at least 6 \(now 2, ceiling 500000\)/);
+  const text = run('doctor', '--home', home);
+  t.regex(text.stdout, /cut by max_entries: 4 of 6 visible notes were left out/);
+});
+
+test('doctor › never advises raising a limit already at its ceiling', (t) => {
+  const small = setup({ limits: { max_depth: 1 } });
+  writeNote(small.root, 'projects/deep/x.md', '# X\n');
+  const cut = run('doctor', '--home', small.home, '--json');
+  t.is(check(cut.json, 'tree').reason, 'incomplete');
+  t.regex(check(cut.json, 'tree').remedy, /raise limits\.max_depth to at least 3 \(now 1, ceiling 16\)/);
+  // A vault past the entry and byte ceilings is too big to build here, so the policy at its ceilings judges the
+  // counts of a scan cut lower (the same tree, the same second scan): the advice must not be to raise them.
+  for (const [key, limit] of [
+    ['max_entries', { maxEntries: 1 }],
+    ['max_total_bytes', { maxTotalBytes: 1 }],
+  ] as const) {
+    const { root } = setup();
+    writeNote(root, 'projects/b.md', '# B\n');
+    const policy = parsePolicyBytes(
+      Buffer.from(
+        JSON.stringify({
+          version: 1,
+          root,
+          allow: ['projects/**'],
+          limits: { max_entries: 500_000, max_total_bytes: 4 * 1024 ** 3 },
+        }),
+      ),
+    );
+    const fd = fs.openSync(root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      const scan = scanTree(fd, policy, { ...scanLimitsOf(policy), ...limit }, { has: () => false });
+      t.is(scan.cut, key);
+      const { line, remedy } = describeCut(fd, policy, scan, getNative()!);
+      t.regex(line, new RegExp(`cut by ${key}: \\d+ of \\d+ visible notes were left out`));
+      t.notRegex(remedy, /raise/, remedy);
+      t.regex(remedy, new RegExp(`${key} is already at its ceiling`));
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
 });
 
 rootTest('doctor › counts a note owned by someone else (needs root)', (t) => {

@@ -32,7 +32,7 @@ test('schema › the smallest valid policy gets every default', (t) => {
   t.deepEqual({ ...p.limits }, { ...DEFAULT_LIMITS });
 });
 
-test('schema › the limit table holds the defaults and ceilings of PRODUCT.md §4', (t) => {
+test('schema › the limit table holds the defaults and ceilings (README "Limits": whole vaults of 100,000 notes)', (t) => {
   const table = Object.fromEntries(LIMIT_TABLE.map((r) => [r.key, [r.default, r.ceiling]]));
   t.deepEqual(table, {
     max_results: [10, 10],
@@ -40,10 +40,10 @@ test('schema › the limit table holds the defaults and ceilings of PRODUCT.md �
     snippet_chars: [300, 300],
     total_chars: [4000, 4000],
     max_file_bytes: [262144, 1048576],
-    max_entries: [2000, 10000],
+    max_entries: [100_000, 500_000],
     max_depth: [8, 16],
     read_chars: [8000, 8000],
-    max_total_bytes: [16777216, 67108864],
+    max_total_bytes: [1024 ** 3, 4 * 1024 ** 3],
   });
   t.true(Object.isFrozen(LIMIT_TABLE));
   t.true(LIMIT_TABLE.every((r) => Object.isFrozen(r) && r.meaning.length > 0));

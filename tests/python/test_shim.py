@@ -226,6 +226,23 @@ class InteractiveCallTests(ShimTestCase):
         self.assertEqual(ids, ["projects/garden.md"])
         self.assertEqual(set(result), {"ok", "results", "truncated"})
 
+    def test_a_cut_scan_reaches_the_model_as_incomplete(self):
+        self.set_policy(self.home, _policy(self.notes, allow=["**"], limits={"max_entries": 1}))
+        result = self.search()
+        self.assertIs(result["ok"], True, self.reasons)
+        self.assertEqual(set(result), {"ok", "results", "truncated", "incomplete"})
+        self.assertIs(result["incomplete"], True)
+        self.assertIs(result["truncated"], True)
+
+    def test_incomplete_is_accepted_only_as_true_beside_truncated(self):
+        valid = self.shim._valid_result
+        base = {"ok": True, "results": [], "truncated": True}
+        self.assertTrue(valid(self.shim.SEARCH_TOOL, base))
+        self.assertTrue(valid(self.shim.SEARCH_TOOL, {**base, "incomplete": True}))
+        self.assertFalse(valid(self.shim.SEARCH_TOOL, {**base, "incomplete": False}))
+        self.assertFalse(valid(self.shim.SEARCH_TOOL, {**base, "incomplete": "yes"}))
+        self.assertFalse(valid(self.shim.SEARCH_TOOL, {**base, "partial": True}))
+
     def test_read_returns_an_allowed_note_and_refuses_a_denied_one(self):
         ok = self.read("projects/garden.md")
         self.assertEqual((ok["ok"], ok["id"]), (True, "projects/garden.md"))
