@@ -208,7 +208,7 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
   for (const l of pol.limits) {
     const origin = l.isDefault ? 'default' : `set; default ${l.default}`;
     lines.push(
-      `  ${l.key.padEnd(width)}  ${String(l.value).padStart(8)} ${l.unit.padEnd(10)} (${origin}, ceiling ${l.ceiling})`,
+      `  ${l.key.padEnd(width)}  ${String(l.value).padStart(10)} ${l.unit.padEnd(10)} (${origin}, ceiling ${l.ceiling})`,
     );
   }
   return lines.join('\n');
