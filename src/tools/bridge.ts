@@ -29,6 +29,7 @@ function className(err: unknown): string {
  * @param options.maxIndexBytes most summed note bytes (file sizes) across the kept indexes (default 256 MiB, a
  *   number ≥ 1; RangeError otherwise); least recently used views are dropped after a search, never the one just used
  * @param options.racyMarginMs ms after a note's last change during which it is re-verified every call (default 3000)
+ * @param options.rawEntryCeiling raw directory entries one call may list (default and most RAW_ENTRY_CEILING)
  */
 export function createBridge(options: BridgeOptions = {}): Bridge {
   const log = options.log ?? stderrLog;
@@ -36,6 +37,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
     options.maxIndexes ?? DEFAULT_MAX_INDEXES,
     options.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES,
     options.racyMarginMs,
+    options.rawEntryCeiling,
   );
 
   function emit(event: LogEvent): void {
@@ -70,7 +72,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
       return guarded('memory_bridge_search', caller, () => runSearch(args, caller, indexes));
     },
     read(args, caller): ReadResult | ErrorResult {
-      return guarded('memory_bridge_read', caller, () => runRead(args, caller));
+      return guarded('memory_bridge_read', caller, () => runRead(args, caller, options.rawEntryCeiling));
     },
     call(tool, args, caller): ToolResult {
       if (tool === 'memory_bridge_search') return bridge.search(args, caller);

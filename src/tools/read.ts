@@ -35,10 +35,11 @@ export function capContent(text: string, readChars: number): { content: string; 
  * missing, symlink, hard link, untrusted, too deep, too big, binary, invalid UTF-8) is the same
  * `not_found_or_denied`.
  *
+ * @param rawEntryCeiling ScanLimits.rawEntryCeiling (undefined: RAW_ENTRY_CEILING; tests lower it)
  * @throws BridgeError: `invalid_request` (arguments, id syntax), `unavailable` (caller, platform, policy, run kind,
- *   root trust), `not_found_or_denied` (the note)
+ *   root trust, the raw entry ceiling), `not_found_or_denied` (the note)
  */
-export function runRead(args: unknown, caller: unknown): ReadResult {
+export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number): ReadResult {
   const id = validateId(parseReadArgs(args).id);
   const home = callerHome(caller);
   const native = getNative();
@@ -48,7 +49,7 @@ export function runRead(args: unknown, caller: unknown): ReadResult {
   });
   let text: string;
   try {
-    text = readNoteById(rootFd, id, policy, scanLimitsOf(policy), native);
+    text = readNoteById(rootFd, id, policy, { ...scanLimitsOf(policy), rawEntryCeiling }, native);
   } finally {
     native.close(rootFd);
   }

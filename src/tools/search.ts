@@ -75,6 +75,8 @@ export class IndexCache {
     private readonly maxBytes: number = DEFAULT_MAX_INDEX_BYTES,
     /** ScanLimits.racyMarginMs for scans into these indexes (undefined: the trust layer's default). */
     readonly racyMarginMs?: number,
+    /** ScanLimits.rawEntryCeiling for these scans (undefined: RAW_ENTRY_CEILING; tests lower it). */
+    readonly rawEntryCeiling?: number,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('maxIndexes: an integer ≥ 1');
     if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1)
@@ -233,7 +235,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
     const scan = scanTree(
       rootFd,
       policy,
-      { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs },
+      { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs, rawEntryCeiling: indexes.rawEntryCeiling },
       index,
       native,
     );

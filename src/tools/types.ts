@@ -80,4 +80,9 @@ export interface BridgeOptions {
    * makes sense in tests that count opens of notes they have just written.
    */
   racyMarginMs?: number;
+  /**
+   * Raw directory entries one call may list (ScanLimits.rawEntryCeiling): only lowers the fixed ceiling of
+   * 1,000,000. Tests lower it to reach the ceiling on a small tree; the CLI and servers never set it.
+   */
+  rawEntryCeiling?: number;
 }

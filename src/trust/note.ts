@@ -18,7 +18,7 @@ import {
   requireNative,
   runningUid,
 } from './rule.js';
-import { RAW_ENTRY_CEILING, type NoteFilter, type ScanLimits } from './types.js';
+import { rawCeilingOf, type NoteFilter, type ScanLimits } from './types.js';
 
 function deny(reason: Reason): never {
   throw new BridgeError('not_found_or_denied', reason);
@@ -67,17 +67,18 @@ export function readNoteById(
 
   const uid = runningUid();
   let rawEntries = 0;
+  const rawCeiling = rawCeilingOf(limits);
   /** Requires an entry named exactly `segment` (byte comparison) in the directory `fd`. */
   const requireEntry = (fd: number, segment: string): void => {
     const wanted = Buffer.from(segment, 'utf8');
     if (native.findEntry !== undefined) {
-      const seen = native.findEntry(fd, wanted, RAW_ENTRY_CEILING - rawEntries);
+      const seen = native.findEntry(fd, wanted, rawCeiling - rawEntries);
       if (seen === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
       rawEntries += seen.count;
       if (!seen.found) deny('missing');
       return;
     }
-    const listed = native.listDir(fd, RAW_ENTRY_CEILING - rawEntries);
+    const listed = native.listDir(fd, rawCeiling - rawEntries);
     if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
     rawEntries += listed.length;
     if (!listed.some((entry) => entry.name.equals(wanted))) deny('missing');

@@ -25,6 +25,7 @@ import {
 import {
   MAX_ID_SEGMENTS,
   RAW_ENTRY_CEILING,
+  rawCeilingOf,
   type IdentityKey,
   type KnownNotes,
   type NameRule,
@@ -257,6 +258,7 @@ export function scanTree(
   const callStarted = Date.now();
   const racyMargin = limits.racyMarginMs ?? RACY_MARGIN_MS;
   const keepText = limits.keepText ?? true;
+  const rawCeiling = rawCeilingOf(limits);
   if (memo !== null) {
     const rootId = `${rootStat.dev}:${rootStat.ino}:${rootStat.mntId ?? ''}`;
     if (memo.root !== rootId || memo.names !== limits.names) {
@@ -299,7 +301,7 @@ export function scanTree(
   /** Lists `fd` (whose fstat is `st`) against the remaining raw entry budget, sorted by raw name, prepared. */
   const freshListing = (fd: number, st: FileStat, prefix: string, depth: number, old: Listing | undefined): Listing => {
     const started = memo === null ? 0 : memo.now();
-    const listed = native.listDir(fd, RAW_ENTRY_CEILING - rawEntries);
+    const listed = native.listDir(fd, rawCeiling - rawEntries);
     if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
     rawEntries += listed.length;
     // Name, snapshot and policy state of entries that were already there carry over (matched by raw name).
@@ -397,7 +399,7 @@ export function scanTree(
       old.mtimeNs === st.mtimeNs &&
       old.ctimeNs === st.ctimeNs
     ) {
-      if (old.rawCount > RAW_ENTRY_CEILING - rawEntries) throw new BridgeError('unavailable', 'entry_ceiling');
+      if (old.rawCount > rawCeiling - rawEntries) throw new BridgeError('unavailable', 'entry_ceiling');
       rawEntries += old.rawCount;
       if (old.filter !== filter) {
         for (const e of old.entries) {

@@ -43,10 +43,21 @@ export interface ScanLimits {
    * an index. Default true.
    */
   keepText?: boolean;
+  /**
+   * Raw directory entries this call may list, at most RAW_ENTRY_CEILING (a larger value counts as the ceiling).
+   * Tools always use the ceiling; tests lower it to reach the limit on a small tree (`BridgeOptions.rawEntryCeiling`).
+   */
+  rawEntryCeiling?: number;
 }
 
 /** Hard ceiling on raw directory entries listed per call (PRODUCT.md §5): more → `unavailable`. */
 export const RAW_ENTRY_CEILING = 1_000_000;
+
+/** The raw entry ceiling a scan or read with `limits` applies: `rawEntryCeiling` when lower, else the hard one. */
+export function rawCeilingOf(limits: Pick<ScanLimits, 'rawEntryCeiling'>): number {
+  const asked = limits.rawEntryCeiling;
+  return asked !== undefined && asked >= 0 && asked < RAW_ENTRY_CEILING ? asked : RAW_ENTRY_CEILING;
+}
 
 /** Read-id syntax limits (PRODUCT.md §5): over these an id is `invalid_request`, and search never returns one. */
 export const MAX_ID_CHARS = 512;

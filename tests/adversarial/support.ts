@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
-import type { Bridge, Caller, LogEvent, ToolResult } from '../../src/tools/types.js';
+import type { Bridge, BridgeOptions, Caller, LogEvent, ToolResult } from '../../src/tools/types.js';
 import { makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
 
 /** The project's top directory (this file runs from dist/tests/adversarial/). */
@@ -56,7 +56,11 @@ export interface Arena {
  * `outside/secret.md` carrying MARK.outside), a home whose policy is `{version: 1, root, allow: ['**'], ...fields}`,
  * and a bridge whose log lines are collected instead of printed.
  */
-export function makeArena(fields: Record<string, unknown> = {}, base?: string): Arena {
+export function makeArena(
+  fields: Record<string, unknown> = {},
+  base?: string,
+  options: Omit<BridgeOptions, 'log'> = {},
+): Arena {
   const tmp = base ?? makeTempDir('mb-adv-');
   const root = mkdirs(tmp, 'memory');
   const outside = mkdirs(tmp, 'outside');
@@ -64,7 +68,7 @@ export function makeArena(fields: Record<string, unknown> = {}, base?: string): 
   const policyOf = (f: Record<string, unknown>) => ({ version: 1, root, allow: ['**'], ...f });
   const { home, policyPath } = makeHome(tmp, policyOf(fields));
   const logs: LogEvent[] = [];
-  const bridge = createBridge({ log: (e) => logs.push(e) });
+  const bridge = createBridge({ ...options, log: (e) => logs.push(e) });
   const caller: Caller = { home, cron: false, subagent: false, profile: 'adversary' };
   return {
     tmp,

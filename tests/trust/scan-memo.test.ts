@@ -201,6 +201,8 @@ test('scan memo › a moved directory is scanned under its new id', async (t) =>
 });
 
 test('scan memo › a reused listing still counts toward the raw entry ceiling', (t) => {
+  // The ceiling lowered to 50,000 (ScanLimits.rawEntryCeiling): the same counting as at 1,000,000, on a small tree.
+  const lowered = limits({ rawEntryCeiling: 50_000 });
   const root = freshRoot();
   const crowded = mkdirs(root, 'crowded');
   // Hard links to one empty file (not notes, never statted): one system call per directory entry.
@@ -210,8 +212,8 @@ test('scan memo › a reused listing still counts toward the raw entry ceiling',
   const known = new Learning();
   const memo = eagerMemo();
   useScanMemo(known, memo);
-  const first = scan(root, known, ALLOW_ALL, limits({ maxEntries: 10 }));
-  const second = scan(root, known, ALLOW_ALL, limits({ maxEntries: 10 }));
+  const first = scan(root, known, ALLOW_ALL, { ...lowered, maxEntries: 10 });
+  const second = scan(root, known, ALLOW_ALL, { ...lowered, maxEntries: 10 });
   t.is(memo.stats.reused, 2);
   t.is(second.rawEntries, first.rawEntries);
   t.is(second.rawEntries, 30_002);
@@ -219,13 +221,15 @@ test('scan memo › a reused listing still counts toward the raw entry ceiling',
   const more = mkdirs(root, 'more');
   for (let i = 0; i < 20_000; i++) fs.linkSync(seed, path.join(more, `g${i}`));
   t.is(
-    reasonOf(() => scan(root, known)),
+    reasonOf(() => scan(root, known, ALLOW_ALL, lowered)),
     'unavailable/entry_ceiling',
   );
   t.is(
-    reasonOf(() => fresh(root)),
+    reasonOf(() => fresh(root, ALLOW_ALL, lowered)),
     'unavailable/entry_ceiling',
   );
+  // A value above the hard ceiling never raises it.
+  t.is(scan(root, known, ALLOW_ALL, { ...lowered, rawEntryCeiling: 5_000_000 }).rawEntries, 50_003);
 });
 
 test('scan memo › directories no longer visited are forgotten', async (t) => {
