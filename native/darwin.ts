@@ -9,6 +9,8 @@ import { ComponentEncoder, cString, EINVAL } from './component.js';
 import {
   DT,
   NativeError,
+  nativeFailure,
+  isExhaustionErrno,
   type AclRead,
   type DarwinAclEntry,
   type DirEntry,
@@ -130,7 +132,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       const fd = openat(dirfd, path, flags);
       if (fd >= 0) return fd;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw new NativeError('openat', errno);
+      if (errno !== EINTR) throw nativeFailure('openat', errno);
     }
   }
 
@@ -201,13 +203,13 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
     },
 
     fstat(fd: number): FileStat {
-      if (fstatFn(fd, statBuf) !== 0) throw new NativeError('fstat', koffi.errno());
+      if (fstatFn(fd, statBuf) !== 0) throw nativeFailure('fstat', koffi.errno());
       return decodeStat();
     },
 
     statAt(dirfd: number, name: string): FileStat {
       const path = names.encode('fstatat', name);
-      if (fstatat(dirfd, path, statBuf, AT_SYMLINK_NOFOLLOW) !== 0) throw new NativeError('fstatat', koffi.errno());
+      if (fstatat(dirfd, path, statBuf, AT_SYMLINK_NOFOLLOW) !== 0) throw nativeFailure('fstatat', koffi.errno());
       return decodeStat();
     },
 
@@ -215,6 +217,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       const acl = aclGetFd(fd, ACL_TYPE_EXTENDED);
       if (acl === null) {
         const errno = koffi.errno();
+        if (isExhaustionErrno(errno)) throw nativeFailure('acl_get_fd_np', errno);
         return errno === ENOENT ? { kind: 'none' } : { kind: 'error', errno };
       }
       try {
@@ -245,7 +248,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       if (dir === null) {
         const errno = koffi.errno();
         closeQuietly(own);
-        throw new NativeError('fdopendir', errno);
+        throw nativeFailure('fdopendir', errno);
       }
       try {
         const entries: DirEntry[] = [];
@@ -254,7 +257,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
           const ent = readdir(dir);
           if (ent === null) {
             const errno = koffi.errno();
-            if (errno !== 0) throw new NativeError('readdir', errno);
+            if (errno !== 0) throw nativeFailure('readdir', errno);
             return entries;
           }
           const namlen = koffi.decode(ent, DIRENT_NAMLEN, 'uint16_t') as number;
@@ -277,7 +280,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
         const n = Number(preadFn(fd, buf.subarray(offset, offset + length), length, position));
         if (n >= 0) return n;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw new NativeError('pread', errno);
+        if (errno !== EINTR) throw nativeFailure('pread', errno);
       }
     },
 
@@ -285,7 +288,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       for (;;) {
         if (flockFn(fd, op) === 0) return;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw new NativeError('flock', errno);
+        if (errno !== EINTR) throw nativeFailure('flock', errno);
       }
     },
   };

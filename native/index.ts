@@ -11,7 +11,7 @@ import { createDarwinNative } from './darwin.js';
 import { createLinuxNative } from './linux.js';
 import type { Native } from './types.js';
 
-export { DT, NativeError } from './types.js';
+export { DT, NativeError, ResourceExhaustedError } from './types.js';
 export type { AclRead, DarwinAclEntry, DirEntry, FileStat, Native } from './types.js';
 
 let cached: Native | null | undefined;

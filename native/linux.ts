@@ -11,6 +11,8 @@ import { ComponentEncoder, cString, EINVAL } from './component.js';
 import {
   DT,
   NativeError,
+  nativeFailure,
+  isExhaustionErrno,
   RAW,
   RAW_FLAG_MNT_ID,
   type AclRead,
@@ -248,7 +250,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       const fd = openat(dirfd, path, flags);
       if (fd >= 0) return fd;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw new NativeError('openat', errno);
+      if (errno !== EINTR) throw nativeFailure('openat', errno);
     }
   }
 
@@ -258,7 +260,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       const rc = statx(dirfd, path as Buffer, flags, STATX_REQUEST, statBuf);
       if (rc === 0) break;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw new NativeError('statx', errno);
+      if (errno !== EINTR) throw nativeFailure('statx', errno);
     }
     // A filesystem that cannot report a field we judge by must not pass as if it had.
     const mask = statBuf.readUInt32LE(STX.mask);
@@ -299,14 +301,14 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
    */
   const getdents64 = k.SYS_getdents64;
   function eachEntry(fd: number, visit: (start: number, end: number, type: number) => boolean): boolean {
-    if (Number(lseek(fd, 0, SEEK_SET)) < 0) throw new NativeError('lseek', koffi.errno());
+    if (Number(lseek(fd, 0, SEEK_SET)) < 0) throw nativeFailure('lseek', koffi.errno());
     for (;;) {
       let n: number;
       for (;;) {
         n = Number(syscall(getdents64, 'int', fd, 'uint8_t *', direntBuf, 'size_t', direntBuf.length));
         if (n >= 0) break;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw new NativeError('getdents64', errno);
+        if (errno !== EINTR) throw nativeFailure('getdents64', errno);
       }
       if (n === 0) return true;
       let off = 0;
@@ -387,6 +389,8 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
         n = fgetxattrInto(fd, buf);
       }
       if (n === -ENODATA) return { kind: 'none' };
+      // Out of memory says nothing about the object: the call cannot be answered (docs/DESIGN.md).
+      if (n < 0 && isExhaustionErrno(-n)) throw nativeFailure('fgetxattr', -n);
       if (n < 0) return { kind: 'error', errno: -n };
       return { kind: 'linux', bytes: Buffer.from(buf.subarray(0, n)) };
     },
@@ -427,7 +431,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
         const n = Number(preadFn(fd, buf.subarray(offset, offset + length), length, position));
         if (n >= 0) return n;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw new NativeError('pread', errno);
+        if (errno !== EINTR) throw nativeFailure('pread', errno);
       }
     },
 
@@ -435,7 +439,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       for (;;) {
         if (flockFn(fd, op) === 0) return;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw new NativeError('flock', errno);
+        if (errno !== EINTR) throw nativeFailure('flock', errno);
       }
     },
   };

@@ -130,6 +130,42 @@ export class NativeError extends Error {
 }
 
 /**
+ * A system call failed for lack of a resource the process or the system ran out of, not because of the object it
+ * was asked about: EMFILE (no descriptor left in this process), ENFILE (the system's file table is full) or ENOMEM
+ * (no kernel memory). Deliberately not a `NativeError`: code that turns a failed call on one file into a verdict on
+ * that file (skip it, refuse it) catches `NativeError` only, so this one always travels up to the tool, which
+ * answers `unavailable` with reason `resource_exhausted` instead of a partial answer (docs/DESIGN.md "Running out
+ * of descriptors"). `errno` is the raw value; never shown to the model.
+ */
+export class ResourceExhaustedError extends Error {
+  override readonly name = 'ResourceExhaustedError';
+  constructor(
+    readonly call: string,
+    readonly errno: number,
+  ) {
+    super(`${call} failed: errno ${errno} (resource exhausted)`);
+  }
+}
+
+/** errno values that mean "out of descriptors or memory" (the same numbers on Linux and macOS). */
+const ENOMEM = 12;
+const ENFILE = 23;
+const EMFILE = 24;
+
+/** True for EMFILE, ENFILE and ENOMEM (see ResourceExhaustedError). */
+export function isExhaustionErrno(errno: number): boolean {
+  return errno === EMFILE || errno === ENFILE || errno === ENOMEM;
+}
+
+/**
+ * The error a binding throws when `call` failed with `errno`: a `ResourceExhaustedError` for EMFILE, ENFILE and
+ * ENOMEM, else a `NativeError`. Every failed system call of the bindings goes through here.
+ */
+export function nativeFailure(call: string, errno: number): NativeError | ResourceExhaustedError {
+  return isExhaustionErrno(errno) ? new ResourceExhaustedError(call, errno) : new NativeError(call, errno);
+}
+
+/**
  * The system calls memory-bridge needs and Node's `fs` cannot do safely (descriptor-relative no-follow opens,
  * ACL reads from a descriptor, directory listing from a descriptor, flock). Every method is synchronous and throws
  * `NativeError` on failure, except where noted.

@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import type { default as Koffi } from 'koffi';
 import { ComponentEncoder } from './component.js';
-import { NativeError } from './types.js';
+import { NativeError, nativeFailure } from './types.js';
 
 /** Write-side calls, all synchronous; each throws NativeError(call, errno) on failure. */
 export interface WriteNative {
@@ -107,7 +107,7 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
       const rc = fn();
       if (rc >= 0) return rc;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw new NativeError(call, errno);
+      if (errno !== EINTR) throw nativeFailure(call, errno);
     }
   }
 

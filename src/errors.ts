@@ -1,3 +1,5 @@
+import { ResourceExhaustedError } from '../native/types.js';
+
 /**
  * One error type for every refusal inside memory-bridge.
  *
@@ -57,6 +59,7 @@ export type Reason =
   | 'root_untrusted'
   | 'entry_ceiling'
   | 'io_error'
+  | 'resource_exhausted'
   | 'unsupported_platform'
   // requests
   | 'bad_arguments'
@@ -94,4 +97,16 @@ export function errorResult(code: PublicCode, hint?: string): ErrorResult {
   const error: ErrorResult['error'] = { code, message: PUBLIC_MESSAGES[code] };
   if (code === 'invalid_request' && hint !== undefined) error.hint = hint;
   return { ok: false, error };
+}
+
+/**
+ * The refusal a thrown value stands for: a `BridgeError` as it is; a `ResourceExhaustedError` from the bindings
+ * (EMFILE, ENFILE, ENOMEM on any call) as `unavailable` with reason `resource_exhausted`, since the call could not
+ * look at everything it had to and a partial answer would look complete (docs/DESIGN.md "Running out of
+ * descriptors"); anything else undefined (a bug: the caller answers `unavailable`/`internal`).
+ */
+export function bridgeErrorOf(err: unknown): BridgeError | undefined {
+  if (err instanceof BridgeError) return err;
+  if (err instanceof ResourceExhaustedError) return new BridgeError('unavailable', 'resource_exhausted');
+  return undefined;
 }

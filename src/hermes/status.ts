@@ -4,7 +4,7 @@
  * Reads the install record and the policy (through the same trusted read every tool call uses) and nothing else:
  * no tree walk, no root probe, no writes. `doctor` does the probing.
  */
-import { BridgeError } from '../errors.js';
+import { bridgeErrorOf } from '../errors.js';
 import { explainPolicyError, loadPolicy, MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import { LIMIT_TABLE } from '../policy/schema.js';
 import type { Limits, Policy } from '../policy/types.js';
@@ -84,12 +84,13 @@ export function pluginStatus(home: string): PluginStatus {
  * The bytes are read through the trusted path again (only reached when that read itself succeeded).
  */
 export function policyFailure(home: string, err: unknown): { reason: string; detail?: string } {
-  if (!(err instanceof BridgeError)) return { reason: 'internal' };
-  if (err.reason !== 'policy_invalid') return { reason: err.reason };
+  const refusal = bridgeErrorOf(err);
+  if (refusal === undefined) return { reason: 'internal' };
+  if (refusal.reason !== 'policy_invalid') return { reason: refusal.reason };
   try {
-    return { reason: err.reason, detail: explainPolicyError(readTrustedFile(policyPath(home), MAX_POLICY_BYTES)) };
+    return { reason: refusal.reason, detail: explainPolicyError(readTrustedFile(policyPath(home), MAX_POLICY_BYTES)) };
   } catch {
-    return { reason: err.reason };
+    return { reason: refusal.reason };
   }
 }
 

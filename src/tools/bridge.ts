@@ -3,7 +3,7 @@
  * refusal becomes the §2 error JSON and one operator log event (a reason code, never a path or a message); any
  * unexpected exception becomes `unavailable` with reason `internal`, logged with the exception's class name only.
  */
-import { BridgeError, errorResult, type ErrorResult } from '../errors.js';
+import { bridgeErrorOf, errorResult, type ErrorResult } from '../errors.js';
 import { profileOf } from './caller.js';
 import { runRead } from './read.js';
 import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
@@ -55,9 +55,10 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
       try {
         const profile = profileOf(caller);
         const who = profile === undefined ? {} : { profile };
-        if (err instanceof BridgeError) {
-          emit({ tool, reason: err.reason, ...who });
-          return errorResult(err.code, err.hint);
+        const refusal = bridgeErrorOf(err);
+        if (refusal !== undefined) {
+          emit({ tool, reason: refusal.reason, ...who });
+          return errorResult(refusal.code, refusal.hint);
         }
         emit({ tool, reason: 'internal', detail: className(err), ...who });
       } catch {

@@ -32,6 +32,10 @@ const ELOOP_DARWIN = 62;
 /**
  * Maps a failed openat of one component to a reason. ELOOP means the component is a symlink (O_NOFOLLOW);
  * ENOTDIR on a directory open means a symlink or a non-directory, told apart with a no-follow stat.
+ *
+ * @throws `err` itself when it is not a `NativeError`: a `ResourceExhaustedError` (EMFILE, ENFILE, ENOMEM) says
+ *   nothing about the component and must end the call as `unavailable` (docs/DESIGN.md "Running out of
+ *   descriptors"), never become a skip or a refusal of this one entry
  */
 export function openFailureReason(native: Native, dirfd: number, name: string, err: unknown, wantDir: boolean): Reason {
   if (!(err instanceof NativeError)) throw err;
@@ -42,7 +46,8 @@ export function openFailureReason(native: Native, dirfd: number, name: string, e
   if (err.errno === ENOTDIR && wantDir) {
     try {
       return isSymlink(native.statAt(dirfd, name)) ? 'symlink' : 'not_directory';
-    } catch {
+    } catch (statErr) {
+      if (!(statErr instanceof NativeError)) throw statErr;
       return 'io_error';
     }
   }

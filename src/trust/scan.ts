@@ -3,7 +3,15 @@
  * order of their raw names, every directory and note judged on its own open descriptor, with the per-call
  * budgets (candidates, bytes, depth, raw entries) and the `truncated` rules of the reference design.
  */
-import { DT, NativeError, RAW_STAT_WORDS, fileStatFromRaw, type FileStat, type Native } from '../../native/types.js';
+import {
+  DT,
+  NativeError,
+  nativeFailure,
+  RAW_STAT_WORDS,
+  fileStatFromRaw,
+  type FileStat,
+  type Native,
+} from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { idWithinLimits, isNoteName, segmentReason } from './names.js';
 import { closeQuietly, openFailureReason } from './path.js';
@@ -231,7 +239,8 @@ const EMPTY = Buffer.alloc(0);
  * @param native  bindings (defaults to this platform's; tests pass a counting wrapper)
  * @returns notes in scan order, `truncated`, the raw entry count and skip counts by reason
  * @throws BridgeError('unavailable', 'entry_ceiling') when more than RAW_ENTRY_CEILING raw entries would be
- *   listed; BridgeError('unavailable', 'io_error') when the root itself cannot be stat'ed or listed.
+ *   listed; BridgeError('unavailable', 'io_error') when the root itself cannot be stat'ed or listed;
+ *   ResourceExhaustedError from any call that failed for lack of descriptors or memory (never a skip).
  *   Every descriptor opened here is closed on every path.
  */
 export function scanTree(
@@ -428,7 +437,9 @@ export function scanTree(
     try {
       fd = native.openDirAt(parentFd, name);
     } catch (err) {
-      if (count) skip(openFailureReason(native, parentFd, name, err, true));
+      // openFailureReason rethrows what is not a verdict on this directory (ResourceExhaustedError included).
+      const reason = openFailureReason(native, parentFd, name, err, true);
+      if (count) skip(reason);
       return -1;
     }
     let reason: Reason | null;
@@ -563,7 +574,7 @@ export function scanTree(
     rawStats++;
     const taken = job < 0 ? NOT_TAKEN : pool!.take(job, e.slot / RAW_STAT_WORDS, words);
     if (taken === NOT_TAKEN) native.statRawAt!(dirFd, e.cname, words);
-    else if (taken !== 0) throw new NativeError('statx', taken);
+    else if (taken !== 0) throw nativeFailure('statx', taken);
     if (e.stat !== undefined && sameWords(listing.snaps, e.slot, words)) return e.stat;
     listing.snaps.set(words, e.slot);
     e.stat = fileStatFromRaw(words);
