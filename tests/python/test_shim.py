@@ -1050,6 +1050,62 @@ class ProgramTrustTests(ShimTestCase):
         finally:
             shutil.rmtree(base, ignore_errors=True)
 
+    def test_doctor_as_an_unprivileged_user_names_a_writable_module(self):
+        if os.geteuid() != 0 or shutil.which("setpriv") is None:
+            self.skipTest("needs root and setpriv to switch to uid 65534")
+        uid = 65534
+        base = Path(tempfile.mkdtemp(prefix="mb-doctor-unpriv-"))
+        try:
+            os.chmod(base, 0o755)
+
+            def as_user(*argv: str) -> subprocess.CompletedProcess:
+                return subprocess.run(
+                    ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *argv],
+                    capture_output=True, text=True, cwd=base,
+                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base)},
+                )
+
+            probe = as_user(NODE, "-e", f"require('fs').accessSync({json.dumps(str(REPO / 'node_modules' / 'zod'))})")
+            if probe.returncode != 0:
+                self.skipTest("the repository's node_modules is not readable by uid 65534 here")
+            pkg = base / "pkg"
+            shutil.copytree(REPO / "dist", pkg / "dist")
+            shutil.copy(REPO / "package.json", pkg / "package.json")
+            shutil.copytree(REPO / "plugin", pkg / "plugin", ignore=shutil.ignore_patterns("__pycache__"))
+            (pkg / "node_modules").symlink_to(REPO / "node_modules")
+            notes = base / "notes"
+            _write(notes / "projects" / "garden.md", "# Garden\n\nlantern\n")
+            home = base / "home"
+            _write(home / "plugin-data" / "memory-bridge" / "policy.json", json.dumps(_policy(notes)))
+            for path in [pkg, notes, home, *pkg.rglob("*"), *notes.rglob("*"), *home.rglob("*")]:
+                if not path.is_symlink():
+                    os.chown(path, uid, uid)
+                    if path == pkg or pkg in path.parents:
+                        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+            cli = str(pkg / "dist" / "src" / "cli" / "main.js")
+            done = as_user(NODE, cli, "install", "--home", str(home))
+            self.assertEqual(done.returncode, 0, done.stderr)
+            done = as_user(NODE, cli, "doctor", "--home", str(home), "--json")
+            plugin = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "plugin")
+            self.assertIs(plugin["ok"], True, done.stdout)
+            module = pkg / "dist" / "src" / "tools" / "read.js"
+            for change, why in (
+                (lambda: os.chmod(module, 0o646), "world_writable"),
+                (lambda: os.chown(module, 12345, 12345), "untrusted_owner"),
+                (lambda: os.chown(module, 0, 0), None),  # root's file is trusted
+            ):
+                change()
+                done = as_user(NODE, str(CLI), "doctor", "--home", str(home))
+                if why is None:
+                    self.assertNotIn("worker_program_untrusted", done.stdout)
+                else:
+                    self.assertIn(f"not trusted: {module} ({why}:", done.stdout)
+                    self.assertEqual(done.returncode, 1)
+                    os.chown(module, uid, uid)
+                    os.chmod(module, 0o644)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
     def test_a_link_out_of_the_tree_is_judged_by_its_target(self):
         base = _mkdir(self.tmp / "linked")
         pkg, cli = _fake_package(base)
