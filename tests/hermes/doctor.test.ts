@@ -394,50 +394,35 @@ test('doctor › an ACL write grant on the CLI file fails the plugin check and t
   t.regex(run('doctor', '--home', x.home).stdout, new RegExp(`${x.cliFile} \\(acl_write: .*setfacl`));
 });
 
+/** Make `file` (created when missing) have exactly `mode`, and return it. */
+function withMode(file: string, mode: number): string {
+  if (!fs.existsSync(file)) fs.writeFileSync(file, '// stand-in\n');
+  fs.chmodSync(file, mode);
+  return file;
+}
+
 test('doctor › any file or directory Node would load for the worker is judged, with its path named', (t) => {
   const cases: Array<[string, (x: { pkg: string; cliFile: string }) => string, string]> = [
     [
       'world-writable dist/src/tools/read.js',
-      (x) => {
-        const f = path.join(x.pkg, 'dist/src/tools/read.js');
-        fs.chmodSync(f, 0o646);
-        return f;
-      },
+      (x) => withMode(path.join(x.pkg, 'dist/src/tools/read.js'), 0o646),
       'world_writable',
     ],
     [
       'group-writable dependency file',
-      (x) => {
-        const f = path.join(x.pkg, 'node_modules/zod/index.js');
-        fs.chmodSync(f, 0o664);
-        return f;
-      },
+      (x) => withMode(path.join(x.pkg, 'node_modules/zod/index.js'), 0o664),
       'group_writable',
     ],
     [
       'world-writable dependency directory',
-      (x) => {
-        const d = path.join(x.pkg, 'node_modules/zod');
-        fs.chmodSync(d, 0o757);
-        return d;
-      },
+      (x) => withMode(path.join(x.pkg, 'node_modules/zod'), 0o757),
       'world_writable',
     ],
-    [
-      'world-writable package.json',
-      (x) => {
-        const f = path.join(x.pkg, 'package.json');
-        fs.chmodSync(f, 0o666);
-        return f;
-      },
-      'group_writable',
-    ],
+    ['world-writable package.json', (x) => withMode(path.join(x.pkg, 'package.json'), 0o666), 'group_writable'],
     [
       'a link from node_modules to a world-writable file elsewhere',
       (x) => {
-        const outside = path.join(path.dirname(x.pkg), 'outside.js');
-        fs.writeFileSync(outside, '// elsewhere\n', { mode: 0o646 });
-        fs.chmodSync(outside, 0o646);
+        const outside = withMode(path.join(path.dirname(x.pkg), 'outside.js'), 0o646);
         fs.symlinkSync(outside, path.join(x.pkg, 'node_modules/zod/linked.js'));
         return outside;
       },
@@ -445,13 +430,7 @@ test('doctor › any file or directory Node would load for the worker is judged,
     ],
     [
       'a node_modules above the package',
-      (x) => {
-        const above = mkdirs(path.dirname(x.pkg), 'node_modules/hoisted');
-        const f = path.join(above, 'index.js');
-        fs.writeFileSync(f, '// hoisted dependency\n', { mode: 0o646 });
-        fs.chmodSync(f, 0o646);
-        return f;
-      },
+      (x) => withMode(path.join(mkdirs(path.dirname(x.pkg), 'node_modules/hoisted'), 'index.js'), 0o646),
       'world_writable',
     ],
   ];
