@@ -14,6 +14,7 @@ import { getWriteNative } from '../../native/write-linux.js';
 import { BridgeError } from '../errors.js';
 import { openTrustedDir, closeQuietly } from '../trust/path.js';
 import { isLive, parseCard, type Card } from './card.js';
+import { DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_PER_DOMAIN, selectUnderCaps, type CapShortfall } from './caps.js';
 import { ExportError } from './errors.js';
 import {
   cardLocation,
@@ -62,6 +63,16 @@ export interface ExportOptions {
    * that forgot everything.
    */
   allowEmpty?: boolean;
+  /**
+   * Most cards written into one client folder (`--max-cards-per-client`, default 1,000): the newest by `updated_at`
+   * are kept. See src/fleet/caps.ts for the selection.
+   */
+  maxPerClient?: number;
+  /**
+   * Most cards written into one domain folder (`--max-cards-per-domain`, default 2,000), shared fairly between its
+   * client folders.
+   */
+  maxPerDomain?: number;
   /** Environment for the key variable (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** "Now" in epoch seconds for the live rule (default: the clock at start). */
@@ -87,6 +98,8 @@ export interface ExportSummary {
   skipped_invalid: number;
   /** Cards not live (past `expires_at` and not pinned, or a status other than `active`), when not `--include-expired`. */
   skipped_expired: number;
+  /** Cards left out by `--max-cards-per-client` or `--max-cards-per-domain` (their earlier files are removed). */
+  skipped_over_cap: number;
 }
 
 /** The summary plus what the operator needs to act on. */
@@ -96,6 +109,8 @@ export interface ExportReport {
   secretIds: string[];
   /** Places in `--out` the export refused to touch, with the reason. */
   blocked: string[];
+  /** Folders that lost cards to the caps (folder names with any credential-like piece redacted). */
+  overCap: CapShortfall[];
 }
 
 /** Every string of a card that ends up on disk (front matter, title, body, path). */
@@ -157,6 +172,56 @@ function splitRel(rel: string): { dir: string[]; name: string } {
   const segs = rel.split('/');
   const name = segs.pop()!;
   return { dir: segs, name };
+}
+
+/**
+ * The folder a card is counted in by the caps: where it is written, with names that hold a credential in their
+ * `--redact` form (a card skipped for a credential counts where its redacted copy would go).
+ */
+function capFolder(c: Card): [string, string] {
+  const domain = redactForName(c.domain);
+  const client = redactForName(c.client_id);
+  return cardLocation({ ...c, domain, client_id: client }, { client: client !== c.client_id }).dir;
+}
+
+/**
+ * Cards that failed validation keep the file of their last good export, but only while their folder has room under
+ * the caps after this run's valid cards: otherwise a node could make yesterday's cards invalid and write a new
+ * batch each run, and the folder would grow past its cap. Drops from `keep` the ids that do not fit (their files
+ * are then removed) and returns how many. Linear in the manifest.
+ */
+function capInvalidKeeps(
+  manifest: Manifest,
+  inScope: (e: ManifestEntry) => boolean,
+  invalidIds: ReadonlySet<string>,
+  keep: Set<string>,
+  kept: ReadonlySet<string>,
+  live: readonly Card[],
+  perClient: number,
+  perDomain: number,
+): number {
+  if (invalidIds.size === 0) return 0;
+  const inFolder = new Map<string, number>();
+  const inDomain = new Map<string, number>();
+  for (const c of live) {
+    if (!kept.has(c.id)) continue;
+    const [d, cl] = capFolder(c);
+    inFolder.set(`${d}/${cl}`, (inFolder.get(`${d}/${cl}`) ?? 0) + 1);
+    inDomain.set(d, (inDomain.get(d) ?? 0) + 1);
+  }
+  let dropped = 0;
+  for (const rel of Object.keys(manifest.files).sort()) {
+    const e = manifest.files[rel]!;
+    if (e.kind !== 'current' || !inScope(e) || !invalidIds.has(e.point)) continue;
+    const [d, cl] = rel.split('/') as [string, string];
+    const f = inFolder.get(`${d}/${cl}`) ?? 0;
+    const n = inDomain.get(d) ?? 0;
+    if (f < perClient && n < perDomain) {
+      inFolder.set(`${d}/${cl}`, f + 1);
+      inDomain.set(d, n + 1);
+    } else if (keep.delete(e.point)) dropped += 1;
+  }
+  return dropped;
 }
 
 /**
@@ -253,6 +318,7 @@ async function applyRead(
     skipped_secret: 0,
     skipped_invalid: read.invalid,
     skipped_expired: 0,
+    skipped_over_cap: 0,
   };
   const secretIds: string[] = [];
   // Ids still matching a credential pattern after --redact (possible only when sanitising a name creates one).
@@ -269,12 +335,17 @@ async function applyRead(
 
   // 1. Validate, and keep one card per id (the newest by updated_at, then revision; a later record wins ties).
   const byId = new Map<string, Card>();
+  // Ids of cards that failed validation: their earlier files are kept, within the caps (see capInvalidKeeps).
+  const invalidIds = new Set<string>();
   for (const p of read.points) {
     const parsed = parseCard(p);
     if (!parsed.ok) {
       summary.skipped_invalid += 1;
       if (parsed.id === null) unidentified += 1;
-      else keep.add(parsed.id);
+      else {
+        keep.add(parsed.id);
+        invalidIds.add(parsed.id);
+      }
       continue;
     }
     const c = parsed.card;
@@ -297,11 +368,28 @@ async function applyRead(
     );
   }
 
-  // 2. Decide per card.
-  const ready: Ready[] = [];
+  // 2. Decide per card: the live rule, then the caps (docs: README "Fleet export", Caps), then credentials. A card
+  // over the caps is neither written nor kept, so an earlier file of it is removed: the caps hold on disk.
+  const live: Card[] = [];
   for (const c0 of byId.values()) {
-    if (!opts.includeExpired && !isLive(c0, now)) {
-      summary.skipped_expired += 1;
+    if (!opts.includeExpired && !isLive(c0, now)) summary.skipped_expired += 1;
+    else live.push(c0);
+  }
+  const perClient = opts.maxPerClient ?? DEFAULT_MAX_PER_CLIENT;
+  const perDomain = opts.maxPerDomain ?? DEFAULT_MAX_PER_DOMAIN;
+  const caps = selectUnderCaps(
+    live.map((c) => {
+      const [domain, client] = capFolder(c);
+      return { id: c.id, domain, client, updatedAt: c.updated_at, revision: c.revision };
+    }),
+    perClient,
+    perDomain,
+  );
+  const overCap = caps.shortfalls.map((f) => ({ ...f, folder: redactForName(f.folder) }));
+  const ready: Ready[] = [];
+  for (const c0 of live) {
+    if (!caps.kept.has(c0.id)) {
+      summary.skipped_over_cap += 1;
       continue;
     }
     let c = c0;
@@ -340,6 +428,13 @@ async function applyRead(
     ready.push({ card: c, loc, bytes });
   }
   ready.sort((a, b) => (a.loc.relPath < b.loc.relPath ? -1 : a.loc.relPath > b.loc.relPath ? 1 : 0));
+  for (const id of byId.keys()) invalidIds.delete(id);
+  const overflow = capInvalidKeeps(manifest, inScope, invalidIds, keep, caps.kept, live, perClient, perDomain);
+  if (overflow > 0) {
+    log(
+      `export-fleet: ${overflow} file(s) of cards that failed validation this run were removed instead of kept: their folders are full under the caps`,
+    );
+  }
 
   // 3. Inspect the tree (read only) and plan the steps.
   const steps: Step[] = [];
@@ -562,10 +657,16 @@ async function applyRead(
       `export-fleet: ${secretIds.length} card(s) hold a credential and were not written (use --redact to write them redacted): ${secretIds.join(', ')}`,
     );
   }
+  if (summary.skipped_over_cap > 0) {
+    log(
+      `export-fleet: ${summary.skipped_over_cap} card(s) over the caps (--max-cards-per-client ${perClient}, --max-cards-per-domain ${perDomain}) were not written; the newest were kept:`,
+    );
+    for (const f of overCap) log(`export-fleet:   ${f.folder}: kept ${f.kept}, skipped ${f.skipped}`);
+  }
   if (unredactable.length > 0) {
     log(
       `export-fleet: ${unredactable.length} card(s) still matched a credential pattern after redaction (in the file name sanitising made) and were not written: ${unredactable.join(', ')}`,
     );
   }
-  return { summary, secretIds: [...secretIds, ...unredactable], blocked };
+  return { summary, secretIds: [...secretIds, ...unredactable], blocked, overCap };
 }

@@ -8,7 +8,10 @@ import test from 'ava';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ExportOptions } from '../../src/fleet/export.js';
+import { selectUnderCaps, type CapItem } from '../../src/fleet/caps.js';
 import { findSecrets } from '../../src/fleet/secrets.js';
+import { createBridge } from '../../src/tools/bridge.js';
+import { makeHome } from '../helpers/fixtures.js';
 import { exportWith, fleetScratch, mdFiles, payload, qdrantOptions, uuid } from './helpers.js';
 
 const { tempOut, cleanup } = fleetScratch('mb-fleet-hardening-');
@@ -65,4 +68,164 @@ test('names › a name that only sanitising turns into a credential is still ref
     t.deepEqual(r.secretIds, [uuid(1)]);
     t.deepEqual(mdFiles(out), []);
   }
+});
+
+// ---------------------------------------------------------------- caps
+
+/** `n` cap items in one folder, updated at `t0`, `t0 + 1`, … */
+function items(domain: string, client: string, n: number, t0 = 1_000, idPrefix = client): CapItem[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `${idPrefix}-${String(i).padStart(6, '0')}`,
+    domain,
+    client,
+    updatedAt: t0 + i,
+    revision: 1,
+  }));
+}
+
+test('caps › per client the newest by updated_at are kept; a small client next to a flood keeps every card', (t) => {
+  const flood = items('work', 'spam', 5000, 2_000_000);
+  const real = items('work', 'hermes', 30);
+  const r = selectUnderCaps([...flood, ...real], 1000, 100_000);
+  t.is(r.kept.size, 1030);
+  for (const it of real) t.true(r.kept.has(it.id));
+  // The newest 1000 of the flood: ids 4000..4999.
+  t.true(r.kept.has('spam-004999') && r.kept.has('spam-004000'));
+  t.false(r.kept.has('spam-003999'));
+  t.deepEqual(r.shortfalls, [{ folder: 'work/spam', kept: 1000, skipped: 4000 }]);
+  // Ties on updated_at: the higher revision, then the smaller id.
+  const tie: CapItem[] = [
+    { id: 'b', domain: 'w', client: 'c', updatedAt: 5, revision: 1 },
+    { id: 'a', domain: 'w', client: 'c', updatedAt: 5, revision: 1 },
+    { id: 'z', domain: 'w', client: 'c', updatedAt: 5, revision: 2 },
+  ];
+  t.deepEqual([...selectUnderCaps(tie, 2, 10).kept].sort(), ['a', 'z']);
+});
+
+test('caps › a domain is shared max-min fairly: floods over many client names cannot push out a small client', (t) => {
+  const flood = [1, 2, 3, 4].flatMap((k) => items('work', `aaa-flood-${k}`, 1000, 5_000_000));
+  const real = items('work', 'hermes', 200);
+  const tiny = items('work', 'notes', 3);
+  const other = items('personal', 'hermes', 50, 1_000, 'p-hermes');
+  const r = selectUnderCaps([...flood, ...real, ...tiny, ...other], 1000, 2000);
+  for (const it of [...real, ...tiny, ...other]) t.true(r.kept.has(it.id), it.id);
+  // The rest of the domain's 2000 (1797) splits as evenly as it divides over the four floods: 450, 449, 449, 449.
+  const kept = r.shortfalls.map((f) => f.kept);
+  t.is(
+    kept.reduce((x, y) => x + y, 0),
+    1797,
+  );
+  t.true(Math.max(...kept) - Math.min(...kept) <= 1, kept.join(' '));
+  t.is(r.kept.size, 2000 + 50);
+  // More clients than seats: every seat is used and none goes to a folder beyond one card.
+  const many = Array.from({ length: 3000 }, (_, i) => items('shared', `c${i}`, 2, 10 + i)).flat();
+  const m = selectUnderCaps(many, 1000, 2000);
+  t.is(m.kept.size, 2000);
+});
+
+test('caps › selection work is n log n: comparisons counted for one huge folder and for many tiny ones', (t) => {
+  for (const n of [20_000, 160_000]) {
+    const bound = 4 * n * Math.log2(n);
+    const one = { comparisons: 0 };
+    selectUnderCaps(items('work', 'spam', n), 1000, 2000, one);
+    const spread = { comparisons: 0 };
+    selectUnderCaps(
+      Array.from({ length: n }, (_, i) => ({
+        id: `i${i}`,
+        domain: 'work',
+        client: `c${i}`,
+        updatedAt: i,
+        revision: 1,
+      })),
+      1000,
+      2000,
+      spread,
+    );
+    t.true(one.comparisons <= bound, `one folder, ${n}: ${one.comparisons}`);
+    t.true(spread.comparisons <= bound, `${n} folders: ${spread.comparisons}`);
+  }
+});
+
+/** `n` card lines for client `client` in `domain`, text with `word`, ids from `first`, updated from `t0` on. */
+function cardLines(domain: string, client: string, n: number, first: number, word: string, t0 = 1_760_000_000) {
+  return Array.from({ length: n }, (_, i) => ({
+    id: uuid(first + i),
+    payload: payload({ domain, client_id: client, text: `${word} card ${i} of ${client}`, updated_at: t0 + i }),
+  }));
+}
+
+test('caps › end to end: a flood of newer cards in other client folders no longer buries a real client from search', async (t) => {
+  // Four flood folders that sort before `hermes` and are newer: without caps a search with max_entries 500 spends its
+  // whole budget on them and never reaches the real cards.
+  const flood = [1, 2, 3, 4].flatMap((k) => cardLines('work', `aaa-${k}`, 300, k * 1000, 'orchard', 1_770_000_000));
+  const real = cardLines('work', 'hermes', 12, 10_000, 'lighthouse orchard');
+  const policy = { version: 1, root: '', allow: ['work/**'], limits: { max_entries: 500 } };
+  const search = (out: string, home: string) => {
+    const bridge = createBridge({ log: () => {} });
+    const res = bridge.search({ query: 'lighthouse', limit: 10 }, { home, cron: false, subagent: false });
+    if (!res.ok) throw new Error(JSON.stringify(res));
+    return res;
+  };
+  // Control: caps far above the flood, so everything is written and the real cards are buried.
+  const control = tempOut();
+  const cfile = writeJsonl(control, 'cards.jsonl', [...flood, ...real]);
+  const c = await exportWith(jsonlOptions(control, cfile, { maxPerClient: 100_000, maxPerDomain: 100_000 }));
+  t.like(c.summary, { written: 1212, skipped_over_cap: 0 });
+  const ch = makeHome(path.dirname(control), { ...policy, root: control }).home;
+  const cres = search(control, ch);
+  t.true(cres.truncated);
+  t.deepEqual(cres.results, []);
+  // With caps the domain holds 500 cards: all 12 real ones, the flood folders 122 each.
+  const out = tempOut();
+  const file = writeJsonl(out, 'cards.jsonl', [...flood, ...real]);
+  const r = await exportWith(jsonlOptions(out, file, { maxPerClient: 1000, maxPerDomain: 500 }));
+  t.like(r.summary, { ok: true, written: 500, skipped_over_cap: 712 });
+  t.deepEqual(
+    r.overCap.map((f) => [f.folder, f.kept, f.skipped]),
+    [
+      ['work/aaa-1', 122, 178],
+      ['work/aaa-2', 122, 178],
+      ['work/aaa-3', 122, 178],
+      ['work/aaa-4', 122, 178],
+    ],
+  );
+  t.true(r.log.some((l) => l.includes('712 card(s) over the caps')));
+  t.true(r.log.some((l) => l.includes('work/aaa-1: kept 122, skipped 178')));
+  const home = makeHome(path.dirname(out), { ...policy, root: out }).home;
+  const res = search(out, home);
+  t.is(res.results.length, 10);
+  t.true(res.results.every((h) => h.id.startsWith('work/hermes/')));
+});
+
+test('caps › lowering a cap removes the older files; invalid cards keep old files only while their folder has room', async (t) => {
+  const out = tempOut();
+  const first = cardLines('work', 'hermes', 6, 1, 'lantern');
+  const file = writeJsonl(out, 'cards.jsonl', first);
+  t.like((await exportWith(jsonlOptions(out, file))).summary, { written: 6 });
+  // Cap 4: the two oldest files go, and they are counted as removed.
+  const r = await exportWith(jsonlOptions(out, file, { maxPerClient: 4 }));
+  t.like(r.summary, { ok: true, unchanged: 4, removed: 2, skipped_over_cap: 2 });
+  t.deepEqual(
+    mdFiles(out),
+    [3, 4, 5, 6].map((n) => `work/hermes/episodic--${uuid(n)}.md`),
+  );
+  // The four exported cards turn invalid and four new ones arrive: the new ones fill the folder, so the invalid
+  // cards' old files cannot stay as well (otherwise each run could add another batch past the cap).
+  const invalid = [3, 4, 5, 6].map((n) => ({ id: uuid(n), payload: payload({ text: 7 }) }));
+  writeJsonl(out, 'cards.jsonl', [...invalid, ...cardLines('work', 'hermes', 4, 100, 'fresh')]);
+  const r2 = await exportWith(jsonlOptions(out, file, { maxPerClient: 4 }));
+  t.like(r2.summary, { ok: true, written: 4, skipped_invalid: 4, removed: 4 });
+  t.deepEqual(
+    mdFiles(out),
+    [100, 101, 102, 103].map((n) => `work/hermes/episodic--${uuid(n)}.md`),
+  );
+  t.true(r2.log.some((l) => l.includes('their folders are full under the caps')));
+  // With room left, an invalid card keeps its last good file as before.
+  writeJsonl(out, 'cards.jsonl', [
+    { id: uuid(100), payload: payload({ text: 7 }) },
+    ...cardLines('work', 'hermes', 4, 100, 'fresh').slice(1),
+  ]);
+  const r3 = await exportWith(jsonlOptions(out, file, { maxPerClient: 4 }));
+  t.like(r3.summary, { ok: true, skipped_invalid: 1, removed: 0 });
+  t.is(mdFiles(out).length, 4);
 });

@@ -3,6 +3,7 @@
  * (PRODUCT.md §8, issue 4). Argument handling and output only; the work is in src/fleet/export.ts.
  */
 import { runExport, type ExportOptions, type ExportReport } from '../../fleet/export.js';
+import { DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_PER_DOMAIN } from '../../fleet/caps.js';
 import { ExportError } from '../../fleet/errors.js';
 import { resolveQdrantSettings, type QdrantFlags } from '../../fleet/source-qdrant.js';
 import { boolFlag, listFlag, parseArgs, stringFlag, UsageError } from '../args.js';
@@ -37,6 +38,12 @@ Options:
   --group NAME         directories 0750 and files 0640 owned by this group (default 0700/0600); only
                        directories the export created are changed, never DIR or folders you made
   --keep-history N     keep the newest N earlier revisions per card (default: all; 0 keeps none)
+  --max-cards-per-client N
+                       most cards written into one <domain>/<client_id> folder (default 1000);
+                       the newest by updated_at are kept, the rest count as skipped_over_cap
+  --max-cards-per-domain N
+                       most cards written into one domain folder (default 2000), shared fairly:
+                       a client with few cards keeps them all, large clients split the rest
   --dry-run            read and compare, report what would change, change nothing
   --json               print the summary as one JSON object on stdout
   --no-wait            exit 1 at once when another export into DIR is running (default: wait)
@@ -51,7 +58,9 @@ stops all removal for that run.
 Summary counts: written, unchanged, removed (files of cards gone from the source or out of the
 live set, plus history files pruned by --keep-history), history (earlier revisions kept this run),
 skipped_secret, skipped_invalid, skipped_expired (cards not live: past expires_at, or a status
-other than active such as archived).
+other than active such as archived), skipped_over_cap (left out by the caps; their earlier files are
+removed). Keep each profile's max_entries at least the caps of the domains it reads, or a search
+stops early (truncated).
 
 Exit codes: 0 done, 1 operational failure (source unreadable, untrusted DIR, a path left alone), 2 usage error.`;
 
@@ -74,7 +83,18 @@ const SPECS = {
   json: { type: 'boolean' },
   'no-wait': { type: 'boolean' },
   'allow-empty': { type: 'boolean' },
+  'max-cards-per-client': { type: 'string' },
+  'max-cards-per-domain': { type: 'string' },
 } as const;
+
+/** A whole number from 1 to 1,000,000 for a cap flag, or the default when the flag is absent. */
+function capFlag(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^[0-9]{1,7}$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000) {
+    throw new UsageError(`${flag}: expected a whole number from 1 to 1000000`);
+  }
+  return Number(value);
+}
 
 /** Build export options from argv and the environment. @throws UsageError for command-line mistakes */
 export function optionsFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv): ExportOptions & { json: boolean } {
@@ -128,6 +148,8 @@ export function optionsFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv)
     dryRun: boolFlag(parsed, 'dry-run'),
     noWait: boolFlag(parsed, 'no-wait'),
     allowEmpty: boolFlag(parsed, 'allow-empty'),
+    maxPerClient: capFlag(stringFlag(parsed, 'max-cards-per-client'), '--max-cards-per-client', DEFAULT_MAX_PER_CLIENT),
+    maxPerDomain: capFlag(stringFlag(parsed, 'max-cards-per-domain'), '--max-cards-per-domain', DEFAULT_MAX_PER_DOMAIN),
     json: boolFlag(parsed, 'json'),
     env,
   };
@@ -157,12 +179,21 @@ function makeProgress(): { update: NonNullable<ExportOptions['progress']>; end: 
   };
 }
 
+/**
+ * The `--json` object: the summary counts, then the details an operator acts on: `secret_ids` (cards not written
+ * for a credential) and `over_cap` (folders that lost cards to the caps: folder, kept, skipped).
+ */
+function jsonReport(r: ExportReport): Record<string, unknown> {
+  return { ...r.summary, secret_ids: r.secretIds, over_cap: r.overCap };
+}
+
 function summaryLine(r: ExportReport, dryRun: boolean): string {
   const s = r.summary;
   const head = dryRun ? 'export-fleet (dry run, nothing changed):' : 'export-fleet:';
   return (
     `${head} written ${s.written}, unchanged ${s.unchanged}, removed ${s.removed}, history ${s.history}, ` +
-    `skipped_secret ${s.skipped_secret}, skipped_invalid ${s.skipped_invalid}, skipped_expired ${s.skipped_expired}`
+    `skipped_secret ${s.skipped_secret}, skipped_invalid ${s.skipped_invalid}, skipped_expired ${s.skipped_expired}, ` +
+    `skipped_over_cap ${s.skipped_over_cap}`
   );
 }
 
@@ -191,6 +222,7 @@ export const command: Command = {
             skipped_secret: 0,
             skipped_invalid: 0,
             skipped_expired: 0,
+            skipped_over_cap: 0,
           };
           process.stdout.write(`${JSON.stringify({ ok: false, ...zero, error: e.message })}\n`);
         }
@@ -199,7 +231,7 @@ export const command: Command = {
       throw e;
     }
     bar?.end();
-    if (opts.json) process.stdout.write(`${JSON.stringify(report.summary)}\n`);
+    if (opts.json) process.stdout.write(`${JSON.stringify(jsonReport(report))}\n`);
     else process.stdout.write(`${summaryLine(report, opts.dryRun)}\n`);
     return report.summary.ok ? EXIT.OK : EXIT.FAILURE;
   },
