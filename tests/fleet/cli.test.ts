@@ -196,15 +196,17 @@ test('cli › SIGKILL in the middle of writing leaves only complete notes, and t
     payload: { ...p.payload, text: `second ${String(p.id)}`, revision: 2, updated_at: 1_760_500_000 },
   }));
   const s = await standin(v1);
-  await exportWith(qdrantOptions(s, out));
-  await exportWith(qdrantOptions(s, reference));
+  // 3,000 cards in one domain: above the default domain cap (2,000), so every run raises it.
+  const caps = { maxPerDomain: 10_000 };
+  await exportWith(qdrantOptions(s, out, caps));
+  await exportWith(qdrantOptions(s, reference, caps));
   const firstBytes = new Map(mdFiles(out).map((f) => [f, fs.readFileSync(path.join(out, f))]));
   s.collections.set('hermes_fleet_memory', v2);
-  await exportWith(qdrantOptions(s, reference));
+  await exportWith(qdrantOptions(s, reference, caps));
   const finalBytes = new Map(mdFiles(reference).map((f) => [f, fs.readFileSync(path.join(reference, f))]));
 
   // Kill the moment the run records its plan (the first manifest rename), i.e. as the writes begin.
-  const r = run(['--out', out, '--url', s.url]);
+  const r = run(['--out', out, '--url', s.url, '--max-cards-per-domain', '10000']);
   const watcher = fs.watch(out, (_event, name) => {
     if (name === MANIFEST_NAME) r.child.kill('SIGKILL');
   });
@@ -227,7 +229,7 @@ test('cli › SIGKILL in the middle of writing leaves only complete notes, and t
     if (!name.endsWith('.md')) continue;
     t.false(name.startsWith('.'), rel);
   }
-  const again = await run(['--out', out, '--url', s.url]).done;
+  const again = await run(['--out', out, '--url', s.url, '--max-cards-per-domain', '10000']).done;
   t.is(again.code, 0, again.stderr);
   t.deepEqual(mdFiles(out), mdFiles(reference));
   for (const [f, bytes] of finalBytes) t.true(fs.readFileSync(path.join(out, f)).equals(bytes), f);
