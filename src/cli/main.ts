@@ -25,6 +25,8 @@ const COMMAND_NAMES = [
   'status',
   'doctor',
   'export-fleet',
+  'serve',
+  'clients',
 ] as const;
 
 const PROG = 'memory-bridge';

@@ -1,0 +1,182 @@
+/**
+ * `memory-bridge serve`: the two tools over authenticated MCP Streamable HTTP, one bearer token per client, each
+ * bound to a profile home (docs/HTTP.md). Runs until SIGTERM or SIGINT, then stops gracefully and exits 0.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { BridgeError } from '../../errors.js';
+import { ClientsFileError, loadClients } from '../../server/clients.js';
+import {
+  DEFAULT_MAX_CONCURRENCY,
+  isLoopbackHost,
+  parseListen,
+  ServeConfigError,
+  SHUTDOWN_GRACE_MS,
+  startHttpServer,
+  checkListenSafety,
+} from '../../server/http.js';
+import { readTrustedFile } from '../../trust/path.js';
+import { boolFlag, integerFlag, listFlag, parseArgs, stringFlag, UsageError } from '../args.js';
+import { EXIT, packageVersion, type Command } from '../command.js';
+
+/** Largest TLS certificate chain or key file read. */
+const MAX_TLS_FILE_BYTES = 1_048_576;
+
+const PROG = 'memory-bridge serve';
+
+function say(line: string): void {
+  process.stderr.write(`${PROG}: ${line}\n`);
+}
+
+/** The key file: trust rule on it and every directory above it, like the policy (docs/HTTP.md, "TLS"). */
+function readKey(file: string): Buffer {
+  try {
+    return readTrustedFile(file, MAX_TLS_FILE_BYTES);
+  } catch (err) {
+    if (!(err instanceof BridgeError)) throw err;
+    throw new ServeConfigError(
+      `--tls-key ${file} is not usable (${err.reason}): it must be a regular file with one link, owned by root or ` +
+        'the user running memory-bridge, not writable by group or others (mode 0600 is right), in directories ' +
+        'that only root or that user can write (not a shared temp directory such as /tmp)',
+    );
+  }
+}
+
+function readCert(file: string): Buffer {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    throw new ServeConfigError(`--tls-cert ${file} cannot be opened (${(err as NodeJS.ErrnoException).code})`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_TLS_FILE_BYTES)
+      throw new ServeConfigError(`--tls-cert ${file} must be a regular file of at most ${MAX_TLS_FILE_BYTES} bytes`);
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export const command: Command = {
+  name: 'serve',
+  summary: 'serve the two tools over authenticated MCP Streamable HTTP (one token per client and home)',
+  usage: `usage: memory-bridge serve --clients FILE [--listen HOST:PORT]
+                            [--tls-cert FILE --tls-key FILE | --behind-proxy]
+                            [--allowed-host NAME]... [--allowed-origin ORIGIN]... [--max-concurrency N]
+
+Serve memory_bridge_search and memory_bridge_read over MCP Streamable HTTP at POST /mcp (stateless), and a bare
+health check at GET /healthz. Every request to /mcp needs "Authorization: Bearer <token>" for a client of the
+clients file (memory-bridge clients add); the call is made as that client's home and run kind, under the policy
+in <home>/plugin-data/memory-bridge/policy.json. The clients file is read again on every request.
+
+Options:
+  --clients FILE          the clients file (required; see memory-bridge clients --help)
+  --listen HOST:PORT      where to listen (default 127.0.0.1:8765; [::1]:8765 for IPv6; port 0 picks one)
+  --tls-cert FILE         PEM certificate chain: serve HTTPS (with --tls-key)
+  --tls-key FILE          PEM private key; must pass the trust rule (mode 0600, owned by you or root)
+  --behind-proxy          allow plain HTTP on a non-loopback address (a TLS-terminating proxy is in front)
+  --allowed-host NAME     also accept this name in the Host header (repeatable; default: the listen host and,
+                          on loopback, localhost, 127.0.0.1 and [::1]); ports are not compared
+  --allowed-origin ORIGIN accept requests carrying this Origin header (repeatable; default: none, so a request
+                          from a web page is refused)
+  --max-concurrency N     most requests in flight; more get 503 with Retry-After (default ${DEFAULT_MAX_CONCURRENCY})
+
+Each client may make 20 requests per second (burst 40); more get 429 with Retry-After. A body over 1 MiB gets 413.
+One line per request goes to stderr (client, tool, result, status, milliseconds); never a token, query, id or path.
+SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUTDOWN_GRACE_MS / 1000} s), exit 0.`,
+  async run(argv) {
+    const parsed = parseArgs(argv, {
+      clients: { type: 'string' },
+      listen: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'behind-proxy': { type: 'boolean' },
+      'allowed-host': { type: 'string', repeatable: true },
+      'allowed-origin': { type: 'string', repeatable: true },
+      'max-concurrency': { type: 'string' },
+    });
+    if (parsed.positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+    const clientsFlag = stringFlag(parsed, 'clients');
+    if (clientsFlag === undefined || clientsFlag === '') throw new UsageError('--clients FILE is required');
+    const clientsFile = path.resolve(clientsFlag);
+    let listen;
+    try {
+      listen = parseListen(stringFlag(parsed, 'listen') ?? '127.0.0.1:8765');
+    } catch (err) {
+      if (err instanceof ServeConfigError) throw new UsageError(err.message);
+      throw err;
+    }
+    const maxConcurrency = integerFlag(parsed, 'max-concurrency') ?? DEFAULT_MAX_CONCURRENCY;
+    if (maxConcurrency < 1 || maxConcurrency > 65536)
+      throw new UsageError('--max-concurrency must be an integer from 1 to 65536');
+    const certFlag = stringFlag(parsed, 'tls-cert');
+    const keyFlag = stringFlag(parsed, 'tls-key');
+    if ((certFlag === undefined) !== (keyFlag === undefined))
+      throw new UsageError('--tls-cert and --tls-key go together');
+    const behindProxy = boolFlag(parsed, 'behind-proxy');
+    const allowedHosts = listFlag(parsed, 'allowed-host');
+    const allowedOrigins = listFlag(parsed, 'allowed-origin');
+    for (const h of allowedHosts)
+      if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(h))
+        throw new UsageError(`--allowed-host ${JSON.stringify(h)} is not a host name or address`);
+    for (const o of allowedOrigins)
+      if (!/^(https?:\/\/[^/\s]+\/?|null)$/i.test(o))
+        throw new UsageError(`--allowed-origin ${JSON.stringify(o)} must look like https://host[:port]`);
+
+    try {
+      checkListenSafety(listen, certFlag !== undefined, behindProxy);
+      const tls =
+        certFlag !== undefined && keyFlag !== undefined
+          ? { cert: readCert(path.resolve(certFlag)), key: readKey(path.resolve(keyFlag)) }
+          : undefined;
+      // The file is read again on every request; reading it now turns a broken setup into a clear start-up error.
+      const clients = loadClients(clientsFile);
+      if (clients.clients.length === 0) say(`${clientsFile} has no clients yet: every request will get 401`);
+      const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
+      if (wildcard && allowedHosts.length === 0)
+        say('listening on every address with no --allowed-host: every request will get 403 until one is given');
+      if (tls === undefined && !isLoopbackHost(listen.host))
+        say('plain HTTP on a non-loopback address (--behind-proxy): only the proxy should be able to reach it');
+
+      const server = await startHttpServer({
+        listen,
+        clientsFile,
+        version: packageVersion(),
+        ...(tls === undefined ? {} : { tls }),
+        behindProxy,
+        allowedHosts,
+        allowedOrigins,
+        maxConcurrency,
+      });
+      say(`listening on ${server.origin}/mcp (${clients.clients.length} clients)`);
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string): void => {
+          say(`${signal}: stopping (requests in flight may finish for ${SHUTDOWN_GRACE_MS / 1000} s)`);
+          process.off('SIGTERM', onTerm);
+          process.off('SIGINT', onInt);
+          void server.close().then(resolve);
+        };
+        const onTerm = (): void => stop('SIGTERM');
+        const onInt = (): void => stop('SIGINT');
+        process.on('SIGTERM', onTerm);
+        process.on('SIGINT', onInt);
+      });
+      say('stopped');
+      return EXIT.OK;
+    } catch (err) {
+      if (err instanceof ServeConfigError || err instanceof ClientsFileError) {
+        say(err.message);
+        return EXIT.FAILURE;
+      }
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+        say(`cannot listen on ${listen.host}:${listen.port} (${code})`);
+        return EXIT.FAILURE;
+      }
+      throw err;
+    }
+  },
+};

@@ -1,0 +1,543 @@
+/**
+ * `memory-bridge serve`: the two tools over MCP Streamable HTTP, one bearer token per client (docs/HTTP.md).
+ *
+ * `POST /mcp` is answered by the official SDK's `StreamableHTTPServerTransport` in stateless mode (a fresh transport
+ * and tool server per request, JSON responses), so any number of hubs can sit behind one load balancer and a
+ * request leaves nothing behind when it ends, however it ends. `GET /healthz` answers 200 with no details and needs
+ * no token. Before the transport sees a request, this module applies, in order (docs/HTTP.md, "What a request must
+ * pass"):
+ *
+ * 1. `Host` must name an allowed host and any `Origin` must be an allowed origin (DNS rebinding): 403. The SDK's
+ *    own check is not used: it compares the whole `Host` value, port included, and lets every `Origin` through
+ *    unless a list is configured, where we refuse any `Origin` not listed.
+ * 2. `Authorization: Bearer <token>` must match an entry of the clients file, read fresh for this request; every
+ *    failure gets the same 401. The caller (home, run kind) comes only from the matched entry.
+ * 3. The client's token bucket (default 20 requests/s, burst 40): 429 with `Retry-After`.
+ * 4. At most `maxConcurrency` requests in flight (default 16): 503 with `Retry-After`.
+ * 5. Body at most 1 MiB (413), strict JSON (400), one message (no batches: 400).
+ *
+ * Node's `headersTimeout` and `requestTimeout` bound a slow client (408 and the connection closed). Every request
+ * ends in exactly one operator line on stderr: client name, tool (or method), result code, HTTP status, duration.
+ * Never a token, a query, an id or a path.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { parseStrictJson, StrictJsonError } from '../policy/json.js';
+import { createBridge } from '../tools/bridge.js';
+import { TOOL_NAMES, type Bridge, type BridgeOptions, type LogEvent, type ToolName } from '../tools/types.js';
+import { authenticate, bearerToken, callerOf, ClientsFileError, type ClientEntry } from './clients.js';
+import { createMcpServer } from './mcp.js';
+
+/** Largest request body accepted (1 MiB); a larger one gets 413. */
+export const MAX_BODY_BYTES = 1_048_576;
+/** Default most requests in flight at once. */
+export const DEFAULT_MAX_CONCURRENCY = 16;
+/** Default per-client rate: sustained requests per second and burst. */
+export const DEFAULT_RATE = Object.freeze({ perSecond: 20, burst: 40 });
+/** Default time to receive a request's headers, and the whole request, in ms (then 408 and close). */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Idle keep-alive connections are closed after this many ms. */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Longest a graceful stop waits for requests in flight (then their connections are closed). */
+export const SHUTDOWN_GRACE_MS = 10_000;
+/** Most body bytes discarded after a refusal before the connection is cut (so the client can read the answer). */
+const MAX_DISCARD_BYTES = 4 * MAX_BODY_BYTES;
+
+/** Where and how to listen. */
+export interface ListenAddress {
+  /** An IP address or host name, as given to `--listen` (IPv6 without brackets). */
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+}
+
+export interface HttpServerOptions {
+  listen: ListenAddress;
+  /** Absolute path of the clients file (docs/HTTP.md), read on every request to `/mcp`. */
+  clientsFile: string;
+  /** Reported to clients as the server version. */
+  version: string;
+  /** PEM certificate chain and private key: serve HTTPS. */
+  tls?: { cert: Buffer; key: Buffer };
+  /** Plain HTTP on a non-loopback address is allowed only with this (a TLS-terminating proxy in front). */
+  behindProxy?: boolean;
+  /** Host names accepted in `Host` besides the defaults (see `allowedHostNames`). */
+  allowedHosts?: readonly string[];
+  /** Origins accepted in `Origin`; a request with any other `Origin` gets 403. */
+  allowedOrigins?: readonly string[];
+  /** Default `DEFAULT_MAX_CONCURRENCY`. */
+  maxConcurrency?: number;
+  /** Default `DEFAULT_RATE`. */
+  rate?: { perSecond: number; burst: number };
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** Options of the one shared bridge (its log is this server's). */
+  bridgeOptions?: Omit<BridgeOptions, 'log'>;
+  /** The operator log: one line per request (default: stderr with the `memory-bridge serve:` prefix). */
+  log?: (line: string) => void;
+}
+
+/** A running server. */
+export interface HttpServerHandle {
+  /** `http://HOST:PORT` or `https://…` as bound (IPv6 in brackets). */
+  origin: string;
+  port: number;
+  /** Counters for tests and the operator: requests in flight, token buckets kept, open connections. */
+  stats(): { inFlight: number; buckets: number; connections: number };
+  /**
+   * Stop: no new connections, idle ones closed, requests in flight may finish for up to `graceMs` (default
+   * `SHUTDOWN_GRACE_MS`); then every connection is closed. Resolves when the server is closed.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** A configuration `serve` must refuse to start with; the message says what to do. */
+export class ServeConfigError extends Error {
+  override readonly name = 'ServeConfigError';
+}
+
+/** True for loopback names and addresses: `localhost`, 127.0.0.0/8, `::1`. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/** A host name as compared with `Host`: lower case, IPv6 in brackets, no port. */
+export function normalHostName(name: string): string {
+  const h = name.trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end < 0 ? h : h.slice(0, end + 1);
+  }
+  // Two or more colons: a bare IPv6 address (no port possible without brackets).
+  if ((h.match(/:/g) ?? []).length >= 2) return `[${h}]`;
+  const colon = h.indexOf(':');
+  return colon < 0 ? h : h.slice(0, colon);
+}
+
+/**
+ * The host names a `Host` header may carry: the listen host, on loopback also `localhost`, `127.0.0.1` and `[::1]`,
+ * plus every `--allowed-host`. Ports are not compared: a rebinding page reaches us under its own name whatever the
+ * port, so the name is what tells it apart.
+ */
+export function allowedHostNames(listenHost: string, extra: readonly string[] = []): Set<string> {
+  const names = new Set<string>([normalHostName(listenHost)]);
+  if (isLoopbackHost(listenHost)) for (const n of ['localhost', '127.0.0.1', '[::1]']) names.add(n);
+  for (const n of extra) names.add(normalHostName(n));
+  return names;
+}
+
+/** An origin as compared with `Origin`: lower case, no trailing `/`. */
+export function normalOrigin(origin: string): string {
+  return origin.trim().toLowerCase().replace(/\/+$/, '');
+}
+
+/** The host name part of a `Host` header value (lower case, IPv6 bracketed), or null when it is malformed. */
+function hostHeaderName(value: string | undefined): string | null {
+  if (value === undefined || value === '') return null;
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(value);
+  return m === null ? null : m[1]!.toLowerCase();
+}
+
+/**
+ * The listen checks of docs/HTTP.md: a non-loopback address needs TLS or an explicit `--behind-proxy`.
+ *
+ * @throws ServeConfigError with what to do
+ */
+export function checkListenSafety(listen: ListenAddress, tls: boolean, behindProxy: boolean): void {
+  if (isLoopbackHost(listen.host) || tls || behindProxy) return;
+  throw new ServeConfigError(
+    `refusing to serve plain HTTP on ${listen.host}, which is not a loopback address: bearer tokens would cross ` +
+      'the network in clear text. Give --tls-cert FILE --tls-key FILE, or --behind-proxy when a TLS-terminating ' +
+      'proxy in front of this host is the only way in',
+  );
+}
+
+/** Parse `HOST:PORT` (`[v6]:PORT` for IPv6). Port 0 asks for a free port. */
+export function parseListen(value: string): ListenAddress {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(value);
+  const port = m === null ? Number.NaN : Number(m[3]);
+  if (m === null || port > 65535)
+    throw new ServeConfigError(
+      `--listen must be HOST:PORT (e.g. 127.0.0.1:8765 or [::1]:8765), not ${JSON.stringify(value)}`,
+    );
+  return { host: m[1] ?? m[2]!, port };
+}
+
+/** One token bucket per client name (docs/HTTP.md, "Limits"). */
+class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+  ) {}
+
+  /** Take one token for `name`: 0 when granted, else the seconds to wait (at least 1). */
+  take(name: string, now: number): number {
+    let b = this.buckets.get(name);
+    if (b === undefined) {
+      b = { tokens: this.burst, at: now };
+      this.buckets.set(name, b);
+    } else {
+      b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
+      b.at = now;
+    }
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond));
+  }
+
+  /** Drop buckets that are full again (they hold no information) once more than `keep` are kept. */
+  prune(keep: number, now: number): void {
+    if (this.buckets.size <= keep) return;
+    for (const [name, b] of this.buckets) {
+      if (b.tokens + ((now - b.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(name);
+    }
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+}
+
+/** What one request's operator line says. */
+interface Record {
+  client: string;
+  tool: string;
+  result: string;
+  reason?: string;
+}
+
+const JSON_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' } as const;
+
+/** A refusal as the SDK words its own: a JSON-RPC error object with id null. */
+function refusalBody(code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** The one 401: same status, headers and body for a missing, malformed, unknown or revoked token. */
+const UNAUTHORIZED_BODY = refusalBody(-32001, 'Unauthorized');
+
+function methodLabel(message: unknown): { tool: string; isToolCall: boolean } {
+  if (typeof message !== 'object' || message === null) return { tool: 'invalid', isToolCall: false };
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (typeof method !== 'string') return { tool: 'response', isToolCall: false };
+  if (method === 'tools/call') {
+    const name = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+    const known = typeof name === 'string' && (TOOL_NAMES as readonly string[]).includes(name);
+    return { tool: known ? name : 'unknown_tool', isToolCall: true };
+  }
+  // Method names go to the log only when they look like MCP's own (letters, '/', '_'), never arbitrary text.
+  return { tool: /^[a-z][a-zA-Z/_]{0,63}$/.test(method) ? method : 'other', isToolCall: false };
+}
+
+/**
+ * Start serving. Resolves once listening.
+ *
+ * @throws ServeConfigError for an unsafe listen address (see `checkListenSafety`); the listen error (EADDRINUSE…)
+ *   as it comes from Node
+ */
+export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
+  checkListenSafety(opts.listen, opts.tls !== undefined, opts.behindProxy === true);
+  const log = opts.log ?? ((line: string) => process.stderr.write(`memory-bridge serve: ${line}\n`));
+  const hosts = allowedHostNames(opts.listen.host, opts.allowedHosts);
+  const origins = new Set((opts.allowedOrigins ?? []).map(normalOrigin));
+  const maxConcurrency = opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY;
+  const rate = opts.rate ?? DEFAULT_RATE;
+  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new RangeError('maxConcurrency: an integer ≥ 1');
+  if (!(rate.perSecond > 0) || !(rate.burst >= 1)) throw new RangeError('rate: perSecond > 0 and burst ≥ 1');
+  const limiter = new RateLimiter(rate.perSecond, rate.burst);
+
+  // The bridge runs one call at a time (its calls are synchronous), so the call being answered is known here and
+  // the bridge's own refusal reason joins that request's single log line instead of printing a second one.
+  let current: Record | null = null;
+  const bridge: Bridge = createBridge({
+    ...opts.bridgeOptions,
+    log: (event: LogEvent) => {
+      if (current !== null) current.reason = event.reason;
+      else log(`tool=${event.tool} reason=${event.reason}`);
+    },
+  });
+
+  let inFlight = 0;
+  let stopping = false;
+  /** Responses whose connection Node is closing for a header or request timeout. */
+  const timedOut = new WeakSet<http.ServerResponse>();
+  const sockets = new Set<Socket>();
+
+  const serverOptions: http.ServerOptions = {
+    headersTimeout: opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeout: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // How often Node looks for connections past their timeouts; the default (30 s) would let a slow client hold a
+    // connection well beyond the timeout.
+    connectionsCheckingInterval: Math.min(1000, opts.headersTimeoutMs ?? 1000),
+    maxHeaderSize: 16_384,
+  };
+  const server =
+    opts.tls !== undefined
+      ? https.createServer({ ...serverOptions, cert: opts.tls.cert, key: opts.tls.key })
+      : http.createServer(serverOptions);
+
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    const started = performance.now();
+    const rec: Record = { client: '-', tool: '-', result: 'disconnected' };
+    let holdsSlot = false;
+    res.once('close', () => {
+      if (holdsSlot) inFlight--;
+      let status = res.headersSent ? res.statusCode : 0;
+      if (timedOut.has(res)) {
+        rec.result = 'timeout';
+        status = 408;
+      } else if (!res.writableFinished) rec.result = 'disconnected';
+      const ms = (performance.now() - started).toFixed(1);
+      const reason = rec.reason === undefined ? '' : ` reason=${rec.reason}`;
+      log(`client=${rec.client} tool=${rec.tool} result=${rec.result}${reason} status=${status} ms=${ms}`);
+    });
+
+    const refuse = (
+      status: number,
+      result: string,
+      code: number,
+      message: string,
+      headers: http.OutgoingHttpHeaders = {},
+    ): void => {
+      rec.result = result;
+      const body = status === 401 ? UNAUTHORIZED_BODY : refusalBody(code, message);
+      res.sendDate = false;
+      res.writeHead(status, {
+        ...JSON_HEADERS,
+        ...headers,
+        'Content-Length': Buffer.byteLength(body),
+        Connection: 'close',
+      });
+      res.end(body);
+      discardBody(req);
+    };
+
+    const pathname = (req.url ?? '').split('?', 1)[0];
+    const host = hostHeaderName(req.headers.host);
+    if (host === null || !hosts.has(host)) return refuse(403, 'forbidden_host', -32000, 'Forbidden: Host not allowed');
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.has(normalOrigin(origin)))
+      return refuse(403, 'forbidden_origin', -32000, 'Forbidden: Origin not allowed');
+
+    if (pathname === '/healthz') {
+      rec.tool = 'healthz';
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'GET, HEAD' });
+      rec.result = 'ok';
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 3, 'Cache-Control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : 'ok\n');
+      return;
+    }
+    if (pathname !== '/mcp') return refuse(404, 'not_found', -32000, 'Not found');
+    if (stopping) return refuse(503, 'stopping', -32000, 'Server is stopping', { 'Retry-After': '1' });
+
+    let entry: ClientEntry | null;
+    try {
+      entry = authenticate(opts.clientsFile, bearerToken(req.headers.authorization));
+    } catch (err) {
+      if (!(err instanceof ClientsFileError)) throw err;
+      rec.reason = err.reason;
+      return refuse(503, 'clients_unusable', -32000, 'Service unavailable');
+    }
+    if (entry === null) return refuse(401, 'unauthorized', -32001, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
+    rec.client = entry.name;
+    const now = performance.now();
+    const wait = limiter.take(entry.name, now);
+    limiter.prune(64, now);
+    if (wait > 0) return refuse(429, 'rate_limited', -32000, 'Too many requests', { 'Retry-After': String(wait) });
+    if (inFlight >= maxConcurrency)
+      return refuse(503, 'busy', -32000, 'Too many requests in flight', { 'Retry-After': '1' });
+    inFlight++;
+    holdsSlot = true;
+    if (req.method !== 'POST')
+      return refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'POST' });
+
+    void readBody(req)
+      .then(async (body) => {
+        if (body === 'too_large')
+          return refuse(413, 'too_large', -32000, `Payload too large: at most ${MAX_BODY_BYTES} bytes`);
+        if (body === 'aborted') return;
+        let message: unknown;
+        try {
+          // Strict first (no duplicate keys, bounded nesting, valid UTF-8), then the plain parse the SDK expects.
+          parseStrictJson(body);
+          message = JSON.parse(body.toString('utf8'));
+        } catch (err) {
+          if (!(err instanceof StrictJsonError) && !(err instanceof SyntaxError)) throw err;
+          return refuse(400, 'bad_json', -32700, 'Parse error');
+        }
+        if (Array.isArray(message)) return refuse(400, 'batch', -32600, 'Batch requests are not accepted');
+        const label = methodLabel(message);
+        rec.tool = label.tool;
+        await answer(req, res, message, entry, rec, label.isToolCall);
+      })
+      .catch(() => {
+        rec.result = 'internal';
+        if (!res.headersSent) refuse(500, 'internal', -32603, 'Internal error');
+        else res.destroy();
+      });
+  };
+
+  /** Hand one checked message to a fresh stateless transport and tool server; both are closed when `res` closes. */
+  const answer = async (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    message: unknown,
+    entry: ClientEntry,
+    rec: Record,
+    isToolCall: boolean,
+  ): Promise<void> => {
+    const caller = callerOf(entry);
+    const recording: Bridge = {
+      search: (args, c) => bridge.search(args, c),
+      read: (args, c) => bridge.read(args, c),
+      call: (tool: ToolName, args, c) => {
+        current = rec;
+        try {
+          const result = bridge.call(tool, args, c);
+          rec.result = result.ok ? 'ok' : result.error.code;
+          return result;
+        } finally {
+          current = null;
+        }
+      },
+    };
+    const mcp = createMcpServer({
+      caller,
+      bridge: recording,
+      version: opts.version,
+      log: (reason) => {
+        rec.reason = reason;
+      },
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.once('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    if (!isToolCall) rec.result = 'ok';
+    await transport.handleRequest(req, res, message);
+    if (res.statusCode >= 400 && rec.result === 'ok') rec.result = 'refused';
+  };
+
+  server.on('request', onRequest);
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  // Malformed HTTP, and a client past the header or request timeout: answer when the socket can still take it.
+  // Malformed HTTP, and a client past the header or request timeout: answer when the socket can still take it.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
+    const status = timeout ? 408 : 400;
+    const pending = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage ?? null;
+    // A request whose handler runs logs its own line when its response closes; mark why it is closing.
+    if (pending !== null && timeout) timedOut.add(pending);
+    else if (pending === null) log(`client=- tool=- result=${timeout ? 'timeout' : 'bad_http'} status=${status} ms=0`);
+    if (socket.writable && (pending === null || !pending.headersSent)) {
+      const body = refusalBody(-32000, timeout ? 'Request timeout' : 'Bad request');
+      socket.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      socket.destroySoon();
+    } else socket.destroy();
+  });
+  server.on('tlsClientError', () => {
+    log('client=- tool=- result=tls_error status=0 ms=0');
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.listen.port, opts.listen.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const origin = `${opts.tls !== undefined ? 'https' : 'http'}://${hostPart}:${address.port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    origin,
+    port: address.port,
+    stats: () => ({ inFlight, buckets: limiter.size, connections: sockets.size }),
+    close(graceMs = SHUTDOWN_GRACE_MS) {
+      closing ??= new Promise<void>((resolve) => {
+        stopping = true;
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Each request that finishes now leaves an idle connection behind: close those as they appear.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        server.once('close', () => {
+          clearInterval(sweep);
+          clearTimeout(force);
+        });
+      });
+      return closing;
+    },
+  };
+}
+
+/**
+ * Read a request body of at most `MAX_BODY_BYTES`. A declared `Content-Length` over the limit is refused before
+ * anything is read.
+ *
+ * @returns the bytes, `'too_large'`, or `'aborted'` when the client went away first
+ */
+function readBody(req: http.IncomingMessage): Promise<Buffer | 'too_large' | 'aborted'> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return Promise.resolve('too_large');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (value: Buffer | 'too_large' | 'aborted'): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAbort);
+      req.off('close', onClose);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) done('too_large');
+      else chunks.push(chunk);
+    };
+    const onEnd = (): void => done(Buffer.concat(chunks, size));
+    const onAbort = (): void => done('aborted');
+    const onClose = (): void => {
+      if (!req.complete) done('aborted');
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAbort);
+    req.on('close', onClose);
+  });
+}
+
+/**
+ * After a refusal, let the rest of the body arrive and throw it away (up to `MAX_DISCARD_BYTES`), so the client
+ * reads our answer instead of a connection reset; past that the connection is cut.
+ */
+function discardBody(req: http.IncomingMessage): void {
+  if (req.complete) return;
+  let seen = 0;
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > MAX_DISCARD_BYTES) req.socket.destroy();
+  });
+  req.on('error', () => undefined);
+  req.resume();
+}
