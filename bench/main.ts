@@ -4,7 +4,8 @@
  * prints a table with the issue-5 targets as ratios (PASS/MISS), and writes bench/results/latest.json (+ .md).
  *
  * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
- *          --sections sizes,worst (which parts to run: the sized corpora, the worst cases of bench/worst.ts)
+ *          --sections sizes,worst,http (which parts to run: the sized corpora, the worst cases of bench/worst.ts, the
+ *          HTTP endpoint of bench/http.ts on the largest size)
  *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
  *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
  *          Markdown file, e.g. docs/BENCHMARKS.md)
@@ -26,6 +27,7 @@ import {
   type McpSession,
 } from './processes.js';
 import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
+import { measureHttp, type HttpResult } from './http.js';
 import { median, summarise, type Summary } from './stats.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 
@@ -381,10 +383,12 @@ function target(
   return { name, measured, reference, ratio, limit, verdict: ratio <= limit ? 'PASS' : 'MISS', note };
 }
 
-function evaluate(results: SizeResult[]): Target[] {
+function evaluate(results: SizeResult[], http: HttpResult | null): Target[] {
   const at = (n: number): SizeResult | undefined => results.find((r) => r.notes === n);
   const big = at(10000);
   const mid = at(2000);
+  const rounds = http?.load.rounds ?? [];
+  const failures = http === null ? null : rounds.reduce((sum, r) => sum + r.failures, 0);
   return [
     target(
       'warm search p50 @10k ÷ rg p50 @10k',
@@ -435,6 +439,27 @@ function evaluate(results: SizeResult[]): Target[] {
       1,
       'what `memory-bridge mcp` run as a program gets',
     ),
+    target(
+      `warm search p50 over HTTP ÷ over stdio @${http?.notes ?? '—'}`,
+      http?.warmHttp.p50,
+      http?.warmStdio.p50,
+      1.3,
+      'same tree, same queries, alternated; SDK client on both sides',
+    ),
+    target(
+      `load: failures other than 429/503 (${http?.load.clients ?? 32} clients × ${http?.load.callsPerClient ?? 200} calls × ${rounds.length} rounds)`,
+      failures,
+      1,
+      0,
+      'count, not a ratio',
+    ),
+    target(
+      'load: server RSS after the last round ÷ after the first',
+      rounds.at(-1)?.rssAfterMB,
+      rounds[0]?.rssAfterMB,
+      1.1,
+      'flat memory under repeated load',
+    ),
   ];
 }
 
@@ -444,7 +469,12 @@ function fmt(x: number | null | undefined): string {
 }
 
 /** Markdown tables (figures and targets); the same text is printed and saved beside the JSON. */
-function renderTables(results: SizeResult[], targets: Target[], env: Record<string, unknown>): string {
+function renderTables(
+  results: SizeResult[],
+  targets: Target[],
+  env: Record<string, unknown>,
+  http: HttpResult | null,
+): string {
   const lines: string[] = [];
   lines.push(
     `Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGB} GB RAM, ${env.os}, Node ${env.node}, ${env.ripgrep ?? 'no ripgrep'}, ${env.grep}, temp on ${env.tmpFilesystem}. ` +
@@ -473,6 +503,23 @@ function renderTables(results: SizeResult[], targets: Target[], env: Record<stri
               ? `; RSS after warm-up with the bin's shebang options (${r.ours.launcherOptions.join(' ')}) ${fmt(r.ours.rssAfterWarmupLauncherMB)} MB.`
               : '.')
           : '.'),
+    );
+  }
+  if (http !== null) {
+    lines.push(
+      '',
+      `HTTP endpoint (\`memory-bridge serve\`, defaults: 16 in flight, 20 requests/s per client) on the ${http.notes.toLocaleString('en-US')}-note tree: ` +
+        `warm search p50 ${fmt(http.warmHttp.p50)} ms over HTTP, ${fmt(http.warmStdio.p50)} ms over stdio (${http.warmHttp.n} samples each). ` +
+        `Load: ${http.load.clients} clients × ${http.load.callsPerClient} calls (3 searches : 1 read), refused calls counted and not retried; ` +
+        `server RSS ${fmt(http.load.rssBeforeMB)} MB before, at most ${fmt(http.load.rssMaxDuringMB)} MB during.`,
+      '',
+      '| round | ok | 503 | 429 | other failures | seconds | ok calls/s | p50 ms | p99 ms | RSS after MB |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    http.load.rounds.forEach((r, i) =>
+      lines.push(
+        `| ${i + 1} | ${r.ok} | ${r.refused503} | ${r.refused429} | ${r.failures} | ${fmt(r.seconds)} | ${r.throughputPerS} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p99)} | ${fmt(r.rssAfterMB)} |`,
+      ),
     );
   }
   lines.push('', '| target | ratio | limit | verdict |', '|---|---:|---:|---|');
@@ -513,7 +560,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
       doc: { type: 'string' },
-      sections: { type: 'string', default: 'sizes,worst' },
+      sections: { type: 'string', default: 'sizes,worst,http' },
     },
   });
   const sections = new Set(values.sections!.split(',').map((s) => s.trim()));
@@ -551,6 +598,7 @@ async function main(): Promise<void> {
   }
   const results: SizeResult[] = [];
   let worst: WorstSection | null = null;
+  let http: HttpResult | null = null;
   try {
     for (const n of sizes) {
       const t0 = performance.now();
@@ -568,6 +616,9 @@ async function main(): Promise<void> {
         }
       }
       results.push(await measure(corpus, genMs, { quick: values.quick!, rg: hasRg, ours: hasOurs, cpuProf }));
+      if (hasOurs && sections.has('http') && n === Math.max(...sizes)) {
+        http = await measureHttp(corpus, shebangNodeOptions(), parent, repsFor(n, values.quick!).warm);
+      }
     }
     if (sections.has('worst') && hasOurs)
       worst = await runWorstCases(parent, vocab, (home) => ourArgs(home, null), log);
@@ -577,8 +628,8 @@ async function main(): Promise<void> {
   }
 
   env.loadAtEnd = Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
-  const targets = evaluate(results);
-  const tables = renderTables(results, targets, env) + (worst === null ? '' : `\n\n${renderWorst(worst)}`);
+  const targets = evaluate(results, http);
+  const tables = renderTables(results, targets, env, http) + (worst === null ? '' : `\n\n${renderWorst(worst)}`);
   process.stdout.write(`\n${tables}\n`);
   const report = {
     started: started.toISOString(),
@@ -598,6 +649,7 @@ async function main(): Promise<void> {
       statistic: 'nearest-rank percentiles over all samples',
     },
     sizes: results,
+    http,
     targets,
     worstCases: worst,
   };
