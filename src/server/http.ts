@@ -44,6 +44,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Longest a graceful stop waits for requests in flight (then their connections are closed). */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/** Most connections open at once; further ones are closed as they arrive. */
+export const MAX_CONNECTIONS = 1024;
 /** Most body bytes discarded after a refusal before the connection is cut (so the client can read the answer). */
 const MAX_DISCARD_BYTES = 4 * MAX_BODY_BYTES;
 
@@ -93,6 +95,8 @@ export interface HttpServerHandle {
    * `SHUTDOWN_GRACE_MS`); then every connection is closed. Resolves when the server is closed.
    */
   close(graceMs?: number): Promise<void>;
+  /** Close every connection now, requests in flight included (a second signal during a graceful stop). */
+  closeNow(): void;
 }
 
 /** A configuration `serve` must refuse to start with; the message says what to do. */
@@ -430,7 +434,21 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     if (res.statusCode >= 400 && rec.result === 'ok') rec.result = 'refused';
   };
 
-  server.on('request', onRequest);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    try {
+      onRequest(req, res);
+    } catch {
+      // A fault of ours (never the client's input): answer 500 if nothing was sent yet, keep serving.
+      if (res.headersSent) res.destroy();
+      else {
+        const body = refusalBody(-32603, 'Internal error');
+        res.writeHead(500, { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+        res.end(body);
+      }
+    }
+  });
+  // Idle or slow connections cost memory until their timeout: bound how many may be open at once.
+  server.maxConnections = MAX_CONNECTIONS;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -439,13 +457,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   // Malformed HTTP, and a client past the header or request timeout: answer when the socket can still take it.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
-    const status = timeout ? 408 : 400;
+    const status = timeout ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
     const pending = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage ?? null;
     // A request whose handler runs logs its own line when its response closes; mark why it is closing.
     if (pending !== null && timeout) timedOut.add(pending);
     else if (pending === null) log(`client=- tool=- result=${timeout ? 'timeout' : 'bad_http'} status=${status} ms=0`);
     if (socket.writable && (pending === null || !pending.headersSent)) {
-      const body = refusalBody(-32000, timeout ? 'Request timeout' : 'Bad request');
+      const body = refusalBody(-32000, http.STATUS_CODES[status]!);
       socket.end(
         `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -487,6 +505,11 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         });
       });
       return closing;
+    },
+    closeNow() {
+      stopping = true;
+      server.close();
+      server.closeAllConnections();
     },
   };
 }

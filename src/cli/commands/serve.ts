@@ -152,17 +152,24 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
         maxConcurrency,
       });
       say(`listening on ${server.origin}/mcp (${clients.clients.length} clients)`);
+      let stopping = false;
+      const onSignal = (signal: string): void => {
+        if (stopping) {
+          say(`${signal} again: closing every connection now`);
+          server.closeNow();
+          return;
+        }
+        stopping = true;
+        say(`${signal}: stopping (requests in flight may finish for ${SHUTDOWN_GRACE_MS / 1000} s)`);
+      };
       await new Promise<void>((resolve) => {
-        const stop = (signal: string): void => {
-          say(`${signal}: stopping (requests in flight may finish for ${SHUTDOWN_GRACE_MS / 1000} s)`);
-          process.off('SIGTERM', onTerm);
-          process.off('SIGINT', onInt);
-          void server.close().then(resolve);
+        const stop = (signal: NodeJS.Signals): void => {
+          const first = !stopping;
+          onSignal(signal);
+          if (first) void server.close().then(resolve);
         };
-        const onTerm = (): void => stop('SIGTERM');
-        const onInt = (): void => stop('SIGINT');
-        process.on('SIGTERM', onTerm);
-        process.on('SIGINT', onInt);
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
       });
       say('stopped');
       return EXIT.OK;
