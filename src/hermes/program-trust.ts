@@ -37,10 +37,14 @@ const MAX_DIR_ENTRIES = 1_000_000;
 /** Suffix of the CLI inside its package; the part before it is the package root. */
 const CLI_IN_PACKAGE = '/dist/src/cli/main.js';
 
+/**
+ * The reason code of a failed check on one object. Anything but a refusal or a failed system call on that object
+ * (descriptor exhaustion, a bug) is thrown on: it says nothing about the object and must not read as a verdict.
+ */
 function reasonOf(err: unknown): string {
   if (err instanceof BridgeError) return err.reason;
   if (err instanceof NativeError) return err.errno === 2 ? 'missing' : 'io_error';
-  return 'internal';
+  throw err;
 }
 
 /**
