@@ -472,6 +472,46 @@ test('doctor › says when Hermes has not yet loaded the installed plugin', (t) 
   t.regex(run('status', '--home', home).stdout, /Hermes API: +not yet seen/);
 });
 
+test("status and doctor › read the shim's Hermes API report; install keeps treating it as the shim's own file", (t) => {
+  const { home } = setup();
+  t_install(home);
+  const report = path.join(home, 'plugins', 'memory-bridge', 'hermes-api.json');
+  const found = {
+    v: 1,
+    checked_at: '2026-12-01T10:00:00Z',
+    python: '3.14.0',
+    hermes_version: '0.0.0',
+    register_tool: true,
+    helpers: { 'hermes_constants.get_hermes_home': true, 'gateway.session_context.get_session_env': true },
+    optional: { 'ctx.current_cron_execution': false, parent_cron_view: true },
+    missing: [],
+    registered: true,
+    home_problem: null,
+  };
+  fs.writeFileSync(report, JSON.stringify(found), { mode: 0o600 });
+  const status = run('status', '--home', home);
+  t.regex(status.stdout, /Hermes API: +found when Hermes 0\.0\.0 last loaded the shim/);
+  t.regex(status.stdout, /current_cron_execution: absent \(cron is then told by the session flag/);
+  t.is(run('status', '--home', home, '--json').json.plugin.hermesApi.report.hermesVersion, '0.0.0');
+  t.like(check(run('doctor', '--home', home, '--json').json, 'hermes_api'), { ok: true });
+  t.like(check(run('doctor', '--home', home, '--json').json, 'plugin'), { ok: true });
+  t.regex(run('install', '--home', home).stdout, /unchanged|already/i);
+  fs.writeFileSync(
+    report,
+    JSON.stringify({ ...found, registered: false, missing: ['module gateway.session_context'] }),
+  );
+  const missing = run('doctor', '--home', home);
+  t.regex(missing.stdout, /tools NOT registered; missing: module gateway\.session_context/);
+  t.like(check(run('doctor', '--home', home, '--json').json, 'hermes_api'), {
+    ok: false,
+    reason: 'hermes_api_missing',
+  });
+  fs.writeFileSync(report, JSON.stringify({ ...found, home_problem: 'home_symlink' }));
+  t.like(check(run('doctor', '--home', home, '--json').json, 'hermes_api'), { ok: false, reason: 'home_symlink' });
+  fs.writeFileSync(report, '{"v": 2}');
+  t.regex(run('status', '--home', home).stdout, /Hermes API: +its report \(hermes-api\.json\) is unreadable/);
+});
+
 test('doctor › a foreign plugin directory fails the plugin check', (t) => {
   const { home } = setup();
   const dir = mkdirs(home, 'plugins/memory-bridge');
