@@ -72,6 +72,8 @@ export interface Card {
 export interface RawPoint {
   id: unknown;
   payload: unknown;
+  /** Where the source holds it, for reports (`line 12` of a JSONL file); absent for Qdrant points. */
+  where?: string;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
@@ -92,8 +94,51 @@ export function normalisePointId(id: unknown): string | null {
   return null;
 }
 
-/** Outcome of validating one raw point. `id` is null when the point id itself was unusable. */
-export type ParsedCard = { ok: true; card: Card } | { ok: false; id: string | null };
+/**
+ * Outcome of validating one raw point. `id` is null when the point id itself was unusable. `reason` names the field
+ * and the rule it broke (`created_at: required, missing`, `memory_type: one of "slot", "episodic"`), built only from
+ * the schema — never from the card's values, which may hold a credential.
+ */
+export type ParsedCard = { ok: true; card: Card } | { ok: false; id: string | null; reason: string };
+
+/** Most schema issues named in one reason; the rest are counted. */
+const MAX_ISSUES_NAMED = 3;
+
+/** The value at `path` inside `root`, or undefined (to tell a missing key from a wrong one). */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const k of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+/** One zod issue as `field: rule`, from the issue's code and the schema's bounds only. */
+function describeIssue(issue: z.core.$ZodIssue, payload: unknown): string {
+  const field = issue.path.length === 0 ? 'payload' : issue.path.map(String).join('.');
+  let rule: string;
+  switch (issue.code) {
+    case 'invalid_type':
+      rule =
+        issue.path.length > 0 && valueAt(payload, issue.path) === undefined
+          ? 'required, missing'
+          : `expected ${issue.expected === 'int' ? 'an integer' : issue.expected}`;
+      break;
+    case 'too_big':
+      rule = issue.origin === 'array' ? `at most ${issue.maximum} items` : `at most ${issue.maximum}`;
+      break;
+    case 'too_small':
+      rule = issue.origin === 'array' ? `at least ${issue.minimum} items` : `at least ${issue.minimum}`;
+      break;
+    case 'invalid_value':
+      rule = `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+      break;
+    default:
+      rule = issue.code.replace(/_/g, ' ');
+  }
+  return `${field}: ${rule}`;
+}
 
 /**
  * Validate one raw point with {@link payloadSchema} and apply the defaults of fleet.md. Never throws: a malformed
@@ -102,9 +147,14 @@ export type ParsedCard = { ok: true; card: Card } | { ok: false; id: string | nu
  */
 export function parseCard(point: RawPoint): ParsedCard {
   const id = normalisePointId(point.id);
-  if (id === null) return { ok: false, id: null };
+  if (id === null) return { ok: false, id: null, reason: 'id: not a UUID or an unsigned integer' };
   const parsed = payloadSchema.safeParse(point.payload);
-  if (!parsed.success) return { ok: false, id };
+  if (!parsed.success) {
+    const issues = parsed.error.issues;
+    const named = issues.slice(0, MAX_ISSUES_NAMED).map((i) => describeIssue(i, point.payload));
+    if (issues.length > MAX_ISSUES_NAMED) named.push(`${issues.length - MAX_ISSUES_NAMED} more`);
+    return { ok: false, id, reason: named.join('; ') };
+  }
   const p = parsed.data;
   const card: Card = {
     id,

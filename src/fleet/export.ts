@@ -73,6 +73,12 @@ export interface ExportOptions {
    * client folders.
    */
   maxPerDomain?: number;
+  /**
+   * Name of the source across runs (`--source-name`): mirror removal and history pruning act on files written from
+   * the same source, and by default that is the Qdrant endpoint and collection, or the JSONL file's path, so a dated
+   * dump file per run would be a new source each time. Null or absent: that default.
+   */
+  sourceName?: string | null;
   /** Environment for the key variable (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** "Now" in epoch seconds for the live rule (default: the clock at start). */
@@ -111,6 +117,17 @@ export interface ExportReport {
   blocked: string[];
   /** Folders that lost cards to the caps (folder names with any credential-like piece redacted). */
   overCap: CapShortfall[];
+  /** Each record counted in `skipped_invalid`: its point id (null when unusable), where it is, and why. */
+  invalid: InvalidRecord[];
+}
+
+/** A record skipped as invalid. Never carries a card value: the id is normalised, the reason comes from the schema. */
+export interface InvalidRecord {
+  id: string | null;
+  /** `line 12` for a JSONL source; absent for Qdrant points. */
+  where?: string;
+  /** `field: rule`, e.g. `created_at: required, missing`. */
+  reason: string;
 }
 
 /** Every string of a card that ends up on disk (front matter, title, body, path). */
@@ -287,6 +304,7 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
     for (const t of manifest.temps) tree.removeTemp(t);
 
     const read = await readSource(opts, env);
+    if (opts.sourceName != null) read.key = `name:${opts.sourceName}`;
     return await applyRead(opts, tree, modes, manifest, read, now, log);
   } finally {
     tree.close();
@@ -321,6 +339,7 @@ async function applyRead(
     skipped_over_cap: 0,
   };
   const secretIds: string[] = [];
+  const invalid: InvalidRecord[] = (read.rejected ?? []).map((r) => ({ id: null, where: r.where, reason: r.reason }));
   // Ids still matching a credential pattern after --redact (possible only when sanitising a name creates one).
   const unredactable: string[] = [];
   const blocked: string[] = [];
@@ -341,6 +360,11 @@ async function applyRead(
     const parsed = parseCard(p);
     if (!parsed.ok) {
       summary.skipped_invalid += 1;
+      invalid.push(
+        p.where === undefined
+          ? { id: parsed.id, reason: parsed.reason }
+          : { id: parsed.id, where: p.where, reason: parsed.reason },
+      );
       if (parsed.id === null) unidentified += 1;
       else {
         keep.add(parsed.id);
@@ -414,7 +438,7 @@ async function applyRead(
       changed = { client: named.client_id !== c0.client_id, slot: named.slot_name !== c0.slot_name };
     }
     const loc = cardLocation(named, changed);
-    const bytes = renderCard(c);
+    const bytes = renderCard(c, opts.includeExpired ? { live: isLive(c0, now) } : undefined);
     // Last gate on exactly what would reach the disk: the bytes, and each piece of the path made from the card
     // (sanitising can create a credential: `flk Ab3…` becomes `flk_Ab3…`). The path's own joins are not scanned:
     // `sk--<id>` is the slot `sk`, not a key.
@@ -652,6 +676,10 @@ async function applyRead(
 
   if (blocked.length > 0) summary.ok = false;
   for (const b of blocked) log(`export-fleet: left alone: ${b}`);
+  for (const r of invalid) {
+    const who = r.id ?? 'a record without a usable id';
+    log(`export-fleet: skipped invalid card ${who}${r.where === undefined ? '' : ` (${r.where})`}: ${r.reason}`);
+  }
   if (secretIds.length > 0) {
     log(
       `export-fleet: ${secretIds.length} card(s) hold a credential and were not written (use --redact to write them redacted): ${secretIds.join(', ')}`,
@@ -668,5 +696,5 @@ async function applyRead(
       `export-fleet: ${unredactable.length} card(s) still matched a credential pattern after redaction (in the file name sanitising made) and were not written: ${unredactable.join(', ')}`,
     );
   }
-  return { summary, secretIds: [...secretIds, ...unredactable], blocked, overCap };
+  return { summary, secretIds: [...secretIds, ...unredactable], blocked, overCap, invalid };
 }

@@ -78,10 +78,14 @@ export function bodyText(text: string): string {
 }
 
 /**
- * Render a card to the exact bytes of its file. Deterministic: the same card gives the same bytes, which is what
- * makes incremental runs leave unchanged files untouched.
+ * Render a card to the exact bytes of its file. Deterministic: the same card (and `state`) gives the same bytes,
+ * which is what makes incremental runs leave unchanged files untouched.
+ *
+ * @param state  given when the export also writes cards that are not live (`--include-expired`): the front matter
+ *   then carries the card's `status` and `live` (whether the live rule held at export time), so an archived or
+ *   expired card never reads as a current one
  */
-export function renderCard(card: Card): Buffer {
+export function renderCard(card: Card, state?: { live: boolean }): Buffer {
   const q = yamlString;
   const lines = [
     '---',
@@ -90,6 +94,7 @@ export function renderCard(card: Card): Buffer {
     `client_id: ${q(card.client_id)}`,
     `slot_name: ${q(card.slot_name)}`,
     `memory_type: ${q(card.memory_type)}`,
+    ...(state === undefined ? [] : [`status: ${q(card.status)}`, `live: ${state.live}`]),
     `revision: ${card.revision}`,
     `pinned: ${card.pinned}`,
     `author_node: ${card.author_node === null ? 'null' : q(card.author_node)}`,

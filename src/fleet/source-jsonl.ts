@@ -48,6 +48,7 @@ export function readJsonl(file: string): SourceRead {
   }
   const points: RawPoint[] = [];
   let invalid = 0;
+  const rejected: NonNullable<SourceRead['rejected']> = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
@@ -68,10 +69,11 @@ export function readJsonl(file: string): SourceRead {
       !('payload' in value)
     ) {
       invalid += 1;
+      rejected.push({ where: `line ${i + 1}`, reason: 'not an {id, payload} object' });
       continue;
     }
     const v = value as { id: unknown; payload: unknown };
-    points.push({ id: v.id, payload: v.payload });
+    points.push({ id: v.id, payload: v.payload, where: `line ${i + 1}` });
   }
-  return { key, points, invalid };
+  return { key, points, invalid, rejected };
 }

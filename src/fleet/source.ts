@@ -13,4 +13,6 @@ export interface SourceRead {
    * no card, so a run with any of them removes nothing.
    */
   invalid: number;
+  /** Each of those records: where it is (`line 7`) and why it was refused. */
+  rejected?: Array<{ where: string; reason: string }>;
 }

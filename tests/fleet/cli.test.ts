@@ -77,7 +77,9 @@ test('cli › exports, prints the summary, and --json prints exactly the summary
     skipped_over_cap: 0,
     secret_ids: [uuid(5)],
     over_cap: [],
+    invalid: [{ id: uuid(6), reason: 'text: expected string' }],
   });
+  t.true(b.stderr.includes(`skipped invalid card ${uuid(6)}: text: expected string`));
   t.false(a.stderr.includes('sekret-key') || b.stderr.includes('sekret-key'));
 });
 

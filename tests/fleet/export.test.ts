@@ -113,8 +113,10 @@ test('export › reads a JSONL file, including the cleaner archive shape, and --
   t.deepEqual(mdFiles(out), [`shared/hermes/episodic--${uuid(11)}.md`]);
   t.true(fs.readFileSync(path.join(out, mdFiles(out)[0]!), 'utf8').includes('revision: 1\n'));
   const r2 = await exportWith({ ...qdrantOptions(await standin([]), out), ...base, includeExpired: true });
-  t.like(r2.summary, { written: 1, unchanged: 1, skipped_expired: 0 });
+  // The live card is rewritten once: with --include-expired every file carries status and live.
+  t.like(r2.summary, { written: 2, unchanged: 0, history: 0, skipped_expired: 0 });
   t.true(mdFiles(out).includes(`work/hermes/episodic--${uuid(10)}.md`));
+  t.true(fs.readFileSync(path.join(out, `work/hermes/episodic--${uuid(10)}.md`), 'utf8').includes('\nlive: false\n'));
 });
 
 test('export › a card with a credential is skipped by default and nothing of it reaches any file', async (t) => {

@@ -7,6 +7,8 @@
 import test from 'ava';
 import fs from 'node:fs';
 import path from 'node:path';
+import { UsageError } from '../../src/cli/args.js';
+import { optionsFromArgv } from '../../src/cli/commands/export-fleet.js';
 import type { ExportOptions } from '../../src/fleet/export.js';
 import { selectUnderCaps, type CapItem } from '../../src/fleet/caps.js';
 import { findSecrets } from '../../src/fleet/secrets.js';
@@ -228,4 +230,124 @@ test('caps › lowering a cap removes the older files; invalid cards keep old fi
   const r3 = await exportWith(jsonlOptions(out, file, { maxPerClient: 4 }));
   t.like(r3.summary, { ok: true, skipped_invalid: 1, removed: 0 });
   t.is(mdFiles(out).length, 4);
+});
+
+// ---------------------------------------------------------------- bookkeeping for real sources
+
+test('source name › dated dump files named as one source: a card deleted from the store is removed, history pruned', async (t) => {
+  const out = tempOut();
+  const day1 = writeJsonl(out, 'dump-2026-12-01.jsonl', cardLines('work', 'hermes', 3, 1, 'lantern'));
+  const v2 = cardLines('work', 'hermes', 2, 1, 'lantern').map((p) => ({
+    ...p,
+    payload: { ...p.payload, revision: 2, text: 'second' },
+  }));
+  const day2 = writeJsonl(out, 'dump-2026-12-02.jsonl', v2);
+  const named = { sourceName: 'fleet-dump', keepHistory: 0 };
+  t.like((await exportWith(jsonlOptions(out, day1, named))).summary, { written: 3 });
+  const r = await exportWith(jsonlOptions(out, day2, named));
+  t.like(r.summary, { ok: true, written: 2, removed: 1 });
+  t.deepEqual(
+    mdFiles(out),
+    [1, 2].map((n) => `work/hermes/episodic--${uuid(n)}.md`),
+  );
+  // Control, today's default: each dump file is its own source, so the deleted card stays on disk.
+  const plain = tempOut();
+  const p1 = writeJsonl(plain, 'dump-2026-12-01.jsonl', cardLines('work', 'hermes', 3, 1, 'lantern'));
+  const p2 = writeJsonl(plain, 'dump-2026-12-02.jsonl', v2);
+  await exportWith(jsonlOptions(plain, p1));
+  t.like((await exportWith(jsonlOptions(plain, p2))).summary, { removed: 0 });
+  t.true(mdFiles(plain).includes(`work/hermes/episodic--${uuid(3)}.md`));
+  // A different name is a different source: it removes nothing of fleet-dump's.
+  const other = writeJsonl(out, 'other.jsonl', cardLines('personal', 'x', 1, 50, 'other'));
+  t.like((await exportWith(jsonlOptions(out, other, { sourceName: 'elsewhere' }))).summary, { removed: 0 });
+  t.is(mdFiles(out).length, 3);
+});
+
+test('invalid › each skipped card is named with its id (or line) and the field and rule, never its text', async (t) => {
+  const out = tempOut();
+  const secretText = 'sk-' + 'Q'.repeat(30);
+  const file = writeJsonl(out, 'cards.jsonl', [
+    { id: uuid(1), payload: payload() },
+    { id: uuid(2), payload: payload({ created_at: undefined, text: secretText }) },
+    { id: uuid(3), payload: payload({ memory_type: 'fact', text: secretText }) },
+    { id: uuid(4), payload: payload({ created_at: -5, entities: Array(16).fill(secretText) }) },
+    { id: uuid(5), payload: payload({ revision: 1.5, text: 99 }) },
+    { id: 'not-a-uuid', payload: payload({ text: secretText }) },
+    { id: uuid(6), payload: secretText },
+  ]);
+  fs.appendFileSync(file, '[1, 2]\n');
+  const r = await exportWith(jsonlOptions(out, file));
+  t.like(r.summary, { written: 1, skipped_invalid: 7 });
+  t.deepEqual(r.invalid, [
+    { id: null, where: 'line 8', reason: 'not an {id, payload} object' },
+    { id: uuid(2), where: 'line 2', reason: 'created_at: required, missing' },
+    { id: uuid(3), where: 'line 3', reason: 'memory_type: one of "slot", "episodic"' },
+    { id: uuid(4), where: 'line 4', reason: 'entities: at most 15 items; created_at: at least 0' },
+    { id: uuid(5), where: 'line 5', reason: 'text: expected string; revision: expected an integer' },
+    { id: null, where: 'line 6', reason: 'id: not a UUID or an unsigned integer' },
+    { id: uuid(6), where: 'line 7', reason: 'payload: expected object' },
+  ]);
+  for (const rec of r.invalid) {
+    const line = r.log.find((l) => l.includes(rec.reason) && l.includes(rec.where!));
+    t.truthy(line, rec.reason);
+    if (rec.id !== null) t.true(line!.includes(rec.id));
+  }
+  t.false(r.log.join('\n').includes(secretText));
+  t.false(JSON.stringify(r.invalid).includes(secretText));
+});
+
+test('invalid › from Qdrant, points have no line: the id and reason are listed', async (t) => {
+  const out = tempOut();
+  const { standin } = fleetScratch('mb-fleet-hardening-q-');
+  const s = await standin([
+    { id: uuid(1), payload: payload() },
+    { id: uuid(2), payload: payload({ domain: 7 }) },
+  ]);
+  try {
+    const r = await exportWith(qdrantOptions(s, out));
+    t.deepEqual(r.invalid, [{ id: uuid(2), reason: 'domain: expected string' }]);
+    t.true(r.log.some((l) => l === `export-fleet: skipped invalid card ${uuid(2)}: domain: expected string`));
+  } finally {
+    await s.stop();
+  }
+});
+
+test('include-expired › written files carry status and live; without the flag the front matter is as before', async (t) => {
+  const out = tempOut();
+  const file = writeJsonl(out, 'cards.jsonl', [
+    { id: uuid(1), payload: payload({ text: 'live card' }) },
+    { id: uuid(2), payload: payload({ text: 'archived card', status: 'archived' }) },
+    { id: uuid(3), payload: payload({ text: 'expired card', expires_at: 1_000 }) },
+  ]);
+  const r = await exportWith(jsonlOptions(out, file, { includeExpired: true }));
+  t.like(r.summary, { written: 3, skipped_expired: 0 });
+  const front = (n: number): string => {
+    const text = fs.readFileSync(path.join(out, `work/hermes/episodic--${uuid(n)}.md`), 'utf8');
+    return text.slice(0, text.indexOf('\n---\n', 4));
+  };
+  t.regex(front(1), /^status: "active"\nlive: true$/m);
+  t.regex(front(2), /^status: "archived"\nlive: false$/m);
+  t.regex(front(3), /^status: "active"\nlive: false$/m);
+  const plain = tempOut();
+  const pfile = writeJsonl(plain, 'cards.jsonl', [{ id: uuid(1), payload: payload({ text: 'live card' }) }]);
+  await exportWith(jsonlOptions(plain, pfile));
+  const text = fs.readFileSync(path.join(plain, `work/hermes/episodic--${uuid(1)}.md`), 'utf8');
+  t.false(/^(status|live):/m.test(text));
+});
+
+test('cli › --source-name and the cap flags are parsed and checked', (t) => {
+  const base = ['--out', '/tmp/x', '--from-jsonl', '/tmp/c.jsonl'];
+  const o = optionsFromArgv([...base, '--source-name', 'fleet-dump', '--max-cards-per-client', '5'], {});
+  t.like(o, { sourceName: 'fleet-dump', maxPerClient: 5, maxPerDomain: 2000 });
+  t.like(optionsFromArgv(base, {}), { sourceName: null, maxPerClient: 1000, maxPerDomain: 2000 });
+  for (const bad of [
+    ['--source-name', ''],
+    ['--source-name', 'has space'],
+    ['--source-name', 'x'.repeat(129)],
+    ['--max-cards-per-client', '0'],
+    ['--max-cards-per-domain', '-3'],
+    ['--max-cards-per-domain', '1e3'],
+  ]) {
+    t.throws(() => optionsFromArgv([...base, ...bad], {}), { instanceOf: UsageError }, bad.join(' '));
+  }
 });

@@ -28,11 +28,15 @@ Source (default: Qdrant, configured like the fleet itself):
   --collection NAME    default hermes_fleet_memory
   --api-key-env NAME   environment variable holding the key (default FLEET_QDRANT_KEY);
                        the key itself is never taken from the command line
+  --source-name NAME   name this source across runs (default: the Qdrant endpoint and collection,
+                       or the JSONL file's path); removal of vanished cards and history pruning act
+                       only on files from the same source, so give dated dump files one name
 
 Options:
   --out DIR            output directory: must exist and pass the same trust rule as a memory root
   --domain D           export only this domain (repeatable); also limits what is removed
-  --include-expired    also write cards that are not live (past expires_at, or not active)
+  --include-expired    also write cards that are not live (past expires_at, or not active); every
+                       file then carries status and live in its front matter
   --redact             write cards holding credentials with each one replaced by [redacted:<kind>]
                        (default: such cards are skipped and their ids reported)
   --group NAME         directories 0750 and files 0640 owned by this group (default 0700/0600); only
@@ -52,8 +56,9 @@ Options:
 
 Reading: a JSONL line that is not JSON (a file cut short, or not a card file) fails the run (exit 1)
 and changes nothing; a last line without a newline is fine when it parses. A card that fails
-validation is counted in skipped_invalid and keeps its earlier file; a record with no point id
-stops all removal for that run.
+validation is counted in skipped_invalid, named on stderr and in --json (id and the field and rule
+it broke, never its text) and keeps its earlier file; a record with no point id stops all removal
+for that run.
 
 Summary counts: written, unchanged, removed (files of cards gone from the source or out of the
 live set, plus history files pruned by --keep-history), history (earlier revisions kept this run),
@@ -85,6 +90,7 @@ const SPECS = {
   'allow-empty': { type: 'boolean' },
   'max-cards-per-client': { type: 'string' },
   'max-cards-per-domain': { type: 'string' },
+  'source-name': { type: 'string' },
 } as const;
 
 /** A whole number from 1 to 1,000,000 for a cap flag, or the default when the flag is absent. */
@@ -135,6 +141,10 @@ export function optionsFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv)
     throw new UsageError('--keep-history: expected a whole number from 0');
   const domains = listFlag(parsed, 'domain');
   if (domains.some((d) => d === '')) throw new UsageError('--domain: expected a domain name');
+  const sourceName = stringFlag(parsed, 'source-name');
+  if (sourceName !== undefined && !/^[\x21-\x7e]{1,128}$/.test(sourceName)) {
+    throw new UsageError('--source-name: expected 1 to 128 printable ASCII characters without spaces');
+  }
   const group = stringFlag(parsed, 'group');
   if (group === '') throw new UsageError('--group: expected a group name or id');
   return {
@@ -148,6 +158,7 @@ export function optionsFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv)
     dryRun: boolFlag(parsed, 'dry-run'),
     noWait: boolFlag(parsed, 'no-wait'),
     allowEmpty: boolFlag(parsed, 'allow-empty'),
+    sourceName: sourceName ?? null,
     maxPerClient: capFlag(stringFlag(parsed, 'max-cards-per-client'), '--max-cards-per-client', DEFAULT_MAX_PER_CLIENT),
     maxPerDomain: capFlag(stringFlag(parsed, 'max-cards-per-domain'), '--max-cards-per-domain', DEFAULT_MAX_PER_DOMAIN),
     json: boolFlag(parsed, 'json'),
@@ -181,10 +192,11 @@ function makeProgress(): { update: NonNullable<ExportOptions['progress']>; end: 
 
 /**
  * The `--json` object: the summary counts, then the details an operator acts on: `secret_ids` (cards not written
- * for a credential) and `over_cap` (folders that lost cards to the caps: folder, kept, skipped).
+ * for a credential), `over_cap` (folders that lost cards to the caps: folder, kept, skipped) and `invalid` (records
+ * skipped as invalid: id, where for JSONL, reason).
  */
 function jsonReport(r: ExportReport): Record<string, unknown> {
-  return { ...r.summary, secret_ids: r.secretIds, over_cap: r.overCap };
+  return { ...r.summary, secret_ids: r.secretIds, over_cap: r.overCap, invalid: r.invalid };
 }
 
 function summaryLine(r: ExportReport, dryRun: boolean): string {
