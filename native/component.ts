@@ -2,10 +2,7 @@
  * The single-component rule for names passed to openat/statx/fstatat, and the C-string encoder that enforces it.
  * Shared by the per-platform bindings; no FFI here.
  */
-import { NativeError } from './types.js';
-
-/** errno values used by the bindings themselves (identical on Linux and macOS). */
-export const EINVAL = 22;
+import type { NativeErrors } from './errno.js';
 
 /** Matches a lone UTF-16 surrogate (in `u` mode a well-formed pair is one code point and does not match). */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -16,7 +13,7 @@ const NAME_BUFFER_BYTES = 4096;
 /**
  * Encodes one path component as a NUL-terminated UTF-8 C string in a reused scratch buffer.
  *
- * Rejects (NativeError(call, EINVAL)) before any system call: the empty string, `.`, `..`, anything containing `/`
+ * Rejects (NativeError code EINVAL) before any system call: the empty string, `.`, `..`, anything containing `/`
  * or NUL, and strings with lone surrogates (whose UTF-8 encoding would silently become U+FFFD and name a
  * different file). A component longer than the buffer gives ENAMETOOLONG. The returned buffer is valid until the
  * next call: bindings are synchronous, so each call encodes right before its system call.
@@ -24,17 +21,17 @@ const NAME_BUFFER_BYTES = 4096;
 export class ComponentEncoder {
   private readonly scratch = Buffer.allocUnsafe(NAME_BUFFER_BYTES);
 
-  /** @param enametoolong the platform's ENAMETOOLONG (Linux 36, macOS 63) */
-  constructor(private readonly enametoolong: number) {}
+  /** @param errors the platform's error table (ENAMETOOLONG is 36 on Linux, 63 on macOS) */
+  constructor(private readonly errors: NativeErrors) {}
 
   encode(call: string, name: string): Buffer {
     if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
-      throw new NativeError(call, EINVAL);
+      throw this.errors.of(call, 'EINVAL');
     }
-    if (LONE_SURROGATE.test(name)) throw new NativeError(call, EINVAL);
+    if (LONE_SURROGATE.test(name)) throw this.errors.of(call, 'EINVAL');
     // Three bytes per UTF-16 unit is the worst case, so short names skip the exact length computation.
     if (name.length * 3 >= NAME_BUFFER_BYTES && Buffer.byteLength(name, 'utf8') >= NAME_BUFFER_BYTES) {
-      throw new NativeError(call, this.enametoolong);
+      throw this.errors.of(call, 'ENAMETOOLONG');
     }
     const written = this.scratch.write(name, 0, 'utf8');
     this.scratch[written] = 0;

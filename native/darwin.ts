@@ -5,17 +5,17 @@
  * `doctor` reports this through `Native.verified === false`.
  */
 import type { default as Koffi } from 'koffi';
-import { ComponentEncoder, cString, EINVAL } from './component.js';
+import { ComponentEncoder, cString } from './component.js';
+import { DARWIN_ERRNO, darwinErrors } from './errno.js';
 import {
   DT,
-  NativeError,
-  nativeFailure,
-  isExhaustionErrno,
   type AclRead,
   type DarwinAclEntry,
   type DirEntry,
   type FileStat,
   type Native,
+  findInListing,
+  rawFromFileStat,
 } from './types.js';
 
 // <sys/fcntl.h> values, the same on arm64 and x86_64 (platform.md).
@@ -28,11 +28,7 @@ const O_CLOEXEC = 0x1000000;
 const AT_FDCWD = -2;
 const AT_SYMLINK_NOFOLLOW = 0x20;
 
-// <sys/errno.h>
-const ENOENT = 2;
-const EINTR = 4;
-const EIO = 5;
-const ENAMETOOLONG = 63;
+const { ENOENT, EINTR, EIO, EINVAL } = DARWIN_ERRNO;
 
 // <sys/acl.h>
 const ACL_TYPE_EXTENDED = 0x100;
@@ -119,7 +115,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
     type: [number | null],
   ) => number;
 
-  const names = new ComponentEncoder(ENAMETOOLONG);
+  const names = new ComponentEncoder(darwinErrors);
   const rootPath = cString('/');
   const dotPath = cString('.');
   const statBuf = Buffer.alloc(STAT_SIZE);
@@ -132,7 +128,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       const fd = openat(dirfd, path, flags);
       if (fd >= 0) return fd;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw nativeFailure('openat', errno);
+      if (errno !== EINTR) throw darwinErrors.fail('openat', errno);
     }
   }
 
@@ -198,26 +194,42 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       // macOS may report EINTR after releasing the descriptor; never retry a close.
       if (closeFn(fd) !== 0) {
         const errno = koffi.errno();
-        if (errno !== EINTR) throw new NativeError('close', errno);
+        if (errno !== EINTR) throw darwinErrors.fail('close', errno);
       }
     },
 
     fstat(fd: number): FileStat {
-      if (fstatFn(fd, statBuf) !== 0) throw nativeFailure('fstat', koffi.errno());
+      if (fstatFn(fd, statBuf) !== 0) throw darwinErrors.fail('fstat', koffi.errno());
       return decodeStat();
     },
 
     statAt(dirfd: number, name: string): FileStat {
       const path = names.encode('fstatat', name);
-      if (fstatat(dirfd, path, statBuf, AT_SYMLINK_NOFOLLOW) !== 0) throw nativeFailure('fstatat', koffi.errno());
+      if (fstatat(dirfd, path, statBuf, AT_SYMLINK_NOFOLLOW) !== 0) throw darwinErrors.fail('fstatat', koffi.errno());
       return decodeStat();
+    },
+
+    statRawAt(dirfd: number, cname: Uint8Array, out: Uint32Array): void {
+      // The same fstatat as statAt on the raw name bytes, then written as words (not allocation-free here).
+      const n = cname.length - 1;
+      const dot = cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e));
+      if (n < 1 || cname[n] !== 0 || cname.indexOf(0) !== n || cname.indexOf(0x2f) !== -1 || dot)
+        throw darwinErrors.of('fstatat', 'EINVAL');
+      if (n > 255) throw darwinErrors.of('fstatat', 'ENAMETOOLONG');
+      if (fstatat(dirfd, cname as Buffer, statBuf, AT_SYMLINK_NOFOLLOW) !== 0)
+        throw darwinErrors.fail('fstatat', koffi.errno());
+      rawFromFileStat(decodeStat(), out);
+    },
+
+    findEntry(fd: number, name: Uint8Array, maxEntries: number): { count: number; found: boolean } | 'too_many' {
+      return findInListing(this.listDir(fd, maxEntries), name);
     },
 
     readAcl(fd: number): AclRead {
       const acl = aclGetFd(fd, ACL_TYPE_EXTENDED);
       if (acl === null) {
         const errno = koffi.errno();
-        if (isExhaustionErrno(errno)) throw nativeFailure('acl_get_fd_np', errno);
+        if (darwinErrors.exhausted(errno)) throw darwinErrors.fail('acl_get_fd_np', errno);
         return errno === ENOENT ? { kind: 'none' } : { kind: 'error', errno };
       }
       try {
@@ -248,7 +260,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       if (dir === null) {
         const errno = koffi.errno();
         closeQuietly(own);
-        throw nativeFailure('fdopendir', errno);
+        throw darwinErrors.fail('fdopendir', errno);
       }
       try {
         const entries: DirEntry[] = [];
@@ -257,7 +269,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
           const ent = readdir(dir);
           if (ent === null) {
             const errno = koffi.errno();
-            if (errno !== 0) throw nativeFailure('readdir', errno);
+            if (errno !== 0) throw darwinErrors.fail('readdir', errno);
             return entries;
           }
           const namlen = koffi.decode(ent, DIRENT_NAMLEN, 'uint16_t') as number;
@@ -275,12 +287,12 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
 
     pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
       if (offset < 0 || length < 0 || offset + length > buf.length || position < 0)
-        throw new NativeError('pread', EINVAL);
+        throw darwinErrors.of('pread', 'EINVAL');
       for (;;) {
         const n = Number(preadFn(fd, buf.subarray(offset, offset + length), length, position));
         if (n >= 0) return n;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw nativeFailure('pread', errno);
+        if (errno !== EINTR) throw darwinErrors.fail('pread', errno);
       }
     },
 
@@ -288,7 +300,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
       for (;;) {
         if (flockFn(fd, op) === 0) return;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw nativeFailure('flock', errno);
+        if (errno !== EINTR) throw darwinErrors.fail('flock', errno);
       }
     },
   };

@@ -7,18 +7,17 @@
  */
 import os from 'node:os';
 import type { default as Koffi } from 'koffi';
-import { ComponentEncoder, cString, EINVAL } from './component.js';
+import { ComponentEncoder, cString } from './component.js';
+import { LINUX_ERRNO, linuxErrors } from './errno.js';
 import {
   DT,
-  NativeError,
-  nativeFailure,
-  isExhaustionErrno,
   RAW,
   RAW_FLAG_MNT_ID,
   type AclRead,
   type DirEntry,
   type FileStat,
   type Native,
+  rawFromFileStat,
 } from './types.js';
 
 /** The open flags and syscall numbers that differ between Linux architectures (platform.md). */
@@ -46,14 +45,9 @@ const AT_SYMLINK_NOFOLLOW = 0x100;
 const AT_EMPTY_PATH = 0x1000;
 const SEEK_SET = 0;
 
-// errno values (asm-generic, shared by x86_64 and aarch64).
-const EINTR = 4;
-const ERANGE = 34;
-const ENAMETOOLONG = 36;
+const { EINTR, ERANGE, ENODATA } = LINUX_ERRNO;
 /** Longest name component in bytes (NAME_MAX). */
 const NAME_MAX = 255;
-const ENODATA = 61;
-const EIO = 5;
 
 /** statx mask: TYPE|MODE|NLINK|UID|GID|ATIME|MTIME|CTIME|INO|SIZE|BLOCKS (STATX_BASIC_STATS). */
 const STATX_BASIC_STATS = 0x7ff;
@@ -158,14 +152,15 @@ export function makedev(major: number, minor: number): bigint {
  */
 function requireComponent(cname: Uint8Array): void {
   const n = cname.length - 1;
-  if (n < 1 || cname[n] !== 0) throw new NativeError('statx', EINVAL);
-  if (n > NAME_MAX) throw new NativeError('statx', ENAMETOOLONG);
+  if (n < 1 || cname[n] !== 0) throw linuxErrors.of('statx', 'EINVAL');
+  if (n > NAME_MAX) throw linuxErrors.of('statx', 'ENAMETOOLONG');
   let bad = false;
   for (let i = 0; i < n; i++) {
     const b = cname[i]!;
     bad ||= b === 0 || b === 0x2f;
   }
-  if (bad || (cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e)))) throw new NativeError('statx', EINVAL);
+  if (bad || (cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e))))
+    throw linuxErrors.of('statx', 'EINVAL');
 }
 
 /**
@@ -229,7 +224,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
   ) => number | bigint;
   const flockFn = lib.func('int flock(int, int)') as (fd: number, op: number) => number;
 
-  const names = new ComponentEncoder(ENAMETOOLONG);
+  const names = new ComponentEncoder(linuxErrors);
   const rootPath = cString('/');
   const emptyPath = cString('');
   const aclName = cString('system.posix_acl_access');
@@ -250,7 +245,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       const fd = openat(dirfd, path, flags);
       if (fd >= 0) return fd;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw nativeFailure('openat', errno);
+      if (errno !== EINTR) throw linuxErrors.fail('openat', errno);
     }
   }
 
@@ -260,11 +255,11 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       const rc = statx(dirfd, path as Buffer, flags, STATX_REQUEST, statBuf);
       if (rc === 0) break;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw nativeFailure('statx', errno);
+      if (errno !== EINTR) throw linuxErrors.fail('statx', errno);
     }
     // A filesystem that cannot report a field we judge by must not pass as if it had.
     const mask = statBuf.readUInt32LE(STX.mask);
-    if ((mask & STATX_NEEDED) !== STATX_NEEDED) throw new NativeError('statx', EIO);
+    if ((mask & STATX_NEEDED) !== STATX_NEEDED) throw linuxErrors.of('statx', 'EIO');
     return mask;
   }
 
@@ -301,20 +296,20 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
    */
   const getdents64 = k.SYS_getdents64;
   function eachEntry(fd: number, visit: (start: number, end: number, type: number) => boolean): boolean {
-    if (Number(lseek(fd, 0, SEEK_SET)) < 0) throw nativeFailure('lseek', koffi.errno());
+    if (Number(lseek(fd, 0, SEEK_SET)) < 0) throw linuxErrors.fail('lseek', koffi.errno());
     for (;;) {
       let n: number;
       for (;;) {
         n = Number(syscall(getdents64, 'int', fd, 'uint8_t *', direntBuf, 'size_t', direntBuf.length));
         if (n >= 0) break;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw nativeFailure('getdents64', errno);
+        if (errno !== EINTR) throw linuxErrors.fail('getdents64', errno);
       }
       if (n === 0) return true;
       let off = 0;
       while (off < n) {
         const reclen = direntBuf.readUInt16LE(off + DIRENT_RECLEN);
-        if (reclen < DIRENT_NAME + 1 || off + reclen > n) throw new NativeError('getdents64', EIO);
+        if (reclen < DIRENT_NAME + 1 || off + reclen > n) throw linuxErrors.of('getdents64', 'EIO');
         const start = off + DIRENT_NAME;
         // The name ends at its NUL terminator; the alignment padding after it is not zeroed by the kernel. Names
         // are short: a loop here is cheaper than a native indexOf call per entry.
@@ -352,7 +347,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       // On Linux the descriptor is released even when close reports EINTR, so retrying could close a reused one.
       if (closeFn(fd) !== 0) {
         const errno = koffi.errno();
-        if (errno !== EINTR) throw new NativeError('close', errno);
+        if (errno !== EINTR) throw linuxErrors.fail('close', errno);
       }
     },
 
@@ -365,7 +360,8 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       return statxInto(dirfd, names.encode('statx', name), AT_SYMLINK_NOFOLLOW);
     },
 
-    // The word view reads the buffer in host byte order; statx writes little-endian only on little-endian hosts.
+    // The word view reads the buffer in host byte order; statx writes little-endian only on little-endian hosts, so a
+    // big-endian host decodes the bytes (statxInto) and writes the words from that.
     statRawAt: littleEndian
       ? (dirfd: number, cname: Uint8Array, out: Uint32Array): void => {
           requireComponent(cname);
@@ -378,7 +374,10 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
               : statxCall(dirfd, cname, AT_SYMLINK_NOFOLLOW);
           rawFromStatx(w, mask, out, 0);
         }
-      : undefined,
+      : (dirfd: number, cname: Uint8Array, out: Uint32Array): void => {
+          requireComponent(cname);
+          rawFromFileStat(statxInto(dirfd, cname as Buffer, AT_SYMLINK_NOFOLLOW), out);
+        },
 
     readAcl(fd: number): AclRead {
       let n = fgetxattrInto(fd, aclSmall);
@@ -390,7 +389,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       }
       if (n === -ENODATA) return { kind: 'none' };
       // Out of memory says nothing about the object: the call cannot be answered (docs/DESIGN.md).
-      if (n < 0 && isExhaustionErrno(-n)) throw nativeFailure('fgetxattr', -n);
+      if (n < 0 && linuxErrors.exhausted(-n)) throw linuxErrors.fail('fgetxattr', -n);
       if (n < 0) return { kind: 'error', errno: -n };
       return { kind: 'linux', bytes: Buffer.from(buf.subarray(0, n)) };
     },
@@ -426,12 +425,12 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
 
     pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
       if (offset < 0 || length < 0 || offset + length > buf.length || position < 0)
-        throw new NativeError('pread', EINVAL);
+        throw linuxErrors.of('pread', 'EINVAL');
       for (;;) {
         const n = Number(preadFn(fd, buf.subarray(offset, offset + length), length, position));
         if (n >= 0) return n;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw nativeFailure('pread', errno);
+        if (errno !== EINTR) throw linuxErrors.fail('pread', errno);
       }
     },
 
@@ -439,7 +438,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
       for (;;) {
         if (flockFn(fd, op) === 0) return;
         const errno = koffi.errno();
-        if (errno !== EINTR) throw nativeFailure('flock', errno);
+        if (errno !== EINTR) throw linuxErrors.fail('flock', errno);
       }
     },
   };

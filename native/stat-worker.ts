@@ -34,7 +34,9 @@
 import { createRequire } from 'node:module';
 import { isMainThread, parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { default as Koffi } from 'koffi';
+import { LINUX_ERRNO, linuxErrors } from './errno.js';
 import { STATX_NEEDED, STATX_REQUEST, STXW, rawFromStatx } from './linux.js';
+import type { NativeError, ResourceExhaustedError } from './types.js';
 
 /** Control word indices. */
 export const CTL = Object.freeze({
@@ -90,9 +92,19 @@ export interface StatWorkerData {
 /** Messages from the main thread: a new name arena, or an arena no listing uses any more. */
 export type StatWorkerMessage = { arena: number; buffer: SharedArrayBuffer } | { drop: number };
 
-// errno values (asm-generic), as in native/linux.ts.
-const EINTR = 4;
-const EIO = 5;
+/**
+ * The failure a DONE slot record at word `r` reports: the NativeError the main thread's own `statRawAt` would have
+ * thrown for the worker's errno, or null when the record holds an answer.
+ */
+export function slotFailure(
+  ints: Int32Array<ArrayBufferLike>,
+  r: number,
+): NativeError | ResourceExhaustedError | null {
+  const errno = ints[r + SLOT_AT.ERRNO]!;
+  return errno === 0 ? null : linuxErrors.fail('statx', errno);
+}
+
+const { EINTR, EIO } = LINUX_ERRNO;
 const AT_SYMLINK_NOFOLLOW = 0x100;
 
 /**

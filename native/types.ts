@@ -85,6 +85,45 @@ export function fileStatFromRaw(words: Uint32Array): FileStat {
   return st;
 }
 
+/** Writes `st` into `out` in the RAW layout (the inverse of `fileStatFromRaw`; for bindings without a raw stat). */
+export function rawFromFileStat(st: FileStat, out: Uint32Array): void {
+  const u64 = (lo: number, v: bigint): void => {
+    const x = BigInt.asUintN(64, v);
+    out[lo] = Number(x & 0xffff_ffffn);
+    out[lo + 1] = Number(x >> 32n);
+  };
+  const time = (lo: number, ns: bigint): void => {
+    let s = ns / NS_PER_S;
+    let rest = ns - s * NS_PER_S;
+    if (rest < 0n) {
+      s -= 1n;
+      rest += NS_PER_S;
+    }
+    u64(lo, s);
+    out[lo + 2] = Number(rest);
+  };
+  out[RAW.FLAGS] = st.mntId === undefined ? 0 : RAW_FLAG_MNT_ID;
+  out[RAW.MODE] = st.mode;
+  out[RAW.NLINK] = st.nlink;
+  out[RAW.UID] = st.uid;
+  out[RAW.GID] = st.gid;
+  u64(RAW.DEV_LO, st.dev);
+  u64(RAW.INO_LO, st.ino);
+  u64(RAW.SIZE_LO, BigInt(st.size));
+  time(RAW.MTIME_S_LO, st.mtimeNs);
+  time(RAW.CTIME_S_LO, st.ctimeNs);
+  u64(RAW.MNT_LO, st.mntId ?? 0n);
+}
+
+/** `Native.findEntry` answered from a `listDir` result (for bindings without a faster way). */
+export function findInListing(
+  listed: DirEntry[] | 'too_many',
+  name: Uint8Array,
+): { count: number; found: boolean } | 'too_many' {
+  if (listed === 'too_many') return listed;
+  return { count: listed.length, found: listed.some((e) => e.name.equals(name)) };
+}
+
 /** d_type values as reported by the directory listing (Linux/macOS share them). */
 export const DT = Object.freeze({ UNKNOWN: 0, FIFO: 1, CHR: 2, DIR: 4, BLK: 6, REG: 8, LNK: 10, SOCK: 12 });
 
@@ -118,14 +157,48 @@ export type AclRead =
   | { kind: 'darwin'; entries: DarwinAclEntry[] }
   | { kind: 'error'; errno: number };
 
-/** A failed system call. `errno` is the raw value; never shown to the model. */
+/**
+ * Portable names of the failures callers tell apart. The number behind each differs between platforms (ELOOP is 40
+ * on Linux, 62 on macOS); the bindings translate (native/errno.ts), so nothing above `native/` sees an errno number.
+ * 'EOTHER' is any errno without a name here.
+ */
+export type NativeCode =
+  | 'EPERM'
+  | 'ENOENT'
+  | 'EINTR'
+  | 'EIO'
+  | 'ENXIO'
+  | 'EBADF'
+  | 'ENOMEM'
+  | 'EACCES'
+  | 'EEXIST'
+  | 'ENOTDIR'
+  | 'EISDIR'
+  | 'EINVAL'
+  | 'ENFILE'
+  | 'EMFILE'
+  | 'ENOSPC'
+  | 'EROFS'
+  | 'ERANGE'
+  | 'EWOULDBLOCK'
+  | 'ENAMETOOLONG'
+  | 'ELOOP'
+  | 'ENODATA'
+  | 'EOPNOTSUPP'
+  | 'EOTHER';
+
+/**
+ * A failed system call: `code` is the portable name callers test; `errno` is the platform's raw number, kept for
+ * the bindings' own tests and never interpreted above `native/`. Neither is ever shown to the model.
+ */
 export class NativeError extends Error {
   override readonly name = 'NativeError';
   constructor(
     readonly call: string,
+    readonly code: NativeCode,
     readonly errno: number,
   ) {
-    super(`${call} failed: errno ${errno}`);
+    super(`${call} failed: ${code} (errno ${errno})`);
   }
 }
 
@@ -135,34 +208,17 @@ export class NativeError extends Error {
  * (no kernel memory). Deliberately not a `NativeError`: code that turns a failed call on one file into a verdict on
  * that file (skip it, refuse it) catches `NativeError` only, so this one always travels up to the tool, which
  * answers `unavailable` with reason `resource_exhausted` instead of a partial answer (docs/DESIGN.md "Running out
- * of descriptors"). `errno` is the raw value; never shown to the model.
+ * of descriptors"). `code` is the portable name (see `NativeCode`), `errno` the raw value; never shown to the model.
  */
 export class ResourceExhaustedError extends Error {
   override readonly name = 'ResourceExhaustedError';
   constructor(
     readonly call: string,
+    readonly code: 'EMFILE' | 'ENFILE' | 'ENOMEM',
     readonly errno: number,
   ) {
-    super(`${call} failed: errno ${errno} (resource exhausted)`);
+    super(`${call} failed: ${code} (errno ${errno}, resource exhausted)`);
   }
-}
-
-/** errno values that mean "out of descriptors or memory" (the same numbers on Linux and macOS). */
-const ENOMEM = 12;
-const ENFILE = 23;
-const EMFILE = 24;
-
-/** True for EMFILE, ENFILE and ENOMEM (see ResourceExhaustedError). */
-export function isExhaustionErrno(errno: number): boolean {
-  return errno === EMFILE || errno === ENFILE || errno === ENOMEM;
-}
-
-/**
- * The error a binding throws when `call` failed with `errno`: a `ResourceExhaustedError` for EMFILE, ENFILE and
- * ENOMEM, else a `NativeError`. Every failed system call of the bindings goes through here.
- */
-export function nativeFailure(call: string, errno: number): NativeError | ResourceExhaustedError {
-  return isExhaustionErrno(errno) ? new ResourceExhaustedError(call, errno) : new NativeError(call, errno);
 }
 
 /**
@@ -194,12 +250,13 @@ export interface Native {
   /** Stat one component relative to dirfd without following a final symlink (statx/fstatat AT_SYMLINK_NOFOLLOW). */
   statAt(dirfd: number, name: string): FileStat;
   /**
-   * Optional allocation-free `statAt` for hot loops: stat the component `cname` relative to dirfd without following a
-   * final symlink and write the answer into `out` (RAW_STAT_WORDS words, layout `RAW`). `cname` is the component's
-   * raw bytes followed by one NUL byte; the same single-component rule as statAt applies (no `/`, no other NUL, not
-   * `.` or `..`: NativeError(call, EINVAL)). Throws NativeError like statAt. Bindings that lack it leave it undefined.
+   * Allocation-free `statAt` for hot loops: stat the component `cname` relative to dirfd without following a final
+   * symlink and write the answer into `out` (RAW_STAT_WORDS words, layout `RAW`). `cname` is the component's raw
+   * bytes followed by one NUL byte; the same single-component rule as statAt applies (no `/`, no other NUL, not
+   * `.` or `..`: NativeError code EINVAL). Throws NativeError like statAt. A binding without a faster way fills
+   * `out` from its own statAt (`rawFromFileStat`).
    */
-  statRawAt?(dirfd: number, cname: Uint8Array, out: Uint32Array): void;
+  statRawAt(dirfd: number, cname: Uint8Array, out: Uint32Array): void;
   /** Read the access ACL of an open descriptor (never throws). */
   readAcl(fd: number): AclRead;
   /**
@@ -209,13 +266,13 @@ export interface Native {
    */
   listDir(fd: number, maxEntries: number): DirEntry[] | 'too_many';
   /**
-   * Optional allocation-free form of "list `fd` and look for one name": the same listing as `listDir` (rewound,
-   * without `.`/`..`, 'too_many' as soon as more than `maxEntries` entries were seen), answering only how many raw
-   * entries it held and whether one of them is named exactly `name` (byte comparison, no NUL). Every entry is
-   * counted even after a match, so the raw entry ceiling is charged as `listDir` charges it. Bindings that lack it
-   * leave it undefined (callers then use `listDir`).
+   * "List `fd` and look for one name": the same listing as `listDir` (rewound, without `.`/`..`, 'too_many' as soon
+   * as more than `maxEntries` entries were seen), answering only how many raw entries it held and whether one of
+   * them is named exactly `name` (byte comparison, no NUL). Every entry is counted even after a match, so the raw
+   * entry ceiling is charged as `listDir` charges it. A binding without a faster way answers from its own listDir
+   * (`findInListing`).
    */
-  findEntry?(fd: number, name: Uint8Array, maxEntries: number): { count: number; found: boolean } | 'too_many';
+  findEntry(fd: number, name: Uint8Array, maxEntries: number): { count: number; found: boolean } | 'too_many';
   /** Read up to `length` bytes at `position` (pread). Returns the count read; 0 at end of file. */
   pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
   /** flock(fd, op) with LOCK_SH/EX/NB/UN = 1/2/4/8; throws NativeError (EWOULDBLOCK) when NB and held. */

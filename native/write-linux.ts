@@ -8,9 +8,9 @@
 import { createRequire } from 'node:module';
 import type { default as Koffi } from 'koffi';
 import { ComponentEncoder } from './component.js';
-import { NativeError, nativeFailure } from './types.js';
+import { LINUX_ERRNO, linuxErrors } from './errno.js';
 
-/** Write-side calls, all synchronous; each throws NativeError(call, errno) on failure. */
+/** Write-side calls, all synchronous; each throws NativeError (code from native/errno.ts) on failure. */
 export interface WriteNative {
   /**
    * openat(dirfd, name, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode): a new regular file that did not
@@ -50,8 +50,7 @@ const O_RDWR = 0x2;
 const O_CREAT = 0x40;
 const O_EXCL = 0x80;
 const O_CLOEXEC = 0x80000;
-const EINTR = 4;
-const ENAMETOOLONG = 36;
+const { EINTR } = LINUX_ERRNO;
 
 let cached: WriteNative | null | undefined;
 
@@ -99,15 +98,15 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
   const getgrnam = lib.func('getgrnam', koffi.pointer(GroupStruct), ['const char *']) as (name: string) => unknown;
 
   // Two encoders: renameat needs two names alive at once.
-  const first = new ComponentEncoder(ENAMETOOLONG);
-  const second = new ComponentEncoder(ENAMETOOLONG);
+  const first = new ComponentEncoder(linuxErrors);
+  const second = new ComponentEncoder(linuxErrors);
 
   function retry(call: string, fn: () => number): number {
     for (;;) {
       const rc = fn();
       if (rc >= 0) return rc;
       const errno = koffi.errno();
-      if (errno !== EINTR) throw nativeFailure(call, errno);
+      if (errno !== EINTR) throw linuxErrors.fail(call, errno);
     }
   }
 
@@ -136,7 +135,7 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
       return new Promise((resolve, reject) => {
         syncfs.async(fd, (err, rc) => {
           if (err) reject(err instanceof Error ? err : new Error(String(err)));
-          else if (rc !== 0) reject(new NativeError('syncfs', 0));
+          else if (rc !== 0) reject(linuxErrors.of('syncfs', 'EIO'));
           else resolve();
         });
       });

@@ -189,7 +189,7 @@ export function regularFileAtReason(native: Native, dirFd: number, name: string)
     st = native.statAt(dirFd, name);
   } catch (err) {
     if (!(err instanceof NativeError)) throw err;
-    return err.errno === 2 ? 'missing' : 'io_error';
+    return err.code === 'ENOENT' ? 'missing' : 'io_error';
   }
   if (isRegularFile(st)) return null;
   return isSymlink(st) ? 'symlink' : 'not_regular';

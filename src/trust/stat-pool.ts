@@ -15,9 +15,9 @@
  * of the listing (the entries the walk will hand to its candidate step without a stat of its own). The scan then
  * processes entries in order exactly as before; for each candidate, `take` claims the entry from the front with a
  * compare-exchange; when the worker (claiming from the back) got there first, `take` waits for its answer (a stat
- * takes ~1.5 µs) and returns the raw words or the errno, which the scan turns into the same NativeError('statx',
- * errno) its own `statRawAt` would have thrown (the worker retries EINTR and reports EIO when the answer lacks a
- * needed field, as native/linux.ts does).
+ * takes ~1.5 µs) and returns the raw words, or throws the NativeError the binding's own `statRawAt` would have thrown
+ * for the worker's errno (the worker retries EINTR and reports EIO when the answer lacks a needed field, as
+ * native/linux.ts does).
  *
  * Lifecycle: the pool starts lazily and asynchronously after a scan that statted at least `minCandidates`
  * (default STAT_POOL_MIN_CANDIDATES) candidate notes through the raw path; scans stay single-threaded until the
@@ -34,7 +34,7 @@
  * pool against 25-28 ms without on an otherwise idle machine (the worker answers about 5,500 of the 10,000 stats);
  * about equal under a load of 3-5 other runnable processes. The thread adds about 3-6 MB of resident memory.
  *
- * Linux only, and only with a binding that has `statRawAt` (a wrapper that counts calls never uses the pool).
+ * Linux only. A scan uses the pool only when its caller passes it (`ScanOptions.statThread`, src/trust/scan.ts).
  * Environment: MEMORY_BRIDGE_STAT_THREADS=0 turns the pool off (read when the pool would start).
  */
 import { Worker } from 'node:worker_threads';
@@ -52,6 +52,7 @@ import {
   TAG_MASK,
   TAG_WINDOW,
   slotBufferBytes,
+  slotFailure,
   type StatWorkerData,
   type StatWorkerMessage,
 } from '../../native/stat-worker.js';
@@ -85,6 +86,8 @@ export function nextPause(published: number, answered: number, previous: number)
 
 /** `take`: the entry is not the worker's; the caller stats it itself. */
 export const NOT_TAKEN = -1;
+/** `take`: the worker's answer is in `out`. */
+export const TAKEN = 0;
 
 /**
  * The NUL-terminated names of a listing's note entries in one shared buffer, handed to the worker once. Kept by
@@ -97,7 +100,7 @@ export interface NameArena {
 }
 
 /** What `publish` needs of a listing entry: its raw name and a NUL (empty when never statted by name). */
-interface NamedEntry {
+export interface NamedEntry {
   cname: Uint8Array;
   note: boolean;
 }
@@ -123,10 +126,25 @@ export interface StatPoolOptions {
 type PoolState = 'off' | 'scheduled' | 'starting' | 'failed' | 'disabled';
 
 /**
- * The process's stat pool (one worker per process, shared by every scan). Methods are called by `scanTree` only:
- * `beginScan` → (`publish` → `take`… → `retire`)* nested like the directory walk → `endScan`.
+ * What a scan asks of a second stat thread (`ScanOptions.statThread`), in this order: `beginScan` (false: this scan
+ * runs single-threaded) → (`publish` → `take`… → `retire`)* nested like the directory walk → `endScan`; then
+ * `noteScan` after every scan given the thread, whether it took part or not. `StatPool` is the implementation;
+ * tests wrap it to see which names the worker statted.
  */
-export class StatPool {
+export interface StatThread {
+  beginScan(): boolean;
+  publish<E extends NamedEntry>(fd: number, listing: PoolListing<E>, isCandidate: (e: E) => boolean): number;
+  take(job: number, index: number, out: Uint32Array): typeof TAKEN | typeof NOT_TAKEN;
+  retire(job: number): void;
+  endScan(): void;
+  noteScan(candidates: number, native: Native): void;
+}
+
+/**
+ * The process's stat pool (one worker per process, shared by every scan that is given it): see `StatThread` for
+ * the order of calls.
+ */
+export class StatPool implements StatThread {
   private readonly control = new SharedArrayBuffer(CONTROL_WORDS * 4);
   private readonly ctl = new Int32Array(this.control);
   /** Slot records (SLOT_WORDS words each; see native/stat-worker.ts), as signed and unsigned words; made at start. */
@@ -204,7 +222,7 @@ export class StatPool {
    */
   noteScan(candidates: number, native: Native): void {
     if (this.state !== 'off' || candidates < this.options.minCandidates) return;
-    if (native.platform !== 'linux' || native.statRawAt === undefined) return;
+    if (native.platform !== 'linux') return;
     if (this.options.useEnvironment && process.env.MEMORY_BRIDGE_STAT_THREADS === '0') {
       this.state = 'disabled';
       return;
@@ -389,9 +407,10 @@ export class StatPool {
    * asked for in listing order.
    *
    * @returns NOT_TAKEN when the main thread must stat the entry itself (it claimed it, or the entry is not in the
-   *   job); 0 when `out` holds the worker's answer; else the errno of the worker's statx
+   *   job); TAKEN when `out` holds the worker's answer
+   * @throws NativeError when the worker's statx failed: the error the binding's own `statRawAt` would have thrown
    */
-  take(job: number, index: number, out: Uint32Array): number {
+  take(job: number, index: number, out: Uint32Array): typeof TAKEN | typeof NOT_TAKEN {
     const front = this.jobFront[job]!;
     const s = this.jobBase[job]! + front;
     if (front >= this.jobCount[job]! || this.entryOf[s] !== index) return NOT_TAKEN;
@@ -400,12 +419,12 @@ export class StatPool {
     const r = s * SLOT_WORDS;
     if (Atomics.compareExchange(this.ints, r, unclaimed, unclaimed | SLOT.MAIN) === unclaimed) return NOT_TAKEN;
     if (!this.awaitDone(r, unclaimed)) return NOT_TAKEN;
-    const errno = this.ints[r + SLOT_AT.ERRNO]!;
-    if (errno !== 0) return errno;
+    const failure = slotFailure(this.ints, r);
+    if (failure !== null) throw failure;
     const words = this.words;
     const at = r + SLOT_AT.RAW;
     for (let i = 0; i < RAW_STAT_WORDS; i++) out[i] = words[at + i]!;
-    return 0;
+    return TAKEN;
   }
 
   /**
