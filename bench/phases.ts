@@ -16,7 +16,7 @@ import { loadPolicy } from '../src/policy/load.js';
 import { NoteIndex } from '../src/search/index.js';
 import { scanLimitsOf } from '../src/tools/search.js';
 import { openTrustedDir } from '../src/trust/path.js';
-import { scanTree } from '../src/trust/scan.js';
+import { ScanMemo, scanTree } from '../src/trust/scan.js';
 import { statPool } from '../src/trust/stat-pool.js';
 import { QUERIES, seedFor, vocabularySource } from './config.js';
 import { generateCorpus, loadVocabulary } from './corpus.js';
@@ -31,7 +31,7 @@ interface Phases {
   total: number;
 }
 
-function once(home: string, index: NoteIndex, query: string): Phases {
+function once(home: string, index: NoteIndex, memo: ScanMemo, query: string): Phases {
   const native = getNative();
   if (native === null) throw new Error('no native bindings on this platform');
   const t0 = performance.now();
@@ -40,7 +40,7 @@ function once(home: string, index: NoteIndex, query: string): Phases {
   const rootFd = openTrustedDir(policy.root, 'root', native);
   const t2 = performance.now();
   try {
-    const scan = scanTree(rootFd, policy, scanLimitsOf(policy), index, native);
+    const scan = scanTree(rootFd, policy, scanLimitsOf(policy), index, native, { memo, statThread: statPool() });
     const t3 = performance.now();
     index.sync(scan.notes);
     const t4 = performance.now();
@@ -72,14 +72,15 @@ async function main(): Promise<void> {
     // verified and re-indexed again by the next call, which would put a full re-index into the first warm calls.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3100);
     const index = new NoteIndex();
-    show('cold first search', [once(corpus.home, index, QUERIES[0]!)]);
+    const memo = new ScanMemo();
+    show('cold first search', [once(corpus.home, index, memo, QUERIES[0]!)]);
     // The stat thread starts on the next turn of the event loop after a large scan (src/trust/stat-pool.ts); let it
     // start, as it does in the server between calls, so warm scans here use it too.
     await new Promise((resolve) => setImmediate(resolve));
     await statPool().whenReady(5000);
-    once(corpus.home, index, 'notes');
+    once(corpus.home, index, memo, 'notes');
     const warm: Phases[] = [];
-    for (let i = 0; i < calls; i++) warm.push(once(corpus.home, index, QUERIES[i % QUERIES.length]!));
+    for (let i = 0; i < calls; i++) warm.push(once(corpus.home, index, memo, QUERIES[i % QUERIES.length]!));
     show('warm search', warm);
     const perQuery = QUERIES.map(
       (q) => `${q} ${median(warm.filter((_, i) => QUERIES[i % QUERIES.length] === q).map((r) => r.search)).toFixed(1)}`,
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
     const changed: Phases[] = [];
     for (let i = 0; i < Math.min(calls, 30); i++) {
       fs.appendFileSync(path.join(corpus.root, corpus.ids[(i * 7919) % corpus.ids.length]!), `\nEdited ${i}.\n`);
-      changed.push(once(corpus.home, index, QUERIES[i % QUERIES.length]!));
+      changed.push(once(corpus.home, index, memo, QUERIES[i % QUERIES.length]!));
     }
     show('after one changed note', changed);
   } finally {

@@ -96,10 +96,7 @@ export type StatWorkerMessage = { arena: number; buffer: SharedArrayBuffer } | {
  * The failure a DONE slot record at word `r` reports: the NativeError the main thread's own `statRawAt` would have
  * thrown for the worker's errno, or null when the record holds an answer.
  */
-export function slotFailure(
-  ints: Int32Array<ArrayBufferLike>,
-  r: number,
-): NativeError | ResourceExhaustedError | null {
+export function slotFailure(ints: Int32Array<ArrayBufferLike>, r: number): NativeError | ResourceExhaustedError | null {
   const errno = ints[r + SLOT_AT.ERRNO]!;
   return errno === 0 ? null : linuxErrors.fail('statx', errno);
 }

@@ -19,13 +19,10 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { NativeError, type FileStat, type Native } from '../../native/types.js';
 import type { WriteNative } from '../../native/write-linux.js';
-import { checkDirDescriptor, isRegularFile, onRootPlace, placeOf, readExactly, type RootPlace } from '../trust/rule.js';
-import { closeQuietly } from '../trust/path.js';
+import { isRegularFile, onRootPlace, placeOf, readExactly, type RootPlace } from '../trust/rule.js';
+import { closeQuietly, walkDirs } from '../trust/walk.js';
 import { isPortableName } from './layout.js';
 
-const ENOENT = 2;
-const EEXIST = 17;
-const EWOULDBLOCK = 11;
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 
@@ -194,7 +191,7 @@ export class OutTree {
     try {
       return { kind: 'present', stat: this.native.statAt(dirFd, name) };
     } catch (e) {
-      if (e instanceof NativeError && e.errno === ENOENT) return { kind: 'absent' };
+      if (e instanceof NativeError && e.code === 'ENOENT') return { kind: 'absent' };
       throw e;
     }
   }
@@ -214,49 +211,51 @@ export class OutTree {
    * @throws BlockedError for a symlink, a non-directory, or an untrusted directory on the way
    */
   openDir(segs: readonly string[], create: boolean): number | null {
-    let rel = '';
+    // Continue below the deepest directory of `segs` this tree already opened and judged.
+    let start = 0;
     let fd = this.outFd;
-    for (const seg of segs) {
-      const next = rel === '' ? seg : `${rel}/${seg}`;
-      const known = this.dirs.get(next);
-      if (known !== undefined) {
-        fd = known;
-        rel = next;
-        continue;
-      }
-      let child: number;
-      let made = false;
-      try {
-        child = this.native.openDirAt(fd, seg);
-      } catch (e) {
-        if (!(e instanceof NativeError) || e.errno !== ENOENT)
-          throw new BlockedError(next, 'not a plain directory (symlink or other object)');
-        if (!create || this.dryRun) return null;
-        try {
-          this.wn.mkdirAt(fd, seg, 0o700);
-          made = true;
-        } catch (err) {
-          if (!(err instanceof NativeError) || err.errno !== EEXIST) throw err;
-        }
-        try {
-          child = this.native.openDirAt(fd, seg);
-        } catch {
-          throw new BlockedError(next, 'not a plain directory (symlink or other object)');
-        }
-      }
-      try {
-        if (this.claimDir(next, child, made)) this.fixMode(child, this.modes.dir);
-        const { reason } = checkDirDescriptor(this.native, child, this.uid, this.place);
-        if (reason !== null) throw new BlockedError(next, `untrusted directory (${reason})`);
-      } catch (e) {
-        closeQuietly(this.native, child);
-        throw e;
-      }
-      this.dirs.set(next, child);
-      fd = child;
-      rel = next;
+    let base = '';
+    for (let i = 0; i < segs.length; i++) {
+      const rel = i === 0 ? segs[0]! : `${base}/${segs[i]!}`;
+      const known = this.dirs.get(rel);
+      if (known === undefined) break;
+      fd = known;
+      base = rel;
+      start = i + 1;
     }
-    return fd;
+    if (start === segs.length) return fd;
+    const relOf = (rel: string): string => (base === '' ? rel : `${base}/${rel}`);
+    let made = '';
+    const end = walkDirs(this.native, fd, segs.slice(start), {
+      uid: this.uid,
+      place: this.place,
+      create: (parentFd, name, _i, rel) => {
+        if (!create || this.dryRun) return false;
+        try {
+          this.wn.mkdirAt(parentFd, name, 0o700);
+          made = relOf(rel);
+        } catch (err) {
+          if (!(err instanceof NativeError) || err.code !== 'EEXIST') throw err;
+        }
+        return true;
+      },
+      prepare: (childFd, _i, rel) => {
+        const path = relOf(rel);
+        if (this.claimDir(path, childFd, made === path)) this.fixMode(childFd, this.modes.dir);
+      },
+      keep: (childFd, _i, rel) => {
+        this.dirs.set(relOf(rel), childFd);
+        return true;
+      },
+    });
+    if (!end.ok) {
+      const at = relOf(segs.slice(start, start + end.at + 1).join('/'));
+      if (end.stage === 'judge') throw new BlockedError(at, `untrusted directory (${end.reason})`);
+      if (end.reason === 'missing' && (!create || this.dryRun)) return null;
+      throw new BlockedError(at, 'not a plain directory (symlink or other object)');
+    }
+    this.dirs.set(relOf(segs.slice(start).join('/')), end.fd);
+    return end.fd;
   }
 
   /**
@@ -491,7 +490,7 @@ export async function acquireLock(
     try {
       fd = native.openFileAt(outFd, LOCK_NAME);
     } catch (e) {
-      if (e instanceof NativeError && e.errno === ENOENT) return null;
+      if (e instanceof NativeError && e.code === 'ENOENT') return null;
       throw new BlockedError(LOCK_NAME, 'not a file the export wrote');
     }
   } else {
@@ -510,7 +509,7 @@ export async function acquireLock(
         native.flock(fd, LOCK_EX | LOCK_NB);
         return fd;
       } catch (e) {
-        if (!(e instanceof NativeError) || e.errno !== EWOULDBLOCK) throw e;
+        if (!(e instanceof NativeError) || e.code !== 'EWOULDBLOCK') throw e;
       }
       if (opts.noWait) throw new Error('locked');
       if (!waited) {

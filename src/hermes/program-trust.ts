@@ -13,7 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type FileStat, type Native, NativeError } from '../../native/types.js';
 import { BridgeError } from '../errors.js';
-import { closeQuietly, openTrustedDir } from '../trust/path.js';
+import { openTrustedDir } from '../trust/path.js';
+import { closeQuietly } from '../trust/walk.js';
 import {
   checkDirDescriptor,
   descriptorAclReason,
@@ -43,7 +44,7 @@ const CLI_IN_PACKAGE = '/dist/src/cli/main.js';
  */
 function reasonOf(err: unknown): string {
   if (err instanceof BridgeError) return err.reason;
-  if (err instanceof NativeError) return err.errno === 2 ? 'missing' : 'io_error';
+  if (err instanceof NativeError) return err.code === 'ENOENT' ? 'missing' : 'io_error';
   throw err;
 }
 

@@ -18,7 +18,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BridgeError, type Reason } from '../errors.js';
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
-import { closeQuietly, isNormalAbsolute, openTrustedDir, readTrustedFile } from '../trust/path.js';
+import { isNormalAbsolute, openTrustedDir, readTrustedFile } from '../trust/path.js';
+import { closeQuietly } from '../trust/walk.js';
 import { requireNative } from '../trust/rule.js';
 import type { Caller } from '../tools/types.js';
 

@@ -15,7 +15,8 @@ import { getNative } from '../../native/index.js';
 import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
 import { NoteIndex } from '../search/index.js';
-import { scanTree } from '../trust/scan.js';
+import { ScanMemo, scanTree } from '../trust/scan.js';
+import { statPool } from '../trust/stat-pool.js';
 import type { ScanLimits, ScannedNote, ScanResult } from '../trust/types.js';
 import { HINTS, parseSearchArgs } from './args.js';
 import { callerHome } from './caller.js';
@@ -38,6 +39,8 @@ export const DEFAULT_MAX_INDEX_BYTES = 256 * 1024 * 1024;
  */
 interface View {
   readonly index: NoteIndex;
+  /** What this view's scans keep between calls (listings, raw stats; src/trust/scan-memo.ts). */
+  readonly memo: ScanMemo;
   /** Notes verified by this view's cold call, still to be synced into `index` (which is empty meanwhile). */
   pending: readonly ScannedNote[] | undefined;
   /** Summed file sizes of `pending` (0 when nothing is pending), counted against the byte bound like held notes. */
@@ -125,10 +128,15 @@ export class IndexCache {
       this.views.delete(key);
       if (view.pending !== undefined && !this.build(view)) view = undefined;
     }
-    view ??= { index: new NoteIndex(), pending: undefined, pendingBytes: 0 };
+    view ??= { index: new NoteIndex(), memo: new ScanMemo(), pending: undefined, pendingBytes: 0 };
     this.views.set(key, view);
     while (this.views.size > this.max) this.views.delete(this.views.keys().next().value!);
     return view.index;
+  }
+
+  /** The scan memo of a held view (call after `get`, which creates the view). */
+  memoOf(key: string): ScanMemo | undefined {
+    return this.views.get(key)?.memo;
   }
 
   /**
@@ -238,6 +246,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
       { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs, rawEntryCeiling: indexes.rawEntryCeiling },
       index,
       native,
+      { memo: indexes.memoOf(key), statThread: statPool() },
     );
     if (index.size === 0 && scan.notes.length > 0) {
       // First call of this view (or its index is empty): every note came back with text. Answer from those texts and

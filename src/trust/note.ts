@@ -6,9 +6,7 @@
 import { NativeError, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { isNoteName, segmentReason } from './names.js';
-import { closeQuietly, openFailureReason } from './path.js';
 import {
-  checkDirDescriptor,
   decodeNoteText,
   descriptorAclReason,
   noteStatReason,
@@ -18,6 +16,7 @@ import {
   requireNative,
   runningUid,
 } from './rule.js';
+import { closeQuietly, openFailureReason, walkDirs } from './walk.js';
 import { rawCeilingOf, type NoteFilter, type ScanLimits } from './types.js';
 
 function deny(reason: Reason): never {
@@ -70,37 +69,18 @@ export function readNoteById(
   const rawCeiling = rawCeilingOf(limits);
   /** Requires an entry named exactly `segment` (byte comparison) in the directory `fd`. */
   const requireEntry = (fd: number, segment: string): void => {
-    const wanted = Buffer.from(segment, 'utf8');
-    if (native.findEntry !== undefined) {
-      const seen = native.findEntry(fd, wanted, rawCeiling - rawEntries);
-      if (seen === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
-      rawEntries += seen.count;
-      if (!seen.found) deny('missing');
-      return;
-    }
-    const listed = native.listDir(fd, rawCeiling - rawEntries);
-    if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
-    rawEntries += listed.length;
-    if (!listed.some((entry) => entry.name.equals(wanted))) deny('missing');
+    const seen = native.findEntry(fd, Buffer.from(segment, 'utf8'), rawCeiling - rawEntries);
+    if (seen === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
+    rawEntries += seen.count;
+    if (!seen.found) deny('missing');
   };
 
   let dirFd = rootFd;
   try {
     const rootPlace = placeOf(native.fstat(rootFd));
-    for (let i = 0; i < segments.length - 1; i++) {
-      const segment = segments[i]!;
-      requireEntry(dirFd, segment);
-      let child: number;
-      try {
-        child = native.openDirAt(dirFd, segment);
-      } catch (err) {
-        deny(openFailureReason(native, dirFd, segment, err, true));
-      }
-      if (dirFd !== rootFd) closeQuietly(native, dirFd);
-      dirFd = child;
-      const { reason } = checkDirDescriptor(native, dirFd, uid, rootPlace);
-      if (reason !== null) deny(reason);
-    }
+    const end = walkDirs(native, rootFd, segments.slice(0, -1), { uid, place: rootPlace, beforeOpen: requireEntry });
+    if (!end.ok) deny(end.reason);
+    dirFd = end.fd;
     requireEntry(dirFd, last);
     const kind = regularFileAtReason(native, dirFd, last);
     if (kind !== null) deny(kind);

@@ -11,48 +11,16 @@ import {
   checkDirDescriptor,
   descriptorAclReason,
   isRegularFile,
-  isSymlink,
   noteStatReason,
   readSettled,
   regularFileAtReason,
   requireNative,
   runningUid,
 } from './rule.js';
+import { closeQuietly, openFailureReason, walkDirs } from './walk.js';
 
 /** What the directory is for; every role gets the same rule (the sticky-temp exception never covers the target). */
 export type TrustedDirRole = 'root' | 'policy_dir' | 'out' | 'home';
-
-const ELOOP = 40;
-const ENOENT = 2;
-const ENOTDIR = 20;
-const ENXIO = 6;
-// macOS numbers for the same conditions (ELOOP 62, ENOTDIR 20, ENOENT 2, ENXIO 6).
-const ELOOP_DARWIN = 62;
-
-/**
- * Maps a failed openat of one component to a reason. ELOOP means the component is a symlink (O_NOFOLLOW);
- * ENOTDIR on a directory open means a symlink or a non-directory, told apart with a no-follow stat.
- *
- * @throws `err` itself when it is not a `NativeError`: a `ResourceExhaustedError` (EMFILE, ENFILE, ENOMEM) says
- *   nothing about the component and must end the call as `unavailable` (docs/DESIGN.md "Running out of
- *   descriptors"), never become a skip or a refusal of this one entry
- */
-export function openFailureReason(native: Native, dirfd: number, name: string, err: unknown, wantDir: boolean): Reason {
-  if (!(err instanceof NativeError)) throw err;
-  const loop = native.platform === 'darwin' ? ELOOP_DARWIN : ELOOP;
-  if (err.errno === loop) return 'symlink';
-  if (err.errno === ENOENT) return 'missing';
-  if (err.errno === ENXIO && !wantDir) return 'not_regular'; // a socket opened with O_NONBLOCK
-  if (err.errno === ENOTDIR && wantDir) {
-    try {
-      return isSymlink(native.statAt(dirfd, name)) ? 'symlink' : 'not_directory';
-    } catch (statErr) {
-      if (!(statErr instanceof NativeError)) throw statErr;
-      return 'io_error';
-    }
-  }
-  return 'io_error';
-}
 
 /**
  * True when `absPath` is an absolute path equal to its normalised form: no `.` or `..` segment, no empty segment
@@ -156,57 +124,50 @@ export function openTrustedDir(
     }
   }
 
-  let fd = -1;
+  let startFd = fromMemo;
   let owned = false;
   try {
-    if (fromMemo >= 0) {
-      fd = fromMemo;
-    } else {
-      fd = native.openRoot();
+    if (startFd < 0) {
+      startFd = native.openRoot();
       owned = true;
-      const top = checkDirDescriptor(native, fd, uid);
+      const top = checkDirDescriptor(native, startFd, uid);
       if (top.reason !== null) refuse(top.reason);
       if (memo !== undefined && segments.length > 0) {
-        memo.keep('/', fd);
+        memo.keep('/', startFd);
         owned = false;
       }
     }
-    let prefix = start === 0 ? '' : `/${segments.slice(0, start).join('/')}`;
-    for (let i = start; i < segments.length; i++) {
-      const name = segments[i]!;
-      prefix += `/${name}`;
-      let child: number;
-      try {
-        child = native.openDirAt(fd, name);
-      } catch (err) {
-        refuse(openFailureReason(native, fd, name, err, true));
+    if (segments.length === 0) {
+      // The target is `/` itself, judged above as the walk's start; a memo's descriptor stays the memo's.
+      if (!owned) {
+        startFd = native.openRoot();
+        owned = true;
+        const top = checkDirDescriptor(native, startFd, uid);
+        if (top.reason !== null) refuse(top.reason);
       }
-      if (owned) native.close(fd);
-      fd = child;
-      owned = true;
-      const intermediate = i < segments.length - 1;
-      const { reason } = checkDirDescriptor(native, fd, uid, undefined, { path: prefix, intermediate });
-      if (reason !== null) refuse(reason);
-      if (memo !== undefined && intermediate) {
-        memo.keep(prefix, fd);
-        owned = false;
-      }
+      owned = false;
+      return startFd;
     }
-    if (!owned) {
-      // The target is `/` itself, already judged as the walk's start: hand back a descriptor of our own.
-      fd = native.openRoot();
-      owned = true;
-      const top = checkDirDescriptor(native, fd, uid);
-      if (top.reason !== null) refuse(top.reason);
-    }
-    const result = fd;
-    fd = -1;
-    return result;
+    const base = start === 0 ? '/' : `/${segments.slice(0, start).join('/')}`;
+    const end = walkDirs(native, startFd, segments.slice(start), {
+      uid,
+      absolute: base,
+      ...(memo === undefined
+        ? {}
+        : {
+            keep: (fd: number, _i: number, rel: string): boolean => {
+              memo.keep(base === '/' ? `/${rel}` : `${base}/${rel}`, fd);
+              return true;
+            },
+          }),
+    });
+    if (!end.ok) refuse(end.reason);
+    return end.fd;
   } catch (err) {
     if (err instanceof NativeError) refuse('io_error');
     throw err;
   } finally {
-    if (fd >= 0 && owned) closeQuietly(native, fd);
+    if (owned) closeQuietly(native, startFd);
   }
 }
 
@@ -270,14 +231,5 @@ export function withDescriptor<T>(fd: number, fn: (fd: number) => T, native: Nat
     return fn(fd);
   } finally {
     closeQuietly(native, fd);
-  }
-}
-
-/** Closes a descriptor on a cleanup path, where a close error must not hide the error being handled. */
-export function closeQuietly(native: Native, fd: number): void {
-  try {
-    native.close(fd);
-  } catch {
-    // Nothing to recover: the descriptor is released or was never valid.
   }
 }

@@ -10,12 +10,21 @@ import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { parsePolicyBytes } from '../../src/policy/load.js';
 import { readNoteById } from '../../src/trust/note.js';
-import { scanTree } from '../../src/trust/scan.js';
 import { scanLimitsOf } from '../../src/tools/search.js';
-import { FOREIGN_UID, countingNative, isRoot, makeFifo, writeNote } from '../helpers/fixtures.js';
+import {
+  FOREIGN_UID,
+  countingNative,
+  readyStatThread,
+  scanTwoWays,
+  isRoot,
+  makeFifo,
+  writeNote,
+} from '../helpers/fixtures.js';
 import { MARK, NOT_FOUND, assertClean, makeArena, planted, type Arena } from './support.js';
 
 const native = getNative() as Native;
+// Scans with a counting binding run with the stat thread and without (scanTwoWays), and must agree on both.
+test.before(() => readyStatThread(native));
 const arenas: Arena[] = [];
 test.after.always(() => arenas.forEach((a) => a.cleanup()));
 
@@ -57,7 +66,7 @@ test('denied-in-allowed › the scan never opens, stats or lists a denied name',
   const counting = countingNative(native);
   const rootFd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
-    const r = scanTree(rootFd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
+    const r = scanTwoWays(rootFd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
     t.deepEqual(r.notes.map((n) => n.id).sort(), [
       'projects/archive/old.md',
       'projects/garden.md',

@@ -14,13 +14,23 @@ import type { Native } from '../../native/types.js';
 import { parsePolicyBytes } from '../../src/policy/load.js';
 import { readNoteById } from '../../src/trust/note.js';
 import { readTrustedFile } from '../../src/trust/path.js';
-import { scanTree } from '../../src/trust/scan.js';
 import { scanLimitsOf } from '../../src/tools/search.js';
-import { countingNative, isRoot, makeFifo, mkdirs, openDescriptorCount, writeNote } from '../helpers/fixtures.js';
+import {
+  countingNative,
+  readyStatThread,
+  scanTwoWays,
+  isRoot,
+  makeFifo,
+  mkdirs,
+  openDescriptorCount,
+  writeNote,
+} from '../helpers/fixtures.js';
 import { CLI, NOT_FOUND, UNAVAILABLE, idsOf, makeArena, type Arena } from './support.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const native = getNative() as Native;
+// Scans with a counting binding run with the stat thread and without (scanTwoWays), and must agree on both.
+test.before(() => readyStatThread(native));
 const arenas: Arena[] = [];
 const mounts: string[] = [];
 test.after.always(() => {
@@ -169,7 +179,7 @@ test.serial(
     const fd = fs.openSync(root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
     try {
       const lowered = { ...scanLimitsOf(policy), rawEntryCeiling: LOWERED };
-      t.throws(() => scanTree(fd, policy, lowered, { has: () => false }, counting.native), {
+      t.throws(() => scanTwoWays(fd, policy, lowered, { has: () => false }, counting.native), {
         message: /entry_ceiling/,
       });
     } finally {
@@ -205,7 +215,7 @@ test.serial('resources › a 1,000-level directory chain stops at max_depth (and
   const counting = countingNative(native);
   const fd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
-    scanTree(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
+    scanTwoWays(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
   } finally {
     fs.closeSync(fd);
   }
@@ -245,7 +255,7 @@ test.serial(
           name,
         );
       }
-      scanTree(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
+      scanTwoWays(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
     } finally {
       fs.closeSync(fd);
     }

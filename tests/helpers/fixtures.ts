@@ -6,7 +6,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import assert from 'node:assert/strict';
 import koffi from 'koffi';
+import { getNative } from '../../native/index.js';
+import { scanTree, type ScanOptions } from '../../src/trust/scan.js';
+import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
+import type { Native } from '../../native/types.js';
+import { NOT_TAKEN, statPool, type StatThread } from '../../src/trust/stat-pool.js';
 
 /** True when the tests run as root (chown, mount and foreign owners need it). */
 export const isRoot = process.getuid?.() === 0;
@@ -146,47 +152,175 @@ export function openDescriptorCount(): number {
 
 /**
  * A pass-through wrapper around a real Native binding that counts calls per method and records the names given
- * to openDirAt, openFileAt and statAt. Not a mock: every call goes to the real binding. Use it to prove what the
- * code under test did (or never did) touch.
+ * to openDirAt, openFileAt and the stats by name. Not a mock: every method of the binding (whatever it has, now or
+ * later) is wrapped and goes to the real binding, so code under test runs exactly its production path. Use it to
+ * prove what the code under test did (or never did) touch.
+ *
+ * Counts are by system call: `statAt` counts every no-follow stat by name, whether it came through `statAt`,
+ * through `statRawAt` (which also has its own count) or from the stat thread (see `statThread`), and records
+ * `statAt:${name}` for each.
  */
 export interface CountingNative {
-  native: import('../../native/types.js').Native;
+  native: Native;
   calls: Record<string, number>;
-  /** `${method}:${name}` for openDirAt/openFileAt/statAt, in call order. */
+  /** `${method}:${name}` for openDirAt/openFileAt/statAt (statRawAt and the stat thread record as statAt), in order. */
   touched: string[];
+  /** Wraps a stat thread so that the stats its worker answers are counted and recorded like the binding's own. */
+  statThread(thread: StatThread): StatThread;
   reset(): void;
 }
 
-export function countingNative(real: import('../../native/types.js').Native): CountingNative {
+export function countingNative(real: Native): CountingNative {
   const calls: Record<string, number> = {};
   const touched: string[] = [];
   const bump = (m: string): void => {
     calls[m] = (calls[m] ?? 0) + 1;
   };
-  const native: import('../../native/types.js').Native = {
-    platform: real.platform,
-    arch: real.arch,
-    verified: real.verified,
-    openRoot: () => (bump('openRoot'), real.openRoot()),
-    openDirAt: (fd, name) => (bump('openDirAt'), touched.push(`openDirAt:${name}`), real.openDirAt(fd, name)),
-    openFileAt: (fd, name) => (bump('openFileAt'), touched.push(`openFileAt:${name}`), real.openFileAt(fd, name)),
-    close: (fd) => (bump('close'), real.close(fd)),
-    fstat: (fd) => (bump('fstat'), real.fstat(fd)),
-    statAt: (fd, name) => (bump('statAt'), touched.push(`statAt:${name}`), real.statAt(fd, name)),
-    readAcl: (fd) => (bump('readAcl'), real.readAcl(fd)),
-    listDir: (fd, max) => (bump('listDir'), real.listDir(fd, max)),
-    pread: (fd, buf, off, len, pos) => (bump('pread'), real.pread(fd, buf, off, len, pos)),
-    flock: (fd, op) => (bump('flock'), real.flock(fd, op)),
+  const statByName = (name: string): void => {
+    bump('statAt');
+    touched.push(`statAt:${name}`);
   };
-  return {
-    native,
+  const rawName = (cname: Uint8Array): string => Buffer.from(cname.subarray(0, cname.length - 1)).toString('utf8');
+  /** What each method records besides its own count. */
+  const record: Record<string, (args: unknown[]) => void> = {
+    openDirAt: (args) => touched.push(`openDirAt:${args[1] as string}`),
+    openFileAt: (args) => touched.push(`openFileAt:${args[1] as string}`),
+    statAt: (args) => touched.push(`statAt:${args[1] as string}`),
+    statRawAt: (args) => statByName(rawName(args[1] as Uint8Array)),
+  };
+  const wrapped: Record<string, unknown> = {};
+  for (const key of Object.keys(real) as (keyof Native)[]) {
+    const value = real[key];
+    if (typeof value !== 'function') {
+      wrapped[key] = value;
+      continue;
+    }
+    wrapped[key] = (...args: unknown[]): unknown => {
+      bump(key);
+      record[key]?.(args);
+      return (value as (...a: unknown[]) => unknown).apply(real, args);
+    };
+  }
+  const counting: CountingNative = {
+    native: wrapped as unknown as Native,
     calls,
     touched,
+    statThread(thread: StatThread): StatThread {
+      const jobs: (readonly { cname: Uint8Array }[])[] = [];
+      return {
+        beginScan: () => thread.beginScan(),
+        publish(fd, listing, isCandidate) {
+          const job = thread.publish(fd, listing, isCandidate);
+          if (job >= 0) jobs[job] = listing.entries;
+          return job;
+        },
+        take(job, index, out) {
+          const entry = jobs[job]![index]!;
+          let taken: ReturnType<StatThread['take']>;
+          try {
+            taken = thread.take(job, index, out);
+          } catch (err) {
+            bump('statRawAt');
+            statByName(rawName(entry.cname));
+            throw err;
+          }
+          if (taken !== NOT_TAKEN) {
+            bump('statRawAt');
+            statByName(rawName(entry.cname));
+          }
+          return taken;
+        },
+        retire: (job) => thread.retire(job),
+        endScan: () => thread.endScan(),
+        noteScan: (candidates, native) => thread.noteScan(candidates, native),
+      };
+    },
     reset() {
       for (const k of Object.keys(calls)) delete calls[k];
       touched.length = 0;
     },
   };
+  wrappers.set(counting.native, counting);
+  return counting;
+}
+
+/** The CountingNative whose `native` is `native`, if it is one. */
+const wrappers = new WeakMap<Native, CountingNative>();
+
+/**
+ * Makes the process's stat pool take part in every scan it is given from now on (no minimum scan size, environment
+ * ignored, no adaptive pause) and waits until its worker runs. Call it in `test.before` of files that use
+ * `scanTwoWays`. Resolves false where the pool cannot run (not Linux).
+ */
+export async function readyStatThread(native: Native): Promise<boolean> {
+  const pool = statPool();
+  pool.configure({ minCandidates: 0, useEnvironment: false, adaptive: false, paused: false });
+  pool.noteScan(0, native);
+  return pool.whenReady();
+}
+
+/**
+ * `scanTree` on both of its production paths over the same tree: first with the process's stat thread and a
+ * counting wrapper of the real binding, then exactly as asked (`native`, `options`, usually without the thread).
+ * Throws when the two differ in what they return (ids, keys, texts, flags, counts) or, when `native` is a counting
+ * wrapper, in the names the scan touched and the calls it made. Returns the second result, so assertions about
+ * calls and names hold for both paths.
+ */
+export function scanTwoWays(
+  rootFd: number,
+  filter: NoteFilter,
+  limits: ScanLimits,
+  known: KnownNotes,
+  native: Native,
+  options: ScanOptions = {},
+): ScanResult {
+  const real = getNative();
+  if (real === null) throw new Error('no native bindings on this platform');
+  const threaded = countingNative(real);
+  const outcome = (fn: () => ScanResult): unknown => {
+    try {
+      const r = fn();
+      return {
+        notes: r.notes.map((n) => [n.id, n.key, n.text]),
+        truncated: r.truncated,
+        cut: r.cut,
+        rawEntries: r.rawEntries,
+        skipped: r.skipped,
+      };
+    } catch (err) {
+      return { threw: String(err) };
+    }
+  };
+  const first = outcome(() =>
+    scanTree(rootFd, filter, limits, known, threaded.native, { statThread: threaded.statThread(statPool()) }),
+  );
+  const counting = wrappers.get(native);
+  const touchedBefore = counting?.touched.length ?? 0;
+  const callsBefore = { ...counting?.calls };
+  let result: ScanResult | undefined;
+  let thrown: unknown;
+  const second = outcome(() => {
+    try {
+      result = scanTree(rootFd, filter, limits, known, native, options);
+      return result;
+    } catch (err) {
+      thrown = err;
+      throw err;
+    }
+  });
+  assert.deepStrictEqual(second, first, 'the scan returned something else with the stat thread');
+  if (counting !== undefined) {
+    assert.deepStrictEqual(
+      counting.touched.slice(touchedBefore),
+      threaded.touched,
+      'the scan touched other names with the stat thread',
+    );
+    const delta: Record<string, number> = {};
+    for (const [k, n] of Object.entries(counting.calls)) if (n !== callsBefore[k]) delta[k] = n - (callsBefore[k] ?? 0);
+    assert.deepStrictEqual(delta, threaded.calls, 'the scan made other calls with the stat thread');
+  }
+  if (result === undefined) throw thrown;
+  return result;
 }
 
 /** Create a FIFO at `file` with mkfifo(3) (Linux). */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { openTrustedDir } from '../../src/trust/path.js';
-import { ScanMemo, scanMemoOf, scanTree, useScanMemo } from '../../src/trust/scan.js';
+import { ScanMemo, scanTree, type ScanOptions } from '../../src/trust/scan.js';
 import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import {
   ACL_TAG,
@@ -41,7 +41,7 @@ function eagerMemo(): ScanMemo {
 function scan(root: string, known: KnownNotes, filter: NoteFilter = ALLOW_ALL, lim: ScanLimits = limits()): ScanResult {
   const fd = openTrustedDir(root, 'root', native);
   try {
-    return scanTree(fd, filter, lim, known, native);
+    return scanTree(fd, filter, lim, known, native, known instanceof Learning ? { memo: known.memo } : {});
   } finally {
     native.close(fd);
   }
@@ -65,9 +65,8 @@ function tree(): string {
 
 test('scan memo › a reused listing gives the same notes, skips and raw entry count as a fresh scan', (t) => {
   const root = tree();
-  const known = new Learning();
   const memo = eagerMemo();
-  useScanMemo(known, memo);
+  const known = new Learning(memo);
   const cold = known.learn(scan(root, known));
   t.is(memo.stats.listed, 3);
   const warm = scan(root, known);
@@ -84,8 +83,7 @@ test('scan memo › a reused listing gives the same notes, skips and raw entry c
 
 test('scan memo › an unchanged note keeps its stat and key objects; a chmod makes new ones and is judged', async (t) => {
   const root = tree();
-  const known = new Learning();
-  useScanMemo(known, eagerMemo());
+  const known = new Learning(eagerMemo());
   known.learn(scan(root, known));
   const first = scan(root, known);
   const second = scan(root, known);
@@ -105,9 +103,8 @@ test('scan memo › an unchanged note keeps its stat and key objects; a chmod ma
 
 test('scan memo › the very next call sees a new note, a removed note, a replaced note and an ACL change', async (t) => {
   const root = tree();
-  const known = new Learning();
   const memo = eagerMemo();
-  useScanMemo(known, memo);
+  const known = new Learning(memo);
   known.learn(scan(root, known));
   await nextTick();
 
@@ -149,9 +146,8 @@ test('scan memo › the very next call sees a new note, a removed note, a replac
 
 test('scan memo › with the real clock a directory changed moments ago is listed afresh on every call', (t) => {
   const root = tree();
-  const known = new Learning();
   const memo = new ScanMemo();
-  useScanMemo(known, memo);
+  const known = new Learning(memo);
   known.learn(scan(root, known));
   writeNote(root, 'd/e/same-tick.md', 'x');
   const r = scan(root, known);
@@ -162,8 +158,7 @@ test('scan memo › with the real clock a directory changed moments ago is liste
 
 test('scan memo › another filter object is asked again (a policy edit applies on the next call)', (t) => {
   const root = tree();
-  const known = new Learning();
-  useScanMemo(known, eagerMemo());
+  const known = new Learning(eagerMemo());
   known.learn(scan(root, known));
   scan(root, known);
   const denying = filterDenying('d/', 'a.md');
@@ -177,8 +172,7 @@ test('scan memo › another filter object is asked again (a policy edit applies 
 test('scan memo › another name rule or root starts over', (t) => {
   const root = tree();
   writeNote(root, 'with space.md', 'x');
-  const known = new Learning();
-  useScanMemo(known, eagerMemo());
+  const known = new Learning(eagerMemo());
   scan(root, known);
   t.false(ids(scan(root, known)).includes('with space.md'));
   t.true(ids(scan(root, known, ALLOW_ALL, limits({ names: 'unicode' }))).includes('with space.md'));
@@ -189,8 +183,7 @@ test('scan memo › another name rule or root starts over', (t) => {
 
 test('scan memo › a moved directory is scanned under its new id', async (t) => {
   const root = tree();
-  const known = new Learning();
-  useScanMemo(known, eagerMemo());
+  const known = new Learning(eagerMemo());
   known.learn(scan(root, known));
   await nextTick();
   fs.renameSync(path.join(root, 'd'), path.join(root, 'm'));
@@ -209,9 +202,8 @@ test('scan memo › a reused listing still counts toward the raw entry ceiling',
   const seed = path.join(root, 'seed');
   fs.writeFileSync(seed, '');
   for (let i = 0; i < 30_000; i++) fs.linkSync(seed, path.join(crowded, `f${i}`));
-  const known = new Learning();
   const memo = eagerMemo();
-  useScanMemo(known, memo);
+  const known = new Learning(memo);
   const first = scan(root, known, ALLOW_ALL, { ...lowered, maxEntries: 10 });
   const second = scan(root, known, ALLOW_ALL, { ...lowered, maxEntries: 10 });
   t.is(memo.stats.reused, 2);
@@ -234,9 +226,8 @@ test('scan memo › a reused listing still counts toward the raw entry ceiling',
 
 test('scan memo › directories no longer visited are forgotten', async (t) => {
   const root = tree();
-  const known = new Learning();
   const memo = eagerMemo();
-  useScanMemo(known, memo);
+  const known = new Learning(memo);
   scan(root, known);
   t.deepEqual([...memo.listings.keys()].sort(), ['', 'd/', 'd/e/']);
   scan(root, known, filterDenying('d/'));
@@ -247,23 +238,30 @@ test('scan memo › directories no longer visited are forgotten', async (t) => {
   t.deepEqual([...memo.listings.keys()], ['']);
 });
 
-test('scan memo › a wrapper without statRawAt keeps no memo and sees every listing and statAt', (t) => {
+test('scan memo › without a memo every call lists and stats everything; with one the same wrapper sees the reuse', (t) => {
   const root = tree();
-  const known = new Learning();
-  const memo = eagerMemo();
-  useScanMemo(known, memo);
+  const known = new Learning(eagerMemo());
   const counting = countingNative(native);
-  for (let i = 0; i < 2; i++) {
+  const once = (options: ScanOptions): ScanResult => {
     counting.reset();
     const fd = openTrustedDir(root, 'root', native);
     try {
-      scanTree(fd, ALLOW_ALL, limits(), known, counting.native);
+      return scanTree(fd, ALLOW_ALL, limits(), known, counting.native, options);
     } finally {
       native.close(fd);
     }
+  };
+  for (let i = 0; i < 2; i++) {
+    once({});
     t.is(counting.calls.listDir, 3);
     t.is(counting.calls.statAt, 10, 'one statAt per candidate, one more per note read (the settled check)');
   }
-  t.is(memo.stats.listed + memo.stats.reused, 0);
-  t.is(scanMemoOf(known), memo);
+  t.is(known.memo.stats.listed + known.memo.stats.reused, 0);
+  known.learn(once({ memo: known.memo }));
+  t.is(counting.calls.listDir, 3);
+  const warm = once({ memo: known.memo });
+  t.deepEqual(ids(warm), ids(fresh(root)));
+  t.is(counting.calls.listDir ?? 0, 0, 'every listing reused');
+  t.is(counting.calls.statAt, 5, 'one stat per note; known notes are never read');
+  t.is(counting.calls.openFileAt ?? 0, 0);
 });

@@ -15,6 +15,8 @@ import {
   aclBytes,
   countingNative,
   isRoot,
+  readyStatThread,
+  scanTwoWays,
   makeFifo,
   makeTempDir,
   mkdirs,
@@ -30,6 +32,8 @@ const rootTest = isRoot ? test : test.skip;
 const base = makeTempDir('mb-scan-');
 test.after.always(() => removeTree(base));
 const native = realNative();
+// Every scan below runs with the stat thread and without (scanTwoWays), and must agree on both.
+test.before(() => readyStatThread(native));
 const STRANGER = 4242;
 
 let counter = 0;
@@ -47,7 +51,7 @@ function scan(
 ): ScanResult {
   const fd = openTrustedDir(root, 'root', native);
   try {
-    return scanTree(fd, filter, lim, known, nat);
+    return scanTwoWays(fd, filter, lim, known, nat);
   } finally {
     native.close(fd);
   }

@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { RAW_STAT_WORDS } from '../../native/types.js';
+import { NativeError, RAW_STAT_WORDS } from '../../native/types.js';
 import { openTrustedDir } from '../../src/trust/path.js';
 import { scanTree } from '../../src/trust/scan.js';
-import { NOT_TAKEN, nextPause, statPool } from '../../src/trust/stat-pool.js';
+import { NOT_TAKEN, TAKEN, nextPause, statPool } from '../../src/trust/stat-pool.js';
 import type { NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import { addAclEntry, makeTempDir, mkdirs, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
 import { ALLOW_ALL, Learning, limits, realNative } from './support.js';
@@ -29,7 +29,7 @@ pool.configure({ minCandidates: 0, useEnvironment: false, adaptive: false });
 function scan(root: string, known: Learning, filter: NoteFilter = ALLOW_ALL, lim: ScanLimits = limits()): ScanResult {
   const fd = openTrustedDir(root, 'root', native);
   try {
-    return known.learn(scanTree(fd, filter, lim, known, native));
+    return known.learn(scanTree(fd, filter, lim, known, native, { memo: known.memo, statThread: pool }));
   } finally {
     native.close(fd);
   }
@@ -121,13 +121,13 @@ linuxTest(
       const got = new Uint32Array(RAW_STAT_WORDS);
       const own = new Uint32Array(RAW_STAT_WORDS);
       for (let i = 0; i < entries.length; i++) {
-        const taken = pool.take(job, i, got);
         if (names[i]!.startsWith('gone-')) {
-          t.is(taken, 2, 'ENOENT from the worker');
+          const err = t.throws(() => pool.take(job, i, got), { instanceOf: NativeError });
+          t.is(err?.code, 'ENOENT', 'ENOENT from the worker');
           continue;
         }
-        t.is(taken, 0);
-        native.statRawAt!(fd, entries[i]!.cname, own);
+        t.is(pool.take(job, i, got), TAKEN);
+        native.statRawAt(fd, entries[i]!.cname, own);
         t.deepEqual([...got], [...own], names[i]);
       }
       pool.retire(job);
@@ -276,14 +276,15 @@ function scanningChild(root: string): string {
   return `
 import { getNative } from ${JSON.stringify(moduleUrl('../../native/index.js'))};
 import { openTrustedDir } from ${JSON.stringify(moduleUrl('../../src/trust/path.js'))};
-import { scanTree } from ${JSON.stringify(moduleUrl('../../src/trust/scan.js'))};
+import { ScanMemo, scanTree } from ${JSON.stringify(moduleUrl('../../src/trust/scan.js'))};
 import { statPool } from ${JSON.stringify(moduleUrl('../../src/trust/stat-pool.js'))};
 const native = getNative();
 const pool = statPool();
 pool.configure({ minCandidates: 0 });
 const known = { has: () => false };
+const memo = new ScanMemo();
 const lim = { names: 'portable', maxEntries: 5000, maxDepth: 8, maxTotalBytes: 1 << 24, maxFileBytes: 1 << 18, racyMarginMs: 0 };
-const once = () => { const fd = openTrustedDir(${JSON.stringify(root)}, 'root', native); try { return scanTree(fd, { allowsNote: () => true, mayEnter: () => true }, lim, known, native); } finally { native.close(fd); } };
+const once = () => { const fd = openTrustedDir(${JSON.stringify(root)}, 'root', native); try { return scanTree(fd, { allowsNote: () => true, mayEnter: () => true }, lim, known, native, { memo, statThread: pool }); } finally { native.close(fd); } };
 once();
 const afterFirst = pool.status;
 const ready = await pool.whenReady();

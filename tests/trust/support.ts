@@ -5,6 +5,7 @@
 import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { BridgeError } from '../../src/errors.js';
+import { ScanMemo } from '../../src/trust/scan.js';
 import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 
 /** The real bindings; the trust tests only run where they exist. */
@@ -54,6 +55,11 @@ export class KeyMap implements KnownNotes {
 
 /** KnownNotes that learns every note a scan returns, like the search index's sync. */
 export class Learning extends KeyMap {
+  /** @param memo what this view's scans keep between calls (pass it to scanTree as `{ memo }`) */
+  constructor(readonly memo: ScanMemo = new ScanMemo()) {
+    super();
+  }
+
   learn(r: ScanResult): ScanResult {
     this.keys.clear();
     for (const n of r.notes) this.keys.set(n.id, n.key);

@@ -1,0 +1,328 @@
+/**
+ * Directory listings for the tree scan (src/trust/scan.ts): one directory's entries, sorted by raw name and
+ * prepared once (decoded name, name rule, id, note name, id limits), and the `ScanMemo` that keeps them between the
+ * calls of one caller view. Nothing here judges trust: every directory and note is still judged by the scan on its
+ * own descriptor or stat, every call.
+ */
+import { RAW_STAT_WORDS, type FileStat, type Native } from '../../native/types.js';
+import { BridgeError, type Reason } from '../errors.js';
+import { idWithinLimits, isNoteName, segmentReason } from './names.js';
+import type { NameArena } from './stat-pool.js';
+import type { NameRule, NoteFilter, ScannedNote } from './types.js';
+
+/** Names are decoded strictly, and a leading U+FEFF is kept so the decoded name re-encodes to the same bytes. */
+const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function isAscii(raw: Uint8Array): boolean {
+  for (let i = 0; i < raw.length; i++) if (raw[i]! >= 0x80) return false;
+  return true;
+}
+
+/**
+ * Decodes a raw directory entry name, or null when it is not valid UTF-8. ASCII names (the common case) skip
+ * the decoder and return `latin1`, the same bytes already decoded as Latin-1 (the listing's sort key).
+ */
+function decodeName(raw: Uint8Array, latin1: string): string | null {
+  if (isAscii(raw)) return latin1;
+  try {
+    return nameDecoder.decode(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** Ascending order of Latin-1 strings, which is the byte order of the names they were decoded from. */
+function byLatin1<T extends { sortKey: string }>(a: T, b: T): number {
+  return a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0;
+}
+
+/** Policy decision not yet asked for this entry (see `Entry.allows`). */
+export const UNDECIDED = -1;
+
+/**
+ * One directory entry prepared for the walk: everything that is a pure function of the raw name, the directory's id
+ * and the name rule, decided once per listing; policy answers, decided once per listing and filter object; and the
+ * last raw stat of the name with the objects built from it (notes only).
+ */
+export interface Entry {
+  /** Latin-1 form of the raw name (the sort key; equal to `name` for ASCII names). */
+  sortKey: string;
+  /** Raw name bytes and a NUL terminator, for `statRawAt`; empty when the name is never statted by name. */
+  cname: Buffer;
+  /** Decoded name, or null when the raw name is not UTF-8 (`bad_name`). */
+  name: string | null;
+  /** Why the name fails the name rule (`segmentReason`), or null. */
+  nameReason: Reason | null;
+  /** d_type from the listing. */
+  type: number;
+  /** Root-relative id (only meaningful when the name is decoded and passes the rule). */
+  id: string;
+  /** `isNoteName(name)`. */
+  note: boolean;
+  /** `idWithinLimits(id, depth)`. */
+  withinLimits: boolean;
+  /** `filter.allowsNote(id)` and `filter.mayEnter(id)` for the listing's `filter`: 1, 0, or UNDECIDED. */
+  allows: number;
+  enters: number;
+  /** `${id}/`, built the first time the entry is entered as a directory. */
+  prefix: string | undefined;
+  /** Word offset of this entry's raw stat snapshot in `Listing.snaps`. */
+  slot: number;
+  /** The FileStat decoded from the snapshot (undefined: no snapshot yet), its identity key and known-note record. */
+  stat: FileStat | undefined;
+  key: string | undefined;
+  known: ScannedNote | undefined;
+}
+
+/** A directory's sorted, prepared listing, and the identity of the directory it was taken from. */
+export interface Listing {
+  dev: bigint;
+  ino: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  /** Raw entries the listing counted toward RAW_ENTRY_CEILING (every entry but `.` and `..`). */
+  rawCount: number;
+  entries: Entry[];
+  /** RAW_STAT_WORDS words per entry: the last raw stat of each note name. */
+  snaps: Uint32Array;
+  /** The filter whose answers `Entry.allows`/`enters` hold. */
+  filter: NoteFilter | null;
+  /** May be reused by a later call whose fstat of the directory shows the same identity (see `ScanMemo`). */
+  reusable: boolean;
+  /** The scan (ScanMemo.generation) that last used it. */
+  seen: number;
+  /** The note names shared with the stat pool's worker (built on the listing's first job; see stat-pool.ts). */
+  arena: NameArena | null;
+}
+
+/** Default for `ScanMemo.racyMarginMs`: above the coarsest directory timestamp granularity in use (2 s, FAT). */
+export const RACY_MARGIN_MS = 3000;
+
+const NS_PER_MS = 1_000_000n;
+const EMPTY = Buffer.alloc(0);
+
+/** The raw directory entries one call has listed, against its raw entry ceiling (docs/CONTRACT.md §Budgets). */
+export class RawEntryBudget {
+  used = 0;
+
+  /** @param ceiling raw entries this call may list (`rawCeilingOf(limits)`: at most RAW_ENTRY_CEILING) */
+  constructor(readonly ceiling: number) {}
+
+  /** Entries the next listing may still return. */
+  get left(): number {
+    return this.ceiling - this.used;
+  }
+
+  /**
+   * Counts `n` more raw entries.
+   *
+   * @throws BridgeError('unavailable', 'entry_ceiling') past the ceiling
+   */
+  charge(n: number): void {
+    if (n > this.ceiling - this.used) throw new BridgeError('unavailable', 'entry_ceiling');
+    this.used += n;
+  }
+}
+
+/**
+ * What one caller view's scans keep between calls, so a warm scan costs about one statx per note. A scan without a
+ * memo of its caller's gets a fresh one, used for that call only.
+ *
+ * Listings. A directory's listing is reused when this call's fstat of its open descriptor shows the same device,
+ * inode, mtime and ctime as when it was listed: creating, removing or renaming an entry updates the directory's
+ * mtime and ctime (POSIX), and ctime cannot be set back by anyone. Timestamps are coarse, though (the kernel's
+ * clock tick, or the filesystem's granularity): an entry added within the same tick as the listing leaves them
+ * unchanged. So a listing is kept for reuse only when it was taken more than `racyMarginMs` after the directory's
+ * last change (the "racy" rule git uses for its index): any later change then gets a later timestamp. Directories
+ * changed recently are listed afresh on every call. The residual risk is a filesystem whose timestamps come from
+ * another clock (a network server running late by more than the margin): there a new entry could stay hidden until
+ * the directory changes again. A reused listing can only hide a new name; it never serves an object without
+ * checking it: every directory is still opened and judged on its descriptor, and every note is still statted and
+ * judged, on every call. Raw entries of a reused listing count toward RAW_ENTRY_CEILING exactly as a fresh one.
+ *
+ * Notes. The last raw stat of each note name is kept; when this call's raw stat has the same words (every field a
+ * FileStat holds), the FileStat and identity key built from it earlier are the ones this answer would build, so
+ * they are reused instead of allocated. The trust rule then runs on that FileStat, every call.
+ *
+ * Policy answers are kept per listing for one filter object (a `Policy` is immutable and reused for identical
+ * bytes, see src/policy/load.ts); another filter object asks again.
+ */
+export class ScanMemo {
+  /** Listings by directory id prefix ('' for the root, else `${dirId}/`). */
+  readonly listings = new Map<string, Listing>();
+  /** Counts for tests and diagnostics: listings taken from the directory, and listings reused. */
+  readonly stats = { listed: 0, reused: 0 };
+  generation = 0;
+  /** Root identity and name rule the listings were prepared for; another root or rule starts over. */
+  root = '';
+  names: NameRule | '' = '';
+
+  /**
+   * @param racyMarginMs how long after a directory's last change its listing may be kept for reuse (ms)
+   * @param now          wall clock in ms (Date.now); tests may move it
+   */
+  constructor(
+    readonly racyMarginMs: number = RACY_MARGIN_MS,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  /** Starts a scan of the root whose fstat is `rootStat` under the name rule `names` (another root starts over). */
+  begin(rootStat: FileStat, names: NameRule): void {
+    const rootId = `${rootStat.dev}:${rootStat.ino}:${rootStat.mntId ?? ''}`;
+    if (this.root !== rootId || this.names !== names) {
+      this.listings.clear();
+      this.root = rootId;
+      this.names = names;
+    }
+    this.generation++;
+  }
+
+  /** Ends the scan: forgets directories it did not visit (removed, denied, or past a budget stop). */
+  end(): void {
+    for (const [prefix, listing] of this.listings) if (listing.seen !== this.generation) this.listings.delete(prefix);
+  }
+
+  /**
+   * The listing of the open directory `fd` (fstat `st`, id prefix `prefix`, entries at `depth` segments): this
+   * memo's when its directory identity is unchanged (its raw entries still count toward `budget`), else a fresh one
+   * (`listFresh`), which replaces it. Policy answers of a listing kept for another filter object are forgotten.
+   *
+   * @throws BridgeError('unavailable', 'entry_ceiling') past the raw entry ceiling; NativeError when listing fails
+   */
+  listing(
+    native: Native,
+    fd: number,
+    st: FileStat,
+    at: { prefix: string; depth: number; names: NameRule; filter: NoteFilter },
+    budget: RawEntryBudget,
+  ): Listing {
+    const old = this.listings.get(at.prefix);
+    let listing: Listing;
+    if (
+      old !== undefined &&
+      old.reusable &&
+      old.dev === st.dev &&
+      old.ino === st.ino &&
+      old.mtimeNs === st.mtimeNs &&
+      old.ctimeNs === st.ctimeNs
+    ) {
+      budget.charge(old.rawCount);
+      if (old.filter !== at.filter) {
+        for (const e of old.entries) {
+          e.allows = UNDECIDED;
+          e.enters = UNDECIDED;
+        }
+        old.filter = at.filter;
+      }
+      this.stats.reused++;
+      listing = old;
+    } else {
+      listing = this.listFresh(native, fd, st, at, budget, old);
+      this.listings.set(at.prefix, listing);
+      this.stats.listed++;
+    }
+    listing.seen = this.generation;
+    return listing;
+  }
+
+  /**
+   * Lists `fd` (whose fstat is `st`) against the remaining raw entry budget, sorted by raw name, prepared. Entries
+   * of `old` (the directory's previous listing) keep their prepared fields and raw stat snapshot, matched by raw name.
+   */
+  private listFresh(
+    native: Native,
+    fd: number,
+    st: FileStat,
+    at: { prefix: string; depth: number; names: NameRule; filter: NoteFilter },
+    budget: RawEntryBudget,
+    old: Listing | undefined,
+  ): Listing {
+    const started = this.now();
+    const listed = native.listDir(fd, budget.left);
+    if (listed === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
+    budget.charge(listed.length);
+    const before = new Map<string, Entry>();
+    if (old !== undefined) for (const e of old.entries) before.set(e.sortKey, e);
+    const sameFilter = old !== undefined && old.filter === at.filter;
+    const snaps = new Uint32Array(listed.length * RAW_STAT_WORDS);
+    const entries: Entry[] = [];
+    for (const { name: raw, type } of listed) {
+      const sortKey = raw.toString('latin1');
+      const prev = before.get(sortKey);
+      const slot = entries.length * RAW_STAT_WORDS;
+      if (prev !== undefined) {
+        if (prev.stat !== undefined) snaps.set(old!.snaps.subarray(prev.slot, prev.slot + RAW_STAT_WORDS), slot);
+        entries.push({
+          ...prev,
+          type,
+          slot,
+          allows: sameFilter ? prev.allows : UNDECIDED,
+          enters: sameFilter ? prev.enters : UNDECIDED,
+        });
+        continue;
+      }
+      entries.push(prepared(raw, sortKey, type, slot, at));
+    }
+    entries.sort(byLatin1);
+    // Sorting moved entries away from their slots; renumber, moving the snapshots along.
+    const sorted = new Uint32Array(snaps.length);
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      const slot = i * RAW_STAT_WORDS;
+      if (e.stat !== undefined) sorted.set(snaps.subarray(e.slot, e.slot + RAW_STAT_WORDS), slot);
+      e.slot = slot;
+    }
+    snaps.set(sorted);
+    const changedMs = Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / NS_PER_MS);
+    return {
+      dev: st.dev,
+      ino: st.ino,
+      mtimeNs: st.mtimeNs,
+      ctimeNs: st.ctimeNs,
+      rawCount: listed.length,
+      entries,
+      snaps,
+      filter: at.filter,
+      reusable: started - changedMs > this.racyMarginMs,
+      seen: 0,
+      arena: null,
+    };
+  }
+}
+
+/** A new entry for the raw name `raw` (its Latin-1 form `sortKey`) listed with d_type `type`. */
+function prepared(
+  raw: Buffer,
+  sortKey: string,
+  type: number,
+  slot: number,
+  at: { prefix: string; depth: number; names: NameRule },
+): Entry {
+  const name = decodeName(raw, sortKey);
+  const nameReason = name === null ? null : segmentReason(name, at.names);
+  const usable = name !== null && nameReason === null;
+  const id = usable ? at.prefix + name : '';
+  let cname = EMPTY;
+  if (usable) {
+    cname = Buffer.allocUnsafe(raw.length + 1);
+    raw.copy(cname);
+    cname[raw.length] = 0;
+  }
+  return {
+    sortKey,
+    cname,
+    name,
+    nameReason,
+    type,
+    id,
+    note: usable && isNoteName(name),
+    withinLimits: usable && idWithinLimits(id, at.depth),
+    allows: UNDECIDED,
+    enters: UNDECIDED,
+    prefix: undefined,
+    slot,
+    stat: undefined,
+    key: undefined,
+    known: undefined,
+  };
+}
