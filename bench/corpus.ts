@@ -1,7 +1,7 @@
 /**
  * Benchmark corpora: owner-only trees of generated Markdown notes whose words are drawn, by their real frequency,
  * from the Obsidian help vault (`../shared/corpora/obsidian-help`, English and Japanese), plus a profile home whose
- * policy allows the whole tree at the hard ceilings of PRODUCT.md §4.
+ * policy allows the whole tree at the hard ceilings of docs/POLICY.md.
  *
  * Layout of one corpus under the benchmark's temporary root (every directory 0700, every file 0600):
  *   <root>/vault-<N>/<folder…>/<note>.md     N notes, folders nested so note ids have 1–4 segments
@@ -199,7 +199,7 @@ function writeOwner(file: string, text: string): void {
 
 /**
  * Generate `count` notes under `<parent>/vault-<count>` with the seeded generator, and a home whose policy allows
- * `**` with max_entries 10000, max_total_bytes 67108864 and max_depth 16 (the PRODUCT.md §4 ceilings).
+ * `**` with max_entries 10000, max_total_bytes 67108864 and max_depth 16 (the docs/POLICY.md ceilings).
  * Folders hold 20–50 notes each and nest up to three levels, so ids have 1 to 4 segments; a few notes sit in the
  * root. Names are portable (`[a-z0-9-]` plus `.md`). `parent` must be an existing owner-only directory.
  */

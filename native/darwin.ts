@@ -1,7 +1,7 @@
 /**
  * macOS bindings (`/usr/lib/libSystem.B.dylib`) through koffi, for arm64 and x86_64.
  *
- * unverified: written from documented facts (platform.md, Apple's Libc/xnu headers and man pages), never run.
+ * unverified: written from documented facts (docs/PLATFORM.md, Apple's Libc/xnu headers and man pages), never run.
  * `doctor` reports this through `Native.verified === false`.
  */
 import type { default as Koffi } from 'koffi';
@@ -18,7 +18,7 @@ import {
   rawFromFileStat,
 } from './types.js';
 
-// <sys/fcntl.h> values, the same on arm64 and x86_64 (platform.md).
+// <sys/fcntl.h> values, the same on arm64 and x86_64 (docs/PLATFORM.md).
 const O_RDONLY = 0;
 const O_NONBLOCK = 0x4;
 const O_NOFOLLOW = 0x100;

@@ -3,7 +3,7 @@
  * fgetxattr for `system.posix_acl_access`, pread and flock.
  *
  * x86_64 is verified on the project's machines. aarch64 is unverified: written from documented facts
- * (platform.md constant table, the generic syscall table and the arch-independent statx layout), never run.
+ * (docs/PLATFORM.md §Constants table, the generic syscall table and the arch-independent statx layout), never run.
  */
 import os from 'node:os';
 import type { default as Koffi } from 'koffi';
@@ -20,7 +20,7 @@ import {
   rawFromFileStat,
 } from './types.js';
 
-/** The open flags and syscall numbers that differ between Linux architectures (platform.md). */
+/** The open flags and syscall numbers that differ between Linux architectures (docs/PLATFORM.md). */
 interface LinuxArchConstants {
   O_DIRECTORY: number;
   O_NOFOLLOW: number;
@@ -31,7 +31,7 @@ interface LinuxArchConstants {
 
 const ARCH_CONSTANTS: Readonly<Record<string, LinuxArchConstants>> = Object.freeze({
   x64: { O_DIRECTORY: 0x10000, O_NOFOLLOW: 0x20000, SYS_getdents64: 217, verified: true },
-  // unverified: written from documented facts (platform.md), never run on aarch64.
+  // unverified: written from documented facts (docs/PLATFORM.md), never run on aarch64.
   arm64: { O_DIRECTORY: 0x4000, O_NOFOLLOW: 0x8000, SYS_getdents64: 61, verified: false },
 });
 

@@ -41,7 +41,7 @@ interface ArchFlags {
 
 const ARCH: Readonly<Record<string, ArchFlags>> = Object.freeze({
   x64: { O_NOFOLLOW: 0x20000 },
-  // unverified: from the aarch64 column of platform.md, never run.
+  // unverified: from the aarch64 column of docs/PLATFORM.md §Constants, never run.
   arm64: { O_NOFOLLOW: 0x8000 },
 });
 
@@ -72,7 +72,7 @@ export function getWriteNative(): WriteNative | null {
 
 function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
   const lib = koffi.load('libc.so.6');
-  // openat is variadic in C: the mode must travel through koffi's variadic form (platform.md).
+  // openat is variadic in C: the mode must travel through koffi's variadic form (docs/PLATFORM.md).
   const openat = lib.func('int openat(int, const uint8_t *, int, ...)') as (...args: unknown[]) => number;
   const mkdirat = lib.func('int mkdirat(int, const uint8_t *, uint32_t)') as (
     d: number,

@@ -881,7 +881,7 @@ def _decode_reply(line: bytes) -> dict:
 
 
 def _parse_reply(reply: dict, request_id: str, tool: str) -> dict:
-    """The result of a decoded reply, or refuse unless it is exactly ``{"v": 1, "id": <ours>, "result": <§2>}``."""
+    """The result of a decoded reply, or refuse unless it is exactly ``{"v": 1, "id": <ours>, "result": <tool result>}``."""
     if (
         not isinstance(reply, dict)
         or set(reply) != {"v", "id", "result"}

@@ -4,14 +4,14 @@ import { ResourceExhaustedError } from '../native/types.js';
  * One error type for every refusal inside memory-bridge.
  *
  * Each refusal carries a short operator-facing `reason` (logged on stderr, counted by `doctor`) and maps to exactly
- * one of the three public codes of PRODUCT.md §2. The public JSON never carries the reason, a path, a file name or
+ * one of the three public codes of docs/TOOLS.md. The public JSON never carries the reason, a path, a file name or
  * system error text: only the fixed message for the code and, for `invalid_request`, a hint naming the argument.
  */
 
-/** The three public error codes (PRODUCT.md §2). */
+/** The three public error codes (docs/TOOLS.md). */
 export type PublicCode = 'invalid_request' | 'unavailable' | 'not_found_or_denied';
 
-/** Fixed public messages, one per code (PRODUCT.md §2). */
+/** Fixed public messages, one per code (docs/TOOLS.md). */
 export const PUBLIC_MESSAGES: Readonly<Record<PublicCode, string>> = Object.freeze({
   invalid_request: 'The request is invalid.',
   unavailable: 'Memory is unavailable.',
@@ -23,19 +23,19 @@ export const PUBLIC_MESSAGES: Readonly<Record<PublicCode, string>> = Object.free
  * Grouped by where they arise.
  */
 export type Reason =
-  // caller and run kind (PRODUCT.md §3)
+  // caller and run kind (docs/POLICY.md)
   | 'no_home'
   | 'bad_home'
   | 'cron_refused'
   | 'subagent_refused'
   | 'run_kind_refused'
   | 'bad_caller'
-  // policy (PRODUCT.md §4)
+  // policy (docs/POLICY.md)
   | 'policy_missing'
   | 'policy_invalid'
   | 'policy_too_large'
   | 'policy_untrusted'
-  // trust (PRODUCT.md §5)
+  // trust (docs/TRUST.md)
   | 'symlink'
   | 'hard_link'
   | 'untrusted_owner'
@@ -71,7 +71,7 @@ export type Reason =
 /**
  * A refusal with a public code and an operator reason.
  *
- * @param code   public code sent to the model (PRODUCT.md §2)
+ * @param code   public code sent to the model (docs/TOOLS.md)
  * @param reason operator reason code (stderr logs, doctor counts)
  * @param hint   only for `invalid_request`: which argument and what it must be, e.g. "limit: an integer from 1 to 10"
  */
@@ -86,7 +86,7 @@ export class BridgeError extends Error {
   }
 }
 
-/** The public error JSON of PRODUCT.md §2. */
+/** The public error JSON of docs/TOOLS.md. */
 export interface ErrorResult {
   ok: false;
   error: { code: PublicCode; message: string; hint?: string };

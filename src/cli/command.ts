@@ -1,6 +1,6 @@
 /**
  * The contract between `src/cli/main.ts` and the one-file-per-command modules under `src/cli/commands/`, plus the
- * small pieces every command shares: exit codes, the profile home and run-kind flags (PRODUCT.md §3, §9), and the
+ * small pieces every command shares: exit codes, the profile home and run-kind flags (docs/POLICY.md, docs/CLI.md), and the
  * package's own location and version.
  *
  * A command module exports `const command: Command`. main.ts imports it lazily, so a missing or broken module only
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { Caller } from '../tools/types.js';
 import { UsageError } from './args.js';
 
-/** Exit codes of every command (PRODUCT.md §9). */
+/** Exit codes of every command (docs/CLI.md). */
 export const EXIT = Object.freeze({
   /** The command did what was asked (a tool answer with `ok: true`). */
   OK: 0,
@@ -35,12 +35,12 @@ export interface Command {
   run(argv: string[]): Promise<number>;
 }
 
-/** Run kinds an operator can name at launch (PRODUCT.md §3). */
+/** Run kinds an operator can name at launch (docs/POLICY.md). */
 export const RUN_KINDS = ['interactive', 'cron', 'subagent', 'unknown'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
 /**
- * Map a run kind to the caller's signals (PRODUCT.md §3): `unknown` counts as both cron and subagent, so it needs
+ * Map a run kind to the caller's signals (docs/POLICY.md): `unknown` counts as both cron and subagent, so it needs
  * both opt-ins; `interactive` needs none.
  */
 export function runKindSignals(kind: RunKind): { cron: boolean; subagent: boolean } {
@@ -64,7 +64,7 @@ export function parseRunKind(value: string | undefined): RunKind {
 }
 
 /**
- * The profile home for MCP mode and the one-shot tool commands (PRODUCT.md §3, §9): `--home DIR` (resolved against
+ * The profile home for MCP mode and the one-shot tool commands (docs/POLICY.md, docs/CLI.md): `--home DIR` (resolved against
  * the working directory, since the operator typed it), else `HERMES_HOME` when it is an absolute path, else null
  * (every tool call is then `unavailable`). No `~/.hermes` fallback here: that is only for install/status/doctor.
  *

@@ -62,7 +62,7 @@ class DemoWorld {
     // mkdtemp creates the directory 0700 already; chmod anyway so a strange umask or platform cannot widen it.
     const made = fs.mkdtempSync(path.join(os.tmpdir(), 'memory-bridge-demo-'));
     fs.chmodSync(made, 0o700);
-    // The policy root must be canonical (PRODUCT.md §4); on macOS the temp dir sits behind the /var symlink.
+    // The policy root must be canonical (docs/POLICY.md); on macOS the temp dir sits behind the /var symlink.
     this.base = fs.realpathSync(made);
     this.root = path.join(this.base, 'memory');
     this.homes = {

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=2
 /**
- * `memory-bridge <command> [options]` (PRODUCT.md §9).
+ * `memory-bridge <command> [options]` (docs/CLI.md).
  *
  * Dispatch only: each command lives in `src/cli/commands/<name>.js` and exports `const command: Command`
  * (src/cli/command.ts). Modules are imported lazily, so a command whose module is missing or fails to load prints

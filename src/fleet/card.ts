@@ -1,6 +1,6 @@
 /**
  * Hermes Fleet Memory cards: the payload schema (validated with zod at the edge), the defaults for keys that older
- * cards lack, point-id normalisation and the live rule. Facts from shared/spec/fleet.md ("A card = one Qdrant
+ * cards lack, point-id normalisation and the live rule. Facts in docs/EXPORT.md §Cards ("A card = one Qdrant
  * point"); nothing here touches the network or the filesystem.
  */
 import { z } from 'zod';

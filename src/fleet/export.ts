@@ -1,7 +1,7 @@
 /**
  * `export-fleet` end to end: trust `--out`, take the lock, read the whole source, decide per card (invalid,
  * expired, secret, unchanged, changed, new), record the plan in the manifest, write, keep history, mirror
- * removals within scope, and report (issue 4; PRODUCT.md §8).
+ * removals within scope, and report (docs/EXPORT.md).
  *
  * Order matters for safety: the source is read completely before anything in `--out` changes, so a failed or
  * partial read (401, 404, 5xx, timeout) changes and deletes nothing. The manifest is saved twice: before the

@@ -3,7 +3,7 @@
  * `episodic--<id>.md`), earlier revisions under `<domain>/<client_id>/history/`. Pure functions; the writer opens
  * these segments one descriptor at a time.
  *
- * Rule (issue 4, item 3): every segment passes the portable name rule of PRODUCT.md §4 (`[A-Za-z0-9._-]+`, no
+ * Rule (docs/EXPORT.md §Layout): every segment passes the portable name rule of docs/POLICY.md (`[A-Za-z0-9._-]+`, no
  * leading dot), so a segment can never be `.`, `..`, empty, or contain `/`, NUL, bidi or zero-width characters, and
  * no card text can name a place outside `--out`. A domain folder is the raw domain only when the domain is exactly
  * `work`, `personal` or `shared`; anything else gets a sanitised name plus a short hash of the raw value, so no
@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { Card } from './card.js';
 
-/** The portable name rule (PRODUCT.md §4 `names: "portable"`), plus "no leading dot". */
+/** The portable name rule (docs/POLICY.md `names: "portable"`), plus "no leading dot". */
 const PORTABLE = /^[A-Za-z0-9._-]+$/;
 
 /** The three domains the fleet defines; only these become folder names as they are. */

@@ -1,5 +1,5 @@
 /**
- * A card as Markdown: YAML front matter, a `# ` title, then the card text (issue 4, item 4). Every string in the
+ * A card as Markdown: YAML front matter, a `# ` title, then the card text (docs/EXPORT.md §Note format). Every string in the
  * front matter is written as a YAML double-quoted scalar with control, format and line-separator characters
  * escaped, so no card value can end the block, start a new key or hide text. The body is the card text with the
  * two things the reader refuses (NUL bytes, invalid UTF-16 that would turn into invalid UTF-8) replaced by U+FFFD.

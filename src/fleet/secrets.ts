@@ -1,5 +1,5 @@
 /**
- * The credential kinds the export refuses to write (docs: README "Fleet export", Credentials): the ten the fleet's
+ * The credential kinds the export refuses to write (docs/EXPORT.md §Credentials): the ten the fleet's
  * own scanner recognises, plus five common ones it misses (PGP private key blocks, AWS secret access keys after
  * their label, AWS session key ids, Google API keys, Slack app tokens), as a pure finder and a redactor. The fleet
  * refuses credentials only in `shared`; the export treats every domain alike, because once a card is a file its

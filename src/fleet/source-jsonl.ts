@@ -3,7 +3,7 @@
  * (`expired_episodic_memories.jsonl`, lines `{id, payload, archived_at, archived_iso}`) reads the same way; extra
  * keys are ignored.
  *
- * Completeness (issue 4 item 8: removal only after a complete read): a line that is not JSON at all means the file
+ * Completeness (docs/EXPORT.md §Writing safely: removal only after a complete read): a line that is not JSON at all means the file
  * is cut short (a copy stopped mid-line) or is not a card file, so the whole read fails and nothing is removed. A
  * last line without a newline is complete when it parses. A line that is JSON but not an `{id, payload}` object
  * is counted as invalid; since it names no card, the export then removes nothing that run.

@@ -1,6 +1,6 @@
 /**
  * Cards from Qdrant through the official REST client (@qdrant/js-client-rest 1.18, which still runs on Node 20).
- * Connection settings follow the fleet's own variables (shared/spec/fleet.md, "Connection settings"), so the export
+ * Connection settings follow the fleet's own variables (docs/EXPORT.md §Connection), so the export
  * reads the store exactly as the fleet's MCP server does; flags override them. The key comes only from an
  * environment variable, never from a flag value (a flag would show in `ps` and shell history).
  */

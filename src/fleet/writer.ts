@@ -1,6 +1,6 @@
 /**
  * The export's hands inside `--out`: descriptor-relative directory walks, atomic file replacement, the manifest of
- * files the exporter wrote, and the run lock (issue 4, items 7 and 8).
+ * files the exporter wrote, and the run lock (docs/EXPORT.md §Writing safely, §Manifest and lock).
  *
  * Rules this module keeps:
  * - Nothing below `--out` is reached through a path string. Each directory is opened with

@@ -1,6 +1,6 @@
 /**
  * `memory-bridge doctor`: probe one profile home the way a tool call would, and tell the operator what is wrong
- * and how to fix it (PRODUCT.md §7). Read-only: it opens and reads, never writes, and never changes a mode.
+ * and how to fix it (docs/HERMES.md). Read-only: it opens and reads, never writes, and never changes a mode.
  *
  * Checks, in order: platform bindings; the home (absolute, no symbolic link on the way); the installed shim (its
  * recorded node and CLI still exist, its record is trusted, and everything Node would load for the worker passes the

@@ -1,7 +1,7 @@
 /**
  * Where a Hermes profile keeps things, for the operator commands (install, uninstall, status, doctor).
  *
- * The target home is chosen the way Hermes chooses its own (PRODUCT.md §9; hermes-agent `hermes_constants`):
+ * The target home is chosen the way Hermes chooses its own (docs/CLI.md; hermes-agent `hermes_constants`):
  * `--home DIR`, else `HERMES_HOME`, else the platform default `~/.hermes` (with Hermes's optional
  * `HERMES_DATA_DIR_SUFFIX` appended). Operator output may show these paths; tool output never does.
  */
@@ -75,7 +75,7 @@ export function pluginDirOf(home: string): string {
   return path.join(home, 'plugins', PLUGIN_NAME);
 }
 
-/** `<home>/plugin-data/memory-bridge`: where the policy lives (PRODUCT.md §4). */
+/** `<home>/plugin-data/memory-bridge`: where the policy lives (docs/POLICY.md). */
 export function pluginDataDirOf(home: string): string {
   return path.join(home, 'plugin-data', PLUGIN_NAME);
 }

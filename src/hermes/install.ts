@@ -1,5 +1,5 @@
 /**
- * Install and uninstall the Hermes plugin directory `<home>/plugins/memory-bridge/` (PRODUCT.md §7, issue 3).
+ * Install and uninstall the Hermes plugin directory `<home>/plugins/memory-bridge/` (docs/HERMES.md §Install).
  *
  * The directory holds `plugin.yaml` and `__init__.py` (copied from the package's `plugin/`) and `install.json`:
  *

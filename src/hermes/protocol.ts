@@ -1,14 +1,14 @@
 /**
- * The worker's JSON-lines protocol (PRODUCT.md §7): one request object per line on stdin, one reply per line on
+ * The worker's JSON-lines protocol (docs/HERMES.md): one request object per line on stdin, one reply per line on
  * stdout, each line at most 1 MiB.
  *
  *   request `{"v": 1, "id": "<string>", "tool": "memory_bridge_search" | "memory_bridge_read", "args": {…},
  *            "caller": {"home": "/abs", "profile": "<name or empty>", "cron": <bool>, "subagent": <bool>}}`
- *   reply   `{"v": 1, "id": "<same>", "result": <§2 JSON>}`
+ *   reply   `{"v": 1, "id": "<same>", "result": <tool JSON, docs/TOOLS.md>}`
  *
  * The caller record is the only source of identity and run kind; `args` go to the tool untouched (the tool
- * validates them, so an identity-looking argument is just an unknown argument). `profile` is required (PRODUCT.md
- * §7 lists it); the empty string means Hermes named no profile. Request lines are parsed as strict JSON
+ * validates them, so an identity-looking argument is just an unknown argument). `profile` is required (docs/HERMES.md
+ * §Worker protocol lists it); the empty string means Hermes named no profile. Request lines are parsed as strict JSON
  * (src/policy/json.ts): a duplicate key anywhere makes the line ambiguous, so it is refused, never resolved.
  */
 import path from 'node:path';
@@ -18,7 +18,7 @@ import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import type { Caller, ToolName, ToolResult } from '../tools/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 
-/** Longest line accepted, in bytes, without its newline (PRODUCT.md §7). */
+/** Longest line accepted, in bytes, without its newline (docs/HERMES.md). */
 export const MAX_LINE_BYTES = 1024 * 1024;
 /** The only protocol version. */
 export const PROTOCOL_VERSION = 1;
@@ -140,7 +140,7 @@ export function idFromPrefix(prefix: Buffer): string | undefined {
   }
 }
 
-/** The reply line (with its newline) for a request id and a §2 result. */
+/** The reply line (with its newline) for a request id and a tool result (docs/TOOLS.md §Results). */
 export function replyLine(id: string, result: ToolResult): string {
   return `${JSON.stringify({ v: PROTOCOL_VERSION, id, result })}\n`;
 }

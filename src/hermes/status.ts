@@ -1,5 +1,5 @@
 /**
- * `memory-bridge status`: the effective configuration of one profile home (PRODUCT.md §7, §9).
+ * `memory-bridge status`: the effective configuration of one profile home (docs/HERMES.md, docs/CLI.md).
  *
  * Reads the install record and the policy (through the same trusted read every tool call uses) and nothing else:
  * no tree walk, no root probe, no writes. `doctor` does the probing.
@@ -51,7 +51,7 @@ export type PolicyStatus =
     }
   | { loads: false; reason: string; detail?: string };
 
-/** Which run kinds this policy serves (PRODUCT.md §3). */
+/** Which run kinds this policy serves (docs/POLICY.md). */
 export interface RunKindRule {
   interactive: true;
   cron: boolean;
@@ -138,12 +138,12 @@ export function policyStatus(home: string): { status: PolicyStatus; policy?: Pol
 
 /**
  * Said wherever the run-kind rule is shown and calls of kind `unknown` are refused: an MCP host cannot tell a cron
- * job or subagent from a person, so `memory-bridge mcp` without `--run-kind` is kind `unknown` (PRODUCT.md §3).
+ * job or subagent from a person, so `memory-bridge mcp` without `--run-kind` is kind `unknown` (docs/POLICY.md).
  */
 export const MCP_RUN_KIND_NOTE =
   'MCP hosts need --run-kind interactive or both opt-ins: memory-bridge mcp without --run-kind is run kind "unknown", refused unless allow_cron and allow_subagents are both true';
 
-/** The run-kind rule of PRODUCT.md §3 for a policy. */
+/** The run-kind rule of docs/POLICY.md for a policy. */
 export function runKindRule(policy: Pick<Policy, 'allowCron' | 'allowSubagents'>): RunKindRule {
   return {
     interactive: true,

@@ -1,5 +1,5 @@
 /**
- * `memory-bridge worker`: the long-lived child the Hermes shim talks to (PRODUCT.md §7).
+ * `memory-bridge worker`: the long-lived child the Hermes shim talks to (docs/HERMES.md).
  *
  * Reads request lines from `input`, answers each on `output` in order, and returns when `input` ends (or `output`
  * closes). Requests are handled one at a time by one `Bridge`, which keeps an index per profile home, so one worker

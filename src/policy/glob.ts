@@ -1,5 +1,5 @@
 /**
- * The policy's pattern dialect (PRODUCT.md §4): validation, brace expansion with a hard cap, matching of whole
+ * The policy's pattern dialect (docs/POLICY.md): validation, brace expansion with a hard cap, matching of whole
  * root-relative ids, and the two directory predicates behind `mayEnter`.
  *
  * Dialect
@@ -30,11 +30,11 @@
  */
 import picomatch from 'picomatch/posix.js';
 
-/** Longest pattern, in Unicode code points (PRODUCT.md §4). */
+/** Longest pattern, in Unicode code points (docs/POLICY.md). */
 export const MAX_PATTERN_CHARS = 256;
-/** Most patterns in one list (`allow` or `deny`) (PRODUCT.md §4). */
+/** Most patterns in one list (`allow` or `deny`) (docs/POLICY.md). */
 export const MAX_PATTERNS = 256;
-/** Most alternatives one pattern may expand to through `{…}` (PRODUCT.md §4). */
+/** Most alternatives one pattern may expand to through `{…}` (docs/POLICY.md). */
 export const MAX_BRACE_EXPANSION = 64;
 
 /**
@@ -367,10 +367,10 @@ function analyse(p: unknown): Segment[][] {
 }
 
 /**
- * Check one pattern against the dialect.
+ * Check one pattern against the dialect (docs/POLICY.md §Patterns). Cost: linear in the pattern length plus at
+ * most 64 expansions of at most 256 characters each.
  *
  * @returns null when valid, else a short reason code (`PatternReason`); never echoes the pattern
- * Cost: linear in the pattern length plus at most 64 expansions of at most 256 characters each.
  */
 export function validatePattern(p: string): PatternReason | null {
   try {

@@ -1,5 +1,5 @@
 /**
- * Strict JSON for the policy file (PRODUCT.md §4): RFC 8259 text, UTF-8 only, with the ambiguities that
+ * Strict JSON for the policy file (docs/POLICY.md): RFC 8259 text, UTF-8 only, with the ambiguities that
  * `JSON.parse` silently resolves turned into refusals.
  *
  * Refused on top of what RFC 8259 forbids: a UTF-8 byte order mark, invalid UTF-8, a duplicate object key at any

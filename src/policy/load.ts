@@ -1,5 +1,5 @@
 /**
- * Loading the per-profile policy (PRODUCT.md §4): trusted bytes → strict JSON → strict schema → compiled
+ * Loading the per-profile policy (docs/POLICY.md): trusted bytes → strict JSON → strict schema → compiled
  * patterns → one frozen `Policy`. Called on every tool call, so edits and revocations apply at once. Any
  * failure makes memory unavailable; there is no fallback to defaults.
  */
@@ -11,10 +11,10 @@ import { parseStrictJson, StrictJsonError, type StrictJsonReason } from './json.
 import { PolicySchema, type PolicyDocument } from './schema.js';
 import type { Limits, Policy } from './types.js';
 
-/** Largest policy file accepted, in bytes (PRODUCT.md §4: 64 KiB). */
+/** Largest policy file accepted, in bytes (docs/POLICY.md: 64 KiB). */
 export const MAX_POLICY_BYTES = 65_536;
 
-/** `<home>/plugin-data/memory-bridge/policy.json` for an absolute `home` (PRODUCT.md §4). */
+/** `<home>/plugin-data/memory-bridge/policy.json` for an absolute `home` (docs/POLICY.md). */
 export function policyPath(home: string): string {
   return path.posix.join(home, 'plugin-data', 'memory-bridge', 'policy.json');
 }

@@ -1,5 +1,5 @@
 /**
- * The policy document's schema (PRODUCT.md §4) as a strict zod 4 schema, plus the limit table as data.
+ * The policy document's schema (docs/POLICY.md) as a strict zod 4 schema, plus the limit table as data.
  *
  * Strict everywhere: an unknown key at any level is an error, required keys have no defaults, and every optional
  * key's default is stated in its description. The schema only judges the parsed JSON value; reading the file and
@@ -20,7 +20,7 @@ export interface LimitSpec {
 }
 
 /**
- * Defaults and ceilings of every limit (PRODUCT.md §4), in the order README, `status` and `doctor` print them.
+ * Defaults and ceilings of every limit (docs/POLICY.md), in the order README, `status` and `doctor` print them.
  * "characters" are Unicode code points.
  */
 export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(
@@ -127,7 +127,7 @@ const MAX_ROOT_BYTES = 4095;
 
 /**
  * Why `root` is unacceptable as written, or null. The symlink and ownership rules are not checked here: the
- * descriptor walk from `/` refuses a link or an untrusted directory anywhere in the chain (PRODUCT.md §5).
+ * descriptor walk from `/` refuses a link or an untrusted directory anywhere in the chain (docs/TRUST.md).
  */
 export function rootProblem(root: string): string | null {
   if (root.includes('\0')) return 'must not contain a NUL character';
@@ -188,7 +188,7 @@ const limitsSchema = z
     }
   });
 
-/** The policy document (PRODUCT.md §4). Parse with `PolicySchema.safeParse(value)`; the output has every default. */
+/** The policy document (docs/POLICY.md). Parse with `PolicySchema.safeParse(value)`; the output has every default. */
 export const PolicySchema = z
   .strictObject({
     version: z.literal(1, { error: 'must be 1' }).describe('Format version. Required; must be 1.'),
@@ -233,7 +233,7 @@ export const PolicySchema = z
         'Per-call limits; every key optional with its default, at least 1 and at most its ceiling. Default {}.',
       ),
   })
-  .describe('memory-bridge policy, <home>/plugin-data/memory-bridge/policy.json (PRODUCT.md §4).');
+  .describe('memory-bridge policy, <home>/plugin-data/memory-bridge/policy.json (docs/POLICY.md).');
 
 /** The validated document with every default filled in. */
 export type PolicyDocument = z.output<typeof PolicySchema>;

@@ -1,10 +1,10 @@
 /**
- * The loaded, validated policy (PRODUCT.md §4). Produced only by `loadPolicy`; every field is already checked
+ * The loaded, validated policy (docs/POLICY.md). Produced only by `loadPolicy`; every field is already checked
  * against its default, ceiling and cross-constraints.
  */
 import type { NameRule, NoteFilter } from '../trust/types.js';
 
-/** Effective limits after defaults (PRODUCT.md §4 table). Characters are Unicode code points. */
+/** Effective limits after defaults (docs/POLICY.md table). Characters are Unicode code points. */
 export interface Limits {
   max_results: number;
   default_results: number;

@@ -1,6 +1,6 @@
 /**
  * The first search of a view, answered straight from the texts its scan just read and verified, without building
- * the view's index first (PRODUCT.md §2, §6; issue 5: cold indexing as fast as the libraries allow, work deferred
+ * the view's index first (docs/TOOLS.md, docs/SEARCH.md; docs/DESIGN.md, "The first search of a view": cold indexing as fast as the libraries allow, work deferred
  * where it helps). The caller builds the index after the answer is sent (see src/tools/search.ts).
  *
  * Contract: for notes that all carry text, `rankCold(notes, q, max)` equals `NoteIndex.rank(q, max)` and
@@ -542,7 +542,7 @@ function checkNotes(notes: readonly ScannedNote[]): void {
 }
 
 /**
- * Search `notes` and apply the response limits of PRODUCT.md §2, exactly as `NoteIndex.search(query, limit,
+ * Search `notes` and apply the response limits of docs/TOOLS.md, exactly as `NoteIndex.search(query, limit,
  * limits)` after a fresh index's `sync(notes)` does: at most `limit` hits (`truncated` when more matched); the sum
  * over hits of code points of id + title + snippet stays ≤ `limits.total_chars` (the first hit that would exceed it
  * ends the list and sets `truncated`); snippets of at most `limits.snippet_chars` code points; `title` only when the

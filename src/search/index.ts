@@ -1,5 +1,5 @@
 /**
- * The in-memory search index of one caller view (PRODUCT.md §6): MiniSearch (BM25+) over the notes that passed
+ * The in-memory search index of one caller view (docs/SEARCH.md): MiniSearch (BM25+) over the notes that passed
  * this call's policy and trust checks, and nothing else.
  *
  * Invariant: after `sync(notes)` the index holds exactly `notes` — removed notes are taken out with
@@ -110,14 +110,14 @@ export interface Doc {
   meta: string;
 }
 
-/** One search hit (the shape of PRODUCT.md §2 results; `title` only when the note has a heading). */
+/** One search hit (the shape of docs/TOOLS.md results; `title` only when the note has a heading). */
 export interface SearchHit {
   id: string;
   title?: string;
   snippet: string;
 }
 
-/** The response limits search needs (PRODUCT.md §4 `limits`), in code points. */
+/** The response limits search needs (docs/POLICY.md `limits`), in code points. */
 export interface ResponseLimits {
   snippet_chars: number;
   total_chars: number;
@@ -1241,7 +1241,7 @@ export class NoteIndex implements KnownNotes {
   }
 
   /**
-   * Search and apply the response limits of PRODUCT.md §2:
+   * Search and apply the response limits of docs/TOOLS.md:
    * - at most `limit` hits; `truncated` when more notes matched;
    * - the sum over hits of code points of id + title + snippet stays ≤ `total_chars`; the first hit that would
    *   exceed it ends the list (later, smaller hits are not pulled forward, so order stays by rank) and sets

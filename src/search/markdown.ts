@@ -1,5 +1,5 @@
 /**
- * Splitting a Markdown note into what search indexes and shows (PRODUCT.md §2, §6):
+ * Splitting a Markdown note into what search indexes and shows (docs/TOOLS.md, docs/SEARCH.md):
  * - a leading YAML front matter block is cut off the body, so it never reaches a title or a snippet;
  * - from that block only the `title`, `tags` and `aliases` values are kept (indexed, never shown);
  * - the title shown is the text of the first ATX heading of the body outside fenced code blocks.

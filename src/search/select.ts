@@ -2,7 +2,7 @@
  * What the built index (`NoteIndex`, index.ts) and the first call's ranking straight from texts (`searchCold`,
  * cold.ts) share, so that both answer alike by construction: the order and weights in which a query's terms and
  * their expansions are scored (`scoreQuery`), choosing the best matches (`bestMatches`), and bounding the response
- * (`boundedHits`, PRODUCT.md §2). The two differ only in where postings come from.
+ * (`boundedHits`, docs/TOOLS.md). The two differ only in where postings come from.
  */
 import type { ResponseLimits, SearchHit } from './index.js';
 import { countCodePoints, makeSnippet } from './snippet.js';
@@ -204,15 +204,14 @@ function order(a: Scored, b: Scored): number {
 }
 
 /**
- * The best `max` of the notes `touched`, best first, by `order`.
+ * The best `max` of the notes `touched`, best first, by `order`. Rounding to 12 significant digits moves a score
+ * by less than 1e-11 of itself, so a note whose raw score is clearly below the last one kept cannot enter and is
+ * skipped without rounding or allocating.
  *
  * @param touched document numbers with at least one match (any order)
  * @param cover   query terms matched, by document number
  * @param total   summed BM25+ contributions, by document number
  * @param idOf    the note id of a document number
- *
- * Rounding to 12 significant digits moves a score by less than 1e-11 of itself, so a note whose raw score is
- * clearly below the last one kept cannot enter and is skipped without rounding or allocating.
  */
 export function bestMatches(
   touched: readonly number[],
@@ -247,7 +246,7 @@ export function bestMatches(
 }
 
 /**
- * Turns ranked matches (best first, at least `limit + 1` when more exist) into the §2 hits:
+ * Turns ranked matches (best first, at least `limit + 1` when more exist) into the search hits of docs/TOOLS.md §Results:
  * - at most `limit` hits; `truncated` when more notes matched;
  * - the sum over hits of code points of id + title + snippet stays ≤ `total_chars`; the first hit that would
  *   exceed it ends the list (later, smaller hits are not pulled forward, so order stays by rank) and sets

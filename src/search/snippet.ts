@@ -1,5 +1,5 @@
 /**
- * Snippets (PRODUCT.md §2, §6): a passage of a note body around its best match, whitespace collapsed to single
+ * Snippets (docs/TOOLS.md, docs/SEARCH.md): a passage of a note body around its best match, whitespace collapsed to single
  * spaces, trimmed, at most `maxChars` Unicode code points, never splitting a code point. The body given here is
  * already without front matter, and is text this call verified (the index only holds verified text).
  */

@@ -1,6 +1,6 @@
 /**
  * A term table: interns the terms of texts as small integer ids, so that indexing a note costs one hash probe per
- * token and no string for a term the table has seen before (PRODUCT.md §6 terms; the rules are `tokenize`'s, and
+ * token and no string for a term the table has seen before (docs/SEARCH.md terms; the rules are `tokenize`'s, and
  * `tokenize` stays the reference: tests/search/terms.test.ts checks that `ids` gives exactly its terms).
  *
  * Why: building the index of 2,000 notes tokenized 624,000 tokens, and each one cost a lowercased copy of its text,

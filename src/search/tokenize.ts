@@ -1,5 +1,5 @@
 /**
- * The one tokenizer used for notes and queries alike (PRODUCT.md §6), so that a query term and a note term meet
+ * The one tokenizer used for notes and queries alike (docs/SEARCH.md), so that a query term and a note term meet
  * in the same form.
  *
  * Rules, in order:

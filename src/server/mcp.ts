@@ -1,9 +1,9 @@
 /**
- * The MCP stdio server (PRODUCT.md §2, §3): two read-only tools over one caller fixed at launch.
+ * The MCP stdio server (docs/TOOLS.md, docs/POLICY.md): two read-only tools over one caller fixed at launch.
  *
  * Built on the official SDK's `Protocol` (JSON-RPC framing, ping, cancellation, request bookkeeping) and stdio
  * transport, with the server side of `initialize` written here (`ToolServer`), not on `McpServer` or the low-level
- * `Server`: argument validation must happen in our handler (bad arguments get the §2 `invalid_request` JSON with a
+ * `Server`: argument validation must happen in our handler (bad arguments get the `invalid_request` JSON of docs/TOOLS.md §Errors with a
  * hint, never the SDK's validator text), and `Server`'s module statically loads ajv and the experimental tasks
  * code (about 30 ms of a cold start; docs/BENCHMARKS.md) for features two read-only tools never use (sampling,
  * elicitation, logging, tasks). `ToolServer` answers `initialize` exactly as `Server._oninitialize` does.
@@ -38,7 +38,7 @@ import { READ_INPUT_SCHEMA, SEARCH_INPUT_SCHEMA, TOOL_DESCRIPTIONS } from '../to
 import { TOOL_NAMES, type Bridge, type Caller, type ToolName, type ToolResult } from '../tools/types.js';
 
 export interface McpServerOptions {
-  /** Who every call is made as: fixed at launch from `--home`/`HERMES_HOME` and `--run-kind` (PRODUCT.md §3). */
+  /** Who every call is made as: fixed at launch from `--home`/`HERMES_HOME` and `--run-kind` (docs/POLICY.md). */
   caller: Caller;
   bridge: Bridge;
   /** Reported to the client as the server version (package.json). */
@@ -55,7 +55,7 @@ const READ_ONLY_ANNOTATIONS = Object.freeze({
   openWorldHint: false,
 });
 
-/** The two tools exactly as tools/list advertises them (names, descriptions, input schemas of PRODUCT.md §2). */
+/** The two tools exactly as tools/list advertises them (names, descriptions, input schemas of docs/TOOLS.md). */
 export const TOOLS: readonly Tool[] = Object.freeze([
   {
     name: 'memory_bridge_search',
@@ -76,7 +76,7 @@ export const TOOLS: readonly Tool[] = Object.freeze([
 /**
  * tools/call as it arrives, before any checking of `params`: we look at `name` and `arguments` ourselves.
  * (The SDK's `Server.setRequestHandler` wraps tools/call in `CallToolRequestSchema`, which rejects an `arguments`
- * value that is not an object with the SDK's own error text; PRODUCT.md §2 wants our `invalid_request` JSON there.)
+ * value that is not an object with the SDK's own error text; docs/TOOLS.md wants our `invalid_request` JSON there.)
  */
 const RawCallToolRequestSchema = z.object({
   method: z.literal('tools/call'),
@@ -87,7 +87,7 @@ function isToolName(value: unknown): value is ToolName {
   return typeof value === 'string' && (TOOL_NAMES as readonly string[]).includes(value);
 }
 
-/** Wrap a §2 result as MCP tool content: the JSON text, and `isError` for every `ok: false`. */
+/** Wrap a tool result (docs/TOOLS.md §Results) as MCP tool content: the JSON text, and `isError` for every `ok: false`. */
 export function toCallToolResult(result: ToolResult): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(result) }], isError: !result.ok };
 }

@@ -1,5 +1,5 @@
 /**
- * Validation of the tools' arguments at the edge (PRODUCT.md §2), mirroring the JSON Schemas in `schemas.ts`:
+ * Validation of the tools' arguments at the edge (docs/TOOLS.md), mirroring the JSON Schemas in `schemas.ts`:
  * strict objects (an unknown key is invalid), character counts in Unicode code points.
  *
  * Failures are `BridgeError('invalid_request', 'bad_arguments', hint)` where the hint is one of a few fixed

@@ -1,6 +1,6 @@
 /**
- * `createBridge()`: the two tools over one long-lived process (PRODUCT.md §2, §3, §6). Methods never throw: a
- * refusal becomes the §2 error JSON and one operator log event (a reason code, never a path or a message); any
+ * `createBridge()`: the two tools over one long-lived process (docs/TOOLS.md, docs/POLICY.md, docs/SEARCH.md). Methods never throw: a
+ * refusal becomes the error JSON of docs/TOOLS.md §Errors and one operator log event (a reason code, never a path or a message); any
  * unexpected exception becomes `unavailable` with reason `internal`, logged with the exception's class name only.
  */
 import { bridgeErrorOf, errorResult, type ErrorResult } from '../errors.js';

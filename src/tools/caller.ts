@@ -1,5 +1,5 @@
 /**
- * Who is calling and what kind of run it is (PRODUCT.md §3). The caller record comes from the host (Hermes shim
+ * Who is calling and what kind of run it is (docs/POLICY.md). The caller record comes from the host (Hermes shim
  * or the MCP launch flags), never from tool arguments; it is still checked here because it crosses a process
  * boundary in plugin mode.
  */
@@ -28,7 +28,7 @@ export function callerHome(caller: unknown): string {
 }
 
 /**
- * The run-kind rule of PRODUCT.md §3: `cron` needs `allow_cron`, `subagent` needs `allow_subagents`, and a call
+ * The run-kind rule of docs/POLICY.md: `cron` needs `allow_cron`, `subagent` needs `allow_subagents`, and a call
  * that is both (which is also how `unknown` — MCP mode — arrives) needs both. Interactive calls always pass.
  *
  * @throws BridgeError('unavailable', 'run_kind_refused' | 'cron_refused' | 'subagent_refused') — the first for a call

@@ -1,5 +1,5 @@
 /**
- * memory_bridge_read (PRODUCT.md §2, §5): caller → policy → run kind → resolve the id component by component →
+ * memory_bridge_read (docs/TOOLS.md, docs/TRUST.md): caller → policy → run kind → resolve the id component by component →
  * capped content.
  */
 import { BridgeError } from '../errors.js';
@@ -15,7 +15,7 @@ import { scanLimitsOf } from './search.js';
 import type { ReadResult } from './types.js';
 
 /**
- * The content a read returns for the note text `text` (PRODUCT.md §2; docs/DESIGN.md "Returned text"): hidden
+ * The content a read returns for the note text `text` (docs/TOOLS.md §Results; docs/DESIGN.md "Returned text"): hidden
  * controls shown as `<U+XXXX>` escapes, and at most `readChars` code points of that escaped form. A cut falls
  * between two code points of the note, never inside a surrogate pair or an escape, and is followed by a newline
  * and the fixed note `[truncated: first N characters shown]`, N being the code points shown above it (`readChars`

@@ -1,11 +1,11 @@
 /**
- * The public input schemas of the two tools (PRODUCT.md §2), as plain JSON Schema. The MCP server advertises them
+ * The public input schemas of the two tools (docs/TOOLS.md), as plain JSON Schema. The MCP server advertises them
  * in tools/list and the Hermes shim mirrors them; `src/tools/args.ts` enforces the same bounds with zod.
  */
 
 /** Longest query accepted, in code points. */
 export const MAX_QUERY_CHARS = 500;
-/** Longest id accepted, in code points (PRODUCT.md §5). */
+/** Longest id accepted, in code points (docs/TRUST.md). */
 export const MAX_ID_CHARS = 512;
 /** Hard ceiling of `limit` (the policy's `max_results` may lower it). */
 export const LIMIT_CEILING = 10;

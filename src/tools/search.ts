@@ -1,12 +1,12 @@
 /**
- * memory_bridge_search (PRODUCT.md §2, §6): caller → policy → run kind → walk → index → response.
+ * memory_bridge_search (docs/TOOLS.md, docs/SEARCH.md): caller → policy → run kind → walk → index → response.
  *
  * Every call re-reads the policy and re-walks the tree from the root descriptor; the per-view `NoteIndex` only
  * spares re-reading notes whose identity key is unchanged, and after `sync` it holds exactly the notes this call
  * may see, so ranking statistics never include a note outside this caller's view.
  *
  * The first call of a view (empty index) answers from the texts its scan just verified (`searchCold`, the same
- * answer a built index gives) and builds the index after the answer is written (issue 5: cold indexing deferred);
+ * answer a built index gives) and builds the index after the answer is written (docs/DESIGN.md, "The first search of a view");
  * the pending notes are exactly that call's notes for that view, and any later call of the view syncs them before
  * its own scan, so the index the scan consults is always the one a plain sync would have left.
  */
@@ -59,7 +59,7 @@ function viewBytes(view: View): number {
  * indexes — least recently used ones are dropped until the sum fits, never the index just used (a single view
  * larger than the bound is kept alone).
  *
- * Deferred builds (issue 5: cold indexing deferred where it helps): the first call of a view answers from the
+ * Deferred builds (docs/DESIGN.md, "The first search of a view"): the first call of a view answers from the
  * texts its scan read (`searchCold`) and hands those notes to `defer`; they are synced into the view's index on the
  * next turn of the event loop after the answer was written, or by `get` when the view is asked for before that, so
  * every scan runs against an index that holds exactly the notes of the view's last call. A view dropped while its
@@ -192,7 +192,7 @@ export class IndexCache {
   }
 }
 
-/** The scan budgets of a policy (PRODUCT.md §4 limits, §5). */
+/** The scan budgets of a policy (docs/POLICY.md §Limits, docs/TRUST.md §Budgets). */
 export function scanLimitsOf(policy: Policy): ScanLimits {
   return {
     names: policy.names,
@@ -204,7 +204,7 @@ export function scanLimitsOf(policy: Policy): ScanLimits {
 }
 
 /**
- * The §2 answer from the ranked hits and the scan: `truncated` when the selection or the scan left something out;
+ * The search answer (docs/TOOLS.md §Results) from the ranked hits and the scan: `truncated` when the selection or the scan left something out;
  * `incomplete: true` (and only then present) when the scan was cut by a budget or the depth limit.
  */
 function answerOf(ranked: { hits: SearchHit[]; truncated: boolean }, scan: ScanResult): SearchResult {
@@ -221,8 +221,8 @@ function answerOf(ranked: { hits: SearchHit[]; truncated: boolean }, scan: ScanR
  * texts (`searchCold`, the same answer) and the sync is deferred until after it (`IndexCache.defer`). The root
  * descriptor is closed on every path.
  *
- * @returns the §2 search JSON
- * @throws BridgeError (the bridge turns it into the §2 error JSON): `invalid_request` for arguments,
+ * @returns the search JSON (docs/TOOLS.md §Results)
+ * @throws BridgeError (the bridge turns it into the error JSON of docs/TOOLS.md §Errors): `invalid_request` for arguments,
  *   `unavailable` for caller, platform, policy, run kind, root trust or the raw entry ceiling
  */
 export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): SearchResult {

@@ -1,5 +1,5 @@
 /**
- * The start every tool call shares (PRODUCT.md §2, §3, §5): the caller's policy, read fresh through the trusted
+ * The start every tool call shares (docs/TOOLS.md, docs/POLICY.md, docs/TRUST.md): the caller's policy, read fresh through the trusted
  * walk; the run-kind rule; the tool's own check of the request against that policy; then the root, opened through
  * the trusted walk. One `WalkMemo` serves both walks, so the root's walk starts below the directories the policy's
  * walk judged in this call (usually `/`, `/home` or `/tmp` and a few more); it is closed before this returns.

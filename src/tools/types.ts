@@ -1,10 +1,10 @@
 /**
- * Tool-facing shapes: the caller record and the public results of PRODUCT.md §2.
+ * Tool-facing shapes: the caller record and the public results of docs/TOOLS.md.
  */
 import type { ErrorResult } from '../errors.js';
 
 /**
- * Who is calling (PRODUCT.md §3). Comes from the host, never from tool arguments.
+ * Who is calling (docs/POLICY.md). Comes from the host, never from tool arguments.
  * - `home`: absolute profile home, or null when none could be established (every call → unavailable).
  * - `cron` / `subagent`: run-kind signals. MCP mode's `unknown` is both true; `interactive` is both false.
  */
@@ -57,7 +57,7 @@ export interface LogEvent {
 }
 
 /**
- * The two tools over one caller. Every method is synchronous, never throws, and returns the §2 JSON object.
+ * The two tools over one caller. Every method is synchronous, never throws, and returns the tool JSON object (docs/TOOLS.md).
  * `args` is whatever the host sent (unvalidated); validation happens inside.
  */
 export interface Bridge {

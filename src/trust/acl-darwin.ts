@@ -1,5 +1,5 @@
 /**
- * The write-grant rule of PRODUCT.md §5 over macOS extended ACL entries (decoded by native/darwin.ts from
+ * The write-grant rule of docs/TRUST.md over macOS extended ACL entries (decoded by native/darwin.ts from
  * acl_get_fd_np / acl_get_entry / acl_get_tag_type / acl_get_permset_mask_np / mbr_uuid_to_id). Pure.
  *
  * unverified: the entries it judges come from bindings written from documented facts; the rule itself is

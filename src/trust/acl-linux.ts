@@ -1,6 +1,6 @@
 /**
  * Linux POSIX access ACLs as stored in the `system.posix_acl_access` extended attribute: a strict structural
- * parser and the write-grant rule of PRODUCT.md §5. Pure functions, no filesystem access.
+ * parser and the write-grant rule of docs/TRUST.md. Pure functions, no filesystem access.
  *
  * Byte layout (little-endian on every architecture): u32 version (2), then N entries of
  * (u16 tag, u16 perm, u32 id). Structure follows the kernel's own validation (posix_acl_valid): tag order
@@ -109,7 +109,7 @@ export function parseLinuxAcl(bytes: Uint8Array): LinuxAclEntry[] {
 }
 
 /**
- * The write-grant rule of PRODUCT.md §5 for Linux: true when any entry grants write (w) to someone other than
+ * The write-grant rule of docs/TRUST.md for Linux: true when any entry grants write (w) to someone other than
  * the owner or root/the running user by name.
  *
  * Excused: USER_OBJ (the owner, judged by the owner check), and a USER entry whose id is `uid` or 0.

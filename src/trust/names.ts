@@ -1,6 +1,6 @@
 /**
- * Name rules of PRODUCT.md §4 (`names`: portable / unicode), the note-name rule, and read-id syntax validation
- * (PRODUCT.md §5). Pure string checks; no filesystem call.
+ * Name rules of docs/POLICY.md (`names`: portable / unicode), the note-name rule, and read-id syntax validation
+ * (docs/TRUST.md). Pure string checks; no filesystem call.
  */
 import { BridgeError, type Reason } from '../errors.js';
 import { MAX_ID_CHARS, MAX_ID_SEGMENTS, type NameRule } from './types.js';
@@ -29,7 +29,7 @@ export function segmentReason(name: string, rule: NameRule): Reason | null {
   return null;
 }
 
-/** True when one path segment passes the name rule (PRODUCT.md §4); hidden names fail under both rules. */
+/** True when one path segment passes the name rule (docs/POLICY.md); hidden names fail under both rules. */
 export function segmentOk(name: string, rule: NameRule): boolean {
   return segmentReason(name, rule) === null;
 }
@@ -62,7 +62,7 @@ export function idWithinLimits(id: string, segments: number): boolean {
 const ID_HINT = 'id: a relative document path as returned by memory_bridge_search';
 
 /**
- * Validates the syntax of a read id (PRODUCT.md §5) before any filesystem call.
+ * Validates the syntax of a read id (docs/TRUST.md) before any filesystem call.
  *
  * @param raw the untrusted `id` argument
  * @returns the id, unchanged

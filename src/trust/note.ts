@@ -1,5 +1,5 @@
 /**
- * Read-by-id resolution for the read tool (PRODUCT.md §5): policy and syntax refusals before any filesystem
+ * Read-by-id resolution for the read tool (docs/TRUST.md): policy and syntax refusals before any filesystem
  * call, then a component-by-component walk from the root descriptor where each component must appear byte for
  * byte in its parent's listing before it is opened, and every descriptor passes the trust rule.
  */

@@ -1,5 +1,5 @@
 /**
- * The descriptor walk of PRODUCT.md §5 for absolute paths outside the root (the memory root itself, the policy
+ * The descriptor walk of docs/TRUST.md for absolute paths outside the root (the memory root itself, the policy
  * directory and file, a profile home, an export target): open `/`, then one component at a time with
  * openat(O_NOFOLLOW|O_DIRECTORY), checking every descriptor — `/` itself and the final one included — with
  * fstat and the ACL before going on. Never a multi-component path string, never realpath.
@@ -77,7 +77,7 @@ export class WalkMemo {
 }
 
 /**
- * Opens a trusted directory by walking from `/` (PRODUCT.md §5).
+ * Opens a trusted directory by walking from `/` (docs/TRUST.md).
  *
  * Every descriptor on the way — `/`, each intermediate, and the target — must be a directory owned by root or
  * the running user, not group- or world-writable, without an ACL write grant. A root-owned sticky directory at

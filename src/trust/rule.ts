@@ -1,5 +1,5 @@
 /**
- * The trust rule of PRODUCT.md §5 as small checks over fstat results and open descriptors. Each check returns an
+ * The trust rule of docs/TRUST.md as small checks over fstat results and open descriptors. Each check returns an
  * operator reason code (src/errors.ts) or null when the object passes; callers decide whether a failure skips
  * the object (below the root) or refuses the call (root and policy chain).
  */
@@ -18,7 +18,7 @@ const S_IWGRP = 0o000020;
 const S_IWOTH = 0o000002;
 
 /**
- * Root-owned sticky directories accepted as intermediate ancestors only (PRODUCT.md §5): the sticky bit stops
+ * Root-owned sticky directories accepted as intermediate ancestors only (docs/TRUST.md): the sticky bit stops
  * other users from replacing the next entry, and that entry is owner-checked in turn.
  */
 export const STICKY_TEMP_PATHS: ReadonlySet<string> = new Set(['/tmp', '/var/tmp', '/private/tmp', '/private/var/tmp']);
@@ -50,7 +50,7 @@ function ownerModeReason(st: FileStat, uid: number): Reason | null {
 }
 
 /**
- * Directory trust on an fstat result (PRODUCT.md §5), without the ACL (see `aclReason`).
+ * Directory trust on an fstat result (docs/TRUST.md), without the ACL (see `aclReason`).
  *
  * @param st        fstat of the open directory descriptor
  * @param uid       running uid
@@ -98,7 +98,7 @@ export function onRootPlace(st: FileStat, root: bigint | RootPlace): boolean {
 }
 
 /**
- * Note metadata on a stat result (PRODUCT.md §5), in this order: not a regular file → `not_regular`; owner →
+ * Note metadata on a stat result (docs/TRUST.md), in this order: not a regular file → `not_regular`; owner →
  * `untrusted_owner`; group/world write → `group_writable`/`world_writable`; link count other than 1 →
  * `hard_link`; another device or mount than the root's (`onRootPlace`) → `other_device`; larger than
  * `maxFileBytes` → `too_large`.
@@ -155,7 +155,7 @@ const EOF_PROBE = Buffer.alloc(1);
 const utf8Fatal = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Content validation (PRODUCT.md §5): a NUL byte → `binary`; invalid UTF-8 (WHATWG decoder in fatal mode:
+ * Content validation (docs/TRUST.md): a NUL byte → `binary`; invalid UTF-8 (WHATWG decoder in fatal mode:
  * overlongs, surrogates and truncated sequences all fail) → `invalid_utf8`. A leading UTF-8 byte order mark is
  * an encoding signature and is dropped from the text.
  *

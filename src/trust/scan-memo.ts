@@ -101,7 +101,7 @@ export const RACY_MARGIN_MS = 3000;
 const NS_PER_MS = 1_000_000n;
 const EMPTY = Buffer.alloc(0);
 
-/** The raw directory entries one call has listed, against its raw entry ceiling (docs/CONTRACT.md §Budgets). */
+/** The raw directory entries one call has listed, against its raw entry ceiling (docs/TRUST.md §Budgets). */
 export class RawEntryBudget {
   used = 0;
 

@@ -1,7 +1,7 @@
 /**
- * The tree scan below a trusted root (docs/CONTRACT.md §Scan): depth first, entries of each directory in ascending
+ * The tree scan below a trusted root (docs/TRUST.md §Scan): depth first, entries of each directory in ascending
  * byte order of their raw names, every directory and note judged on its own open descriptor, with the per-call
- * budgets (candidates, bytes, depth, raw entries) and the `truncated` rules of docs/CONTRACT.md §Budgets.
+ * budgets (candidates, bytes, depth, raw entries) and the `truncated` rules of docs/TRUST.md §Budgets.
  *
  * The steps, each a method of `TreeScan`: `walk` a judged directory (its listing from the memo, src/trust/scan-memo.ts)
  * → per entry `verdictOf` → `enter` a subdirectory (`openChild`, the shared descriptor walk of src/trust/walk.ts)
@@ -79,7 +79,7 @@ function sameWords(snaps: Uint32Array, at: number, words: Uint32Array): boolean 
  * index knows it by identity (then it is never opened), it is opened and re-checked on its descriptor (fstat, ACL).
  * Only a candidate that passed those trust checks is charged: the `maxEntries`th+1 such note, or one whose size
  * would overflow `maxTotalBytes`, stops the scan (truncated, not included). So an untrusted note never moves a
- * budget or a flag (docs/CONTRACT.md §Budgets). A charged note is read exactly and validated (binary or invalid
+ * budget or a flag (docs/TRUST.md §Budgets). A charged note is read exactly and validated (binary or invalid
  * UTF-8 → skipped, still charged, the same cold and warm).
  *
  * Warm calls: with `options.memo` (see `ScanMemo`), listings are reused by directory identity, policy answers per
@@ -376,7 +376,7 @@ class TreeScan {
   /**
    * True when the file `name` in `dirFd` passes the trust rule (owner, mode, link count, device and mount, ACL) on
    * its own descriptor. Size and content are not judged: the look-ahead asks whether a trusted note exists below
-   * the depth limit, and an untrusted one must not set `truncated` (docs/CONTRACT.md §Budgets).
+   * the depth limit, and an untrusted one must not set `truncated` (docs/TRUST.md §Budgets).
    */
   private trustedFileAt(dirFd: number, name: string): boolean {
     const { native, uid, rootPlace } = this;

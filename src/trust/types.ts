@@ -5,7 +5,7 @@
  */
 import type { FileStat } from '../../native/types.js';
 
-/** Name rule of PRODUCT.md §4 `names`. */
+/** Name rule of docs/POLICY.md `names`. */
 export type NameRule = 'portable' | 'unicode';
 
 /**
@@ -20,7 +20,7 @@ export interface NoteFilter {
   mayEnter(dirId: string): boolean;
 }
 
-/** Per-call scan limits (PRODUCT.md §4 limits, §5 budgets). */
+/** Per-call scan limits (docs/POLICY.md §Limits, docs/TRUST.md §Budgets). */
 export interface ScanLimits {
   names: NameRule;
   /** Policy-matching candidate notes considered per call; reaching it stops the scan (truncated). */
@@ -50,7 +50,7 @@ export interface ScanLimits {
   rawEntryCeiling?: number;
 }
 
-/** Hard ceiling on raw directory entries listed per call (PRODUCT.md §5): more → `unavailable`. */
+/** Hard ceiling on raw directory entries listed per call (docs/TRUST.md): more → `unavailable`. */
 export const RAW_ENTRY_CEILING = 1_000_000;
 
 /** The raw entry ceiling a scan or read with `limits` applies: `rawEntryCeiling` when lower, else the hard one. */
@@ -59,7 +59,7 @@ export function rawCeilingOf(limits: Pick<ScanLimits, 'rawEntryCeiling'>): numbe
   return asked !== undefined && asked >= 0 && asked < RAW_ENTRY_CEILING ? asked : RAW_ENTRY_CEILING;
 }
 
-/** Read-id syntax limits (PRODUCT.md §5): over these an id is `invalid_request`, and search never returns one. */
+/** Read-id syntax limits (docs/TRUST.md): over these an id is `invalid_request`, and search never returns one. */
 export const MAX_ID_CHARS = 512;
 export const MAX_ID_SEGMENTS = 16;
 
@@ -86,7 +86,7 @@ export interface ScannedNote {
   text: string | undefined;
 }
 
-/** The outcome of one scan (PRODUCT.md §5 and the reference design's `truncated` rules). */
+/** The outcome of one scan (docs/TRUST.md §Scan, §Budgets). */
 export interface ScanResult {
   /** Notes in scan order (ascending byte order of names, depth first). */
   notes: ScannedNote[];

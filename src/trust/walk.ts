@@ -1,5 +1,5 @@
 /**
- * The one descriptor walk (docs/CONTRACT.md §Trust rule): resolve a list of directory names from a directory
+ * The one descriptor walk (docs/TRUST.md §Walk): resolve a list of directory names from a directory
  * descriptor that was already judged, one component at a time, opening each with openat(O_NOFOLLOW|O_DIRECTORY)
  * relative to its judged parent and judging the new descriptor (fstat, owner and mode, device and mount, ACL)
  * before going further. Never a multi-component path string, never realpath: a symlink, a non-directory or an
@@ -54,8 +54,8 @@ export interface DirWalk {
   /** Below a memory root (or `--out`): every directory must be on this device and mount (`other_device`). */
   place?: RootPlace;
   /**
-   * Absolute path of the start descriptor, for a walk from `/`: the sticky-temp exception (docs/CONTRACT.md §Trust
-   * rule) then applies to intermediate directories at exactly /tmp, /var/tmp and their /private forms.
+   * Absolute path of the start descriptor, for a walk from `/`: the sticky-temp exception (docs/TRUST.md
+   * §Directories) then applies to intermediate directories at exactly /tmp, /var/tmp and their /private forms.
    */
   absolute?: string;
   /** Before names[i] is opened in `parentFd` (the read tool requires the name in the parent's listing; may throw). */

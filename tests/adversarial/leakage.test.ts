@@ -1,5 +1,5 @@
 /**
- * Leakage (PRODUCT.md §2, §6): a denied or untrusted note that matches a query never changes a search response by a
+ * Leakage (docs/TOOLS.md, docs/SEARCH.md): a denied or untrusted note that matches a query never changes a search response by a
  * single byte — ids, titles, snippets, order, `truncated`, `incomplete` — including at the edges of every budget (max_entries,
  * max_total_bytes, the depth look-ahead, limit and total_chars) where such a note could shift a flag. Denied and
  * missing reads are byte-identical. No output (tool JSON, CLI stdout and stderr, MCP text) names the root or home.

@@ -1,5 +1,5 @@
 /**
- * Policy pathologies end to end (PRODUCT.md §4): malformed, oversized, bomb-shaped and untrusted policy files, each
+ * Policy pathologies end to end (docs/POLICY.md): malformed, oversized, bomb-shaped and untrusted policy files, each
  * written into a real home and exercised through the real createBridge and a real MCP stdio session. Every one
  * must make every call exactly `unavailable` — never a default, never a partial policy — and never hang (ava's
  * per-test timeout only catches a hang; no timing is asserted).

@@ -222,7 +222,7 @@ test.serial(
   },
 );
 
-/** Independent oracle of PRODUCT.md §5 / platform.md for Linux ACL bytes: the reason aclReason must give. */
+/** Independent oracle of docs/TRUST.md §ACLs / docs/PLATFORM.md §Linux ACL bytes for Linux ACL bytes: the reason aclReason must give. */
 function oracle(bytes: Uint8Array, uid: number): 'acl_unreadable' | 'acl_write' | null {
   if (bytes.length < 4 || (bytes.length - 4) % 8 !== 0) return 'acl_unreadable';
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -88,7 +88,7 @@ export function makeArena(
   };
 }
 
-/** The exact bytes a missing note gives (PRODUCT.md §2): every refusal of read must equal them. */
+/** The exact bytes a missing note gives (docs/TOOLS.md): every refusal of read must equal them. */
 export const NOT_FOUND = JSON.stringify({
   ok: false,
   error: { code: 'not_found_or_denied', message: 'No readable document has that id.' },

@@ -1,5 +1,5 @@
 /**
- * Regressions from the writer-mode review (issue 4): a partial or garbage JSONL read never removes anything,
+ * Regressions from the writer-mode review (docs/EXPORT.md): a partial or garbage JSONL read never removes anything,
  * --redact writes cards whose names hold credentials, directories the operator made keep their mode and group,
  * `history` is reserved in any case, and pruned history is counted as removed.
  */

@@ -61,7 +61,7 @@ export function mkdirs(root: string, rel: string): string {
   return cur;
 }
 
-/** Path of the policy inside a profile home (PRODUCT.md §4). */
+/** Path of the policy inside a profile home (docs/POLICY.md). */
 export function policyPathOf(home: string): string {
   return path.join(home, 'plugin-data', 'memory-bridge', 'policy.json');
 }
@@ -81,7 +81,7 @@ export function makeHome(parent: string, policy: unknown, name = 'home'): { home
   return { home, policyPath };
 }
 
-/** Linux ACL tags and the "undefined id" marker (platform.md). */
+/** Linux ACL tags and the "undefined id" marker (docs/PLATFORM.md). */
 export const ACL_TAG = Object.freeze({
   USER_OBJ: 0x01,
   USER: 0x02,

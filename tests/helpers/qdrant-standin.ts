@@ -1,6 +1,6 @@
 /**
  * A local stand-in for the subset of the Qdrant REST API that the fleet export uses, since no Qdrant server can be
- * installed on the project's machines (shared/spec/fleet.md, "Qdrant REST"). It listens on 127.0.0.1 on a random
+ * installed on the project's machines (docs/EXPORT.md §Connection). It listens on 127.0.0.1 on a random
  * port and answers like Qdrant 1.13 does:
  *
  * - `POST /collections/{name}/points/scroll` with `{limit, offset, filter, with_payload, with_vector}`: points in

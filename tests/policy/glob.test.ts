@@ -11,7 +11,7 @@ import {
   type PatternReason,
 } from '../../src/policy/glob.js';
 
-// The truth table of the dialect (PRODUCT.md §4): [pattern, id, matches].
+// The truth table of the dialect (docs/POLICY.md): [pattern, id, matches].
 const truth: Array<[string, string, boolean]> = [
   // a pattern without wildcards is one exact id
   ['projects', 'projects', true],

@@ -85,7 +85,7 @@ export async function connectHttp(url: string, token: string | null, fetchImpl?:
   return c;
 }
 
-/** Call a tool and return the parsed §2 JSON. */
+/** Call a tool and return the parsed tool JSON (docs/TOOLS.md). */
 export async function callJson(c: Client, name: string, args: Record<string, unknown>): Promise<any> {
   const res = await c.callTool({ name, arguments: args });
   const content = res.content as { type: string; text: string }[];

@@ -79,7 +79,7 @@ test('mcp › tools/list advertises exactly the two tools, their input schemas a
   }
 });
 
-test('mcp › search then read return the allowed notes as §2 JSON text', async (t) => {
+test('mcp › search then read return the allowed notes as tool JSON text', async (t) => {
   const s = await connect(interactive());
   try {
     const found = await call(s, 'memory_bridge_search', { query: 'asters' });

@@ -22,7 +22,7 @@ const base: AclEntrySpec[] = [
   { tag: T.OTHER, perm: 4 },
 ];
 
-/** setfacl -m u:1001:rw,g:2002:w as read back on the project's machine (platform.md). */
+/** setfacl -m u:1001:rw,g:2002:w as read back on the project's machine (docs/PLATFORM.md). */
 const EXAMPLE_HEX =
   '02000000' +
   '01000600ffffffff' +

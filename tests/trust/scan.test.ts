@@ -339,7 +339,7 @@ test('scan › denied, non-note and untrusted names do not count toward max_entr
   writeNote(linked, 'c.md', 'x');
   const r2 = scan(linked, ALLOW_ALL, limits({ maxEntries: 2 }));
   t.deepEqual(ids(r2), ['c.md']);
-  t.false(r2.truncated, 'untrusted (hard-linked) notes never use the budget (PRODUCT.md §6)');
+  t.false(r2.truncated, 'untrusted (hard-linked) notes never use the budget (docs/SEARCH.md)');
 });
 
 test('scan › max_total_bytes stops before the note that would exceed it, cold and warm alike', (t) => {

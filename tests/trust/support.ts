@@ -30,7 +30,7 @@ export function filterDenying(...deny: string[]): NoteFilter {
 export const ALLOW_ALL: NoteFilter = filterDenying();
 
 /**
- * Default limits of PRODUCT.md §4 with the portable name rule, overridable per test. The racy margin is 0 because
+ * Default limits of docs/POLICY.md with the portable name rule, overridable per test. The racy margin is 0 because
  * these tests write notes a moment before scanning them; the racy rule has its own tests with the real margin.
  */
 export function limits(over: Partial<ScanLimits> = {}): ScanLimits {

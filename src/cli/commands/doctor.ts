@@ -1,6 +1,6 @@
 /**
  * `memory-bridge doctor [--home DIR] [--json] [--explain ID]`: probe a profile the way tool calls would and say
- * what to fix (PRODUCT.md §7, §9). Read-only. Exit 0 when calls can be served (or, with --explain, when the note
+ * what to fix (docs/HERMES.md, docs/CLI.md). Read-only. Exit 0 when calls can be served (or, with --explain, when the note
  * is visible), 1 otherwise.
  */
 import { runDoctor, explainNote, formatDoctor } from '../../hermes/doctor.js';

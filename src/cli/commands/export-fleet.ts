@@ -1,6 +1,6 @@
 /**
  * `memory-bridge export-fleet --out DIR`: write Hermes Fleet Memory cards as Markdown into a trusted directory
- * (PRODUCT.md §8, issue 4). Argument handling and output only; the work is in src/fleet/export.ts.
+ * (docs/EXPORT.md). Argument handling and output only; the work is in src/fleet/export.ts.
  */
 import { runExport, type ExportOptions, type ExportReport } from '../../fleet/export.js';
 import { DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_PER_DOMAIN } from '../../fleet/caps.js';

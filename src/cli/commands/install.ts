@@ -1,6 +1,6 @@
 /**
  * `memory-bridge install [--home DIR] [--dry-run] [--force]`: put the Hermes plugin shim into a profile's
- * `plugins/memory-bridge/` (PRODUCT.md §7, §9). The rules live in src/hermes/install.ts.
+ * `plugins/memory-bridge/` (docs/HERMES.md, docs/CLI.md). The rules live in src/hermes/install.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';

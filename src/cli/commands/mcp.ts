@@ -1,5 +1,5 @@
 /**
- * `memory-bridge mcp`: serve the two tools over MCP stdio (PRODUCT.md §2, §3, §9).
+ * `memory-bridge mcp`: serve the two tools over MCP stdio (docs/TOOLS.md, docs/POLICY.md, docs/CLI.md).
  */
 import { createBridge } from '../../tools/bridge.js';
 import { runMcpServer } from '../../server/mcp.js';

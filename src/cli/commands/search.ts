@@ -19,8 +19,8 @@ export const CALLER_FLAGS_HELP = `Options:
                      allow as both cron and subagent (allow_cron and allow_subagents)`;
 
 /**
- * Make one tool call as the caller named by `--home`/`--run-kind`, print the §2 JSON on stdout (one line) and
- * return the exit code: 0 for `ok: true`, 1 for `ok: false` (PRODUCT.md §9).
+ * Make one tool call as the caller named by `--home`/`--run-kind`, print the tool JSON (docs/TOOLS.md) on stdout (one line) and
+ * return the exit code: 0 for `ok: true`, 1 for `ok: false` (docs/CLI.md).
  */
 export function runOneShot(tool: ToolName, args: Record<string, unknown>, parsed: ParsedArgs, prog: string): number {
   const { caller, warning } = callerFromFlags(stringFlag(parsed, 'home'), stringFlag(parsed, 'run-kind'));

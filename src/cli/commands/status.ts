@@ -1,5 +1,5 @@
 /**
- * `memory-bridge status [--home DIR] [--json]`: the effective configuration of a profile (PRODUCT.md §7, §9).
+ * `memory-bridge status [--home DIR] [--json]`: the effective configuration of a profile (docs/HERMES.md, docs/CLI.md).
  * No side effects and no tree walk. Exit 0 when the policy loads, 1 when it does not (calls would be unavailable).
  */
 import { resolveHermesHome } from '../../hermes/home.js';

@@ -1,6 +1,6 @@
 /**
  * `memory-bridge uninstall [--home DIR] [--dry-run]`: remove `<home>/plugins/memory-bridge/` when it is
- * memory-bridge's own install (PRODUCT.md §7, §9). The policy in plugin-data/ is kept.
+ * memory-bridge's own install (docs/HERMES.md, docs/CLI.md). The policy in plugin-data/ is kept.
  */
 import { resolveHermesHome } from '../../hermes/home.js';
 import { InstallError, uninstall } from '../../hermes/install.js';

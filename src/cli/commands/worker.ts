@@ -1,5 +1,5 @@
 /**
- * `memory-bridge worker`: serve the Hermes shim's JSON-lines protocol on stdin/stdout (PRODUCT.md §7).
+ * `memory-bridge worker`: serve the Hermes shim's JSON-lines protocol on stdin/stdout (docs/HERMES.md).
  * Started by the plugin shim, not by hand. Exits 0 when stdin ends.
  */
 import { runWorker, formatLogEvent } from '../../hermes/worker.js';
