@@ -684,6 +684,14 @@ class ManifestTests(ShimTestCase):
                 self.assertIsNone(loaded.error)
                 self.assertEqual(loaded.tools_registered, ["memory_bridge_search", "memory_bridge_read"])
                 self.assertEqual(loaded.tools_registered, loaded.manifest["provides_tools"])
+                if version in ("0.21.3", "0.0.0"):
+                    # And the tools work: a search dispatched the way Hermes's agent loop does reaches the worker.
+                    loaded.module.CALL_TIMEOUT_SECONDS = 120.0  # a loaded test machine can be slow to start node
+                    try:
+                        raw = ctx.dispatch("memory_bridge_search", {"query": "lantern"}, task_id="t-1")
+                    finally:
+                        loaded.module._close_all()
+                    self.assertEqual([h["id"] for h in json.loads(raw)["results"]], ["projects/garden.md"], raw)
 
     def test_the_gate_in_the_stub_loader_would_skip_a_floor(self):
         # The check is real: the floor this manifest once had makes the same loader skip it.
