@@ -2,10 +2,13 @@
  * `npm run bench`: one run, one machine. Generates the 1,000 / 2,000 / 10,000-note corpora, measures memory-bridge
  * through a real MCP stdio client against ripgrep, grep and the reference filesystem MCP server on the same trees,
  * prints a table with the issue-5 targets as ratios (PASS/MISS), and writes bench/results/latest.json (+ .md).
+ * First, the known-item relevance evaluation on the Obsidian help vault against tobi/qmd's BM25 (relevance.ts;
+ * `node dist/bench/relevance.js` runs it alone).
  *
  * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
- *          --sections sizes,worst,http (which parts to run: the sized corpora, the worst cases of bench/worst.ts, the
- *          HTTP endpoint of bench/http.ts on the largest size)
+ *          --sections relevance,sizes,worst,http (which parts to run: the known-item relevance evaluation of
+ *          bench/relevance.ts, the sized corpora, the worst cases of bench/worst.ts, the HTTP endpoint of bench/http.ts
+ *          on the largest size)
  *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
  *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
  *          Markdown file, e.g. docs/BENCHMARKS.md)
@@ -30,6 +33,7 @@ import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource }
 import { measureHttp, type HttpResult } from './http.js';
 import { median, summarise, type Summary } from './stats.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
+import { renderRelevance, runRelevance } from './relevance.js';
 
 /** Changed-note searches per warm round (run as one block after the warm rounds). */
 const CHANGES_PER_ROUND = [2, 8] as const;
@@ -560,7 +564,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
       doc: { type: 'string' },
-      sections: { type: 'string', default: 'sizes,worst,http' },
+      sections: { type: 'string', default: 'relevance,sizes,worst,http' },
     },
   });
   const sections = new Set(values.sections!.split(',').map((s) => s.trim()));
@@ -596,6 +600,8 @@ async function main(): Promise<void> {
       process.exit(130);
     });
   }
+  // Relevance first: it is quick, in process, and independent of the generated corpora.
+  const relevance = sections.has('relevance') ? runRelevance(log) : null;
   const results: SizeResult[] = [];
   let worst: WorstSection | null = null;
   let http: HttpResult | null = null;
@@ -629,7 +635,10 @@ async function main(): Promise<void> {
 
   env.loadAtEnd = Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
   const targets = evaluate(results, http);
-  const tables = renderTables(results, targets, env, http) + (worst === null ? '' : `\n\n${renderWorst(worst)}`);
+  const tables =
+    renderTables(results, targets, env, http) +
+    (worst === null ? '' : `\n\n${renderWorst(worst)}`) +
+    (relevance === null ? '' : `\n\n${renderRelevance(relevance)}`);
   process.stdout.write(`\n${tables}\n`);
   const report = {
     started: started.toISOString(),
@@ -652,6 +661,7 @@ async function main(): Promise<void> {
     http,
     targets,
     worstCases: worst,
+    relevance,
   };
   if (!values['no-write']) {
     const out = values.out ? path.resolve(values.out) : path.join(repoRoot, 'bench', 'results', 'latest.json');
