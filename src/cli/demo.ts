@@ -234,18 +234,28 @@ function tour(world: DemoWorld, n: Narrator): void {
   const ja = n.call('gardener', 'memory_bridge_search', { query: '月見' });
   n.expect(ids(ja).includes('projects/moon-viewing.md'), 'the moon-viewing note is found');
 
-  n.heading('front matter is indexed but never shown');
-  n.say('  decisions/compost.md starts with a YAML block (title, tags, aliases, owner).');
+  n.heading('titles: front matter title, else the first level-1 heading, else the file name');
+  n.say('  decisions/compost.md starts with a YAML block (title, tags, aliases, owner), then "# Compost decision".');
+  n.say('  workflows/visit.md has no level-1 heading and no front matter: its title is its file name.');
   const compost = n.call('gardener', 'memory_bridge_search', { query: 'compost' });
   const hit =
     compost.ok && 'results' in compost ? compost.results.find((r) => r.id === 'decisions/compost.md') : undefined;
-  n.expect(
-    hit !== undefined && hit.title === 'Compost decision',
-    'the title is the first heading, not the front matter',
-  );
+  n.expect(hit !== undefined && hit.title === 'Compost rules', 'the title is the front matter title');
   n.expect(
     hit !== undefined && !hit.snippet.includes('owner:') && !hit.snippet.includes('---'),
     'the snippet skips the front matter',
+  );
+  const compostRead = n.call('gardener', 'memory_bridge_read', { id: 'decisions/compost.md' });
+  n.expect(
+    compostRead.ok && 'title' in compostRead && compostRead.title === 'Compost rules',
+    'read shows the same title',
+  );
+  const visit = n.call('gardener', 'memory_bridge_search', { query: 'rain barrels' });
+  const visitHit =
+    visit.ok && 'results' in visit ? visit.results.find((r) => r.id === 'workflows/visit.md') : undefined;
+  n.expect(
+    visitHit !== undefined && visitHit.title === 'visit',
+    'a note without a level-1 heading is titled by its file name',
   );
 
   n.heading('bad arguments get a fixed error with a hint, never a stack trace');

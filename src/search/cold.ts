@@ -7,7 +7,8 @@
  * `searchCold(notes, q, limit, limits)` equals `NoteIndex.search(q, limit, limits)` of a fresh index after
  * `sync(notes)` — same ids, coverage, scores to the bit, matched terms, titles, snippets and `truncated`. The
  * ranking rules are those documented in src/search/index.ts; this module reproduces them from:
- * - field texts from `parseNote` (title, '' when there is none; body; front matter values joined by '\n');
+ * - field texts from `parseNote` (own title, '' when there is none; body; front matter tags and aliases joined by
+ *   '\n') and `noteName` (the file name without `.md`);
  * - field length = distinct terms in the field; average field length = exact integer sum / note count;
  * - BM25+ per (term, field), document frequency = notes holding the term in that field (`bm25` of index.ts);
  * - MiniSearch's visiting order, which fixes the floating-point summation order: per query term the exact term,
@@ -30,7 +31,7 @@ import {
   type ResponseLimits,
   type SearchHit,
 } from './index.js';
-import { parseNote } from './markdown.js';
+import { noteName, noteTitle, parseNote } from './markdown.js';
 import {
   bestMatches,
   boundedHits,
@@ -74,8 +75,8 @@ interface Corpus {
   candidates: (Candidate | undefined)[];
   /** The candidates in term id order. */
   list: Candidate[];
-  /** Heading title of each note (undefined when it has none). */
-  titles: (string | undefined)[];
+  /** Title shown for each note (`noteTitle`). */
+  titles: string[];
   /** Body (without front matter) of each note, for snippets. */
   bodies: string[];
 }
@@ -132,7 +133,7 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
   const sums = new Array<number>(fieldCount).fill(0);
   const table = new TermTable();
   const counter = new Counter();
-  const titles: (string | undefined)[] = new Array(count);
+  const titles: string[] = new Array(count);
   const bodies: string[] = new Array(count);
   const seenIds = new Set<string>();
   for (let n = 0; n < count; n++) {
@@ -141,10 +142,11 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
     if (seenIds.has(note.id)) throw new Error('searchCold: duplicate id');
     seenIds.add(note.id);
     const parsed = parseNote(note.text);
-    titles[n] = parsed.title;
+    titles[n] = noteTitle(parsed, note.id);
     bodies[n] = parsed.body;
     for (let f = 0; f < fieldCount; f++) {
-      const text = f === 0 ? (parsed.title ?? '') : f === 1 ? parsed.body : parsed.meta.join('\n');
+      const text =
+        f === 0 ? (parsed.title ?? '') : f === 1 ? parsed.body : f === 2 ? parsed.meta.join('\n') : noteName(note.id);
       const length = table.ids(text);
       if (table.size > counter.known) counter.learn(table, reaches);
       const distinct = counter.count(table.scratch, length, f, n);
@@ -545,8 +547,8 @@ function checkNotes(notes: readonly ScannedNote[]): void {
  * Search `notes` and apply the response limits of docs/TOOLS.md, exactly as `NoteIndex.search(query, limit,
  * limits)` after a fresh index's `sync(notes)` does: at most `limit` hits (`truncated` when more matched); the sum
  * over hits of code points of id + title + snippet stays ≤ `limits.total_chars` (the first hit that would exceed it
- * ends the list and sets `truncated`); snippets of at most `limits.snippet_chars` code points; `title` only when the
- * note has a heading.
+ * ends the list and sets `truncated`); snippets of at most `limits.snippet_chars` code points; every hit with its
+ * title (`noteTitle`).
  *
  * When the query reaches more than COLD_MAX_CANDIDATES terms, the notes are synced into `index` (which must be
  * empty) and the answer comes from it: the index is then built (`index.size > 0`), and left empty otherwise.

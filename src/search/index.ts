@@ -11,14 +11,15 @@
  * Ranking: results that match more distinct query terms come first (so a multi-word query lists notes holding
  * all its words before notes holding some), then by BM25+ score (rounded to 12 significant digits so that
  * floating-point summation order, which depends on index history, cannot reorder ties), then by id in ascending
- * UTF-16 code-unit order. Fields: `title` (first heading, boost 2.5), `body` (1), `meta` (front matter title, tags
- * and aliases, 1.5). The last query term also matches as a prefix (at most PREFIX_SHORT_MAX_TERMS expansions under
+ * UTF-16 code-unit order. Fields: `title` (the note's own title: front matter `title` or first level-1 heading, boost
+ * 2.5), `body` (1), `meta` (front matter tags and aliases, 1.5) and `name` (the file name without `.md`, 2.5; docs/
+ * DESIGN.md "Titles and file names"). The last query term also matches as a prefix (at most PREFIX_SHORT_MAX_TERMS expansions under
  * PREFIX_FULL_CHARS code points, PREFIX_MAX_TERMS otherwise, see `rank`); terms of 5 or more code points also match
  * at edit distance 1 (at most TYPO_MAX_TERMS terms). Bounds: docs/DESIGN.md, "Bounded query cost".
  */
 import MiniSearch from 'minisearch';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
-import { parseNote } from './markdown.js';
+import { noteName, noteTitle, parseNote } from './markdown.js';
 import {
   bestMatches,
   boundedHits,
@@ -39,7 +40,7 @@ import { tokenize } from './tokenize.js';
 /** Most distinct query terms used (a 500-character query of one-letter words would otherwise fan out widely). */
 export const MAX_QUERY_TERMS = 32;
 /** Field boosts (title above front matter above body). */
-export const FIELD_BOOST = Object.freeze({ title: 2.5, body: 1, meta: 1.5 });
+export const FIELD_BOOST = Object.freeze({ title: 2.5, body: 1, meta: 1.5, name: 2.5 });
 /** A last query term of at least this many code points expands to every indexed term it prefixes. */
 export const PREFIX_FULL_CHARS = 3;
 /** Most prefix expansions of a shorter last term (those with the most postings; see `NoteIndex.rank`). */
@@ -82,17 +83,17 @@ export function bm25(
   );
 }
 
-/** Indexed fields, in the order MiniSearch assigns their field ids (0, 1, 2) and scores them. */
-export const FIELDS = ['title', 'body', 'meta'] as const;
+/** Indexed fields, in the order MiniSearch assigns their field ids (0, 1, 2, 3) and scores them. */
+export const FIELDS = ['title', 'body', 'meta', 'name'] as const;
 
 /** What the index keeps per note: its identity key and the fields it was indexed with (needed for `remove`). */
 interface Entry {
   key: IdentityKey;
-  /** First heading, or undefined. Indexed as '' when undefined (every field is always present). */
+  /** The note's own title (front matter or level-1 heading), or undefined. Indexed as '' when undefined. */
   title: string | undefined;
   /** Body without front matter: indexed, and the source of snippets. */
   body: string;
-  /** Front matter title/tags/aliases joined by newlines. */
+  /** Front matter tags/aliases joined by newlines. */
   meta: string;
   /** The last `sync` generation that listed this note. */
   seen: number;
@@ -108,9 +109,11 @@ export interface Doc {
   title: string;
   body: string;
   meta: string;
+  /** The file name without `.md` (`noteName`). */
+  name: string;
 }
 
-/** One search hit (the shape of docs/TOOLS.md results; `title` only when the note has a heading). */
+/** One search hit (the shape of docs/TOOLS.md results; `title` as `noteTitle` gives it). */
 export interface SearchHit {
   id: string;
   title?: string;
@@ -147,7 +150,7 @@ export interface RankWork {
 /** Ranking statistics, for tests and diagnostics. */
 export interface IndexStats {
   documentCount: number;
-  /** Average field length (distinct terms per field) of title, body and meta, in that order. */
+  /** Average field length (distinct terms per field) of title, body, meta and name, in that order. */
   averageFieldLength: number[];
   /** Distinct terms in the index. */
   termCount: number;
@@ -1045,7 +1048,7 @@ export class NoteIndex implements KnownNotes {
    * tests compare against): the same postings are visited, each contribution is computed with the same
    * floating-point expression, and contributions are added per document in the same order (query term by query
    * term; within one, the exact term, then prefix expansions in tree order, then typo expansions, each field in
-   * title, body, meta order). The difference is memory: scores accumulate in typed arrays indexed by MiniSearch's
+   * title, body, meta, name order). The difference is memory: scores accumulate in typed arrays indexed by MiniSearch's
    * short document id instead of one result object with a `match` map per matching note, and only the best
    * `max` are turned into `RankedMatch` objects.
    *
@@ -1247,10 +1250,13 @@ export class NoteIndex implements KnownNotes {
    *   exceed it ends the list (later, smaller hits are not pulled forward, so order stays by rank) and sets
    *   `truncated`;
    * - each snippet is at most `snippet_chars` code points (clipping a snippet alone never sets `truncated`).
-   * Hits carry `title` only when the note has a heading.
+   * Every hit carries the note's title (`noteTitle`).
    */
   search(query: string, limit: number, limits: ResponseLimits): { hits: SearchHit[]; truncated: boolean } {
-    return boundedHits(this.rank(query, limit + 1), limit, limits, (match) => this.entries.get(match.id)!);
+    return boundedHits(this.rank(query, limit + 1), limit, limits, (match) => {
+      const entry = this.entries.get(match.id)!;
+      return { title: noteTitle(entry, match.id), body: entry.body };
+    });
   }
 
   /** Current ranking statistics. */
@@ -1288,5 +1294,5 @@ export class NoteIndex implements KnownNotes {
 }
 
 function docOf(id: string, entry: Entry): Doc {
-  return { id, title: entry.title ?? '', body: entry.body, meta: entry.meta };
+  return { id, title: entry.title ?? '', body: entry.body, meta: entry.meta, name: noteName(id) };
 }

@@ -1,8 +1,11 @@
 /**
- * Splitting a Markdown note into what search indexes and shows (docs/TOOLS.md, docs/SEARCH.md):
- * - a leading YAML front matter block is cut off the body, so it never reaches a title or a snippet;
- * - from that block only the `title`, `tags` and `aliases` values are kept (indexed, never shown);
- * - the title shown is the text of the first ATX heading of the body outside fenced code blocks.
+ * Splitting a Markdown note into what search indexes and shows (docs/TOOLS.md, docs/SEARCH.md; docs/DESIGN.md
+ * "Titles and file names"):
+ * - a leading YAML front matter block is cut off the body, so it never reaches a snippet;
+ * - from that block only the `title`, `tags` and `aliases` values are kept;
+ * - a note's title is its front matter `title` (a string), else its first level-1 heading (ATX `# ` or setext
+ *   `===`, outside fenced code), else its file name without `.md` (`noteTitle`); never another heading level;
+ * - the file name without `.md` is indexed as a field of its own (`noteName`).
  *
  * The front matter reader is deliberately tiny and tolerant: it understands `key: scalar`, `key: [a, b]` and a
  * block list (`key:` followed by `- a` lines). Any other shape is ignored, never an error. No YAML library: the
@@ -15,16 +18,19 @@ export const MAX_TITLE_CHARS = 300;
 export interface ParsedNote {
   /** The note text without its front matter block (the whole text when there is none). */
   body: string;
-  /** Text of the first ATX heading in `body`, trimmed; undefined when there is none. */
+  /**
+   * The note's own title: front matter `title` when it is a string, else the first level-1 heading of `body`;
+   * undefined when it has neither (the shown title is then the file name, see `noteTitle`).
+   */
   title: string | undefined;
-  /** Front matter `title`, `tags` and `aliases` values, in that order (indexed only). */
+  /** Front matter `tags` and `aliases` values, in that order (indexed only). */
   meta: string[];
 }
 
 const META_KEYS = new Set(['title', 'tags', 'aliases']);
 
 /**
- * Split a note into body, heading title and front matter values.
+ * Split a note into body, own title and front matter values.
  *
  * Front matter: the text starts (after an optional U+FEFF) with a line that is exactly `---` (trailing spaces or
  * tabs allowed), and a later line is exactly `---` or `...`. Without a closing line there is no front matter and
@@ -32,8 +38,30 @@ const META_KEYS = new Set(['title', 'tags', 'aliases']);
  */
 export function parseNote(text: string): ParsedNote {
   const { frontMatter, body } = splitFrontMatter(text);
-  const meta = frontMatter === undefined ? [] : readMetaValues(frontMatter);
-  return { body, title: firstHeading(body), meta };
+  const meta = frontMatter === undefined ? undefined : readMeta(frontMatter);
+  const title = meta?.title ?? firstHeading(body);
+  return { body, title, meta: meta === undefined ? [] : [...meta.tags, ...meta.aliases] };
+}
+
+/**
+ * The file name of note `id` without its `.md` extension (any case): `notes/Custom domains.md` → `Custom domains`.
+ * Indexed as the `name` field (tokenized like text, so `ssh-keygen` is found by "ssh keygen").
+ */
+export function noteName(id: string): string {
+  const name = id.slice(id.lastIndexOf('/') + 1);
+  return /\.md$/i.test(name) ? name.slice(0, -3) : name;
+}
+
+/** The title shown for note `id` (docs/DESIGN.md "Titles and file names"): its own title, else its file name. */
+export function noteTitle(parsed: Pick<ParsedNote, 'title'>, id: string): string {
+  return parsed.title ?? clipTitle(noteName(id).replace(/\s+/g, ' ').trim());
+}
+
+/** Cut a title to MAX_TITLE_CHARS code points. */
+function clipTitle(text: string): string {
+  if (text.length <= MAX_TITLE_CHARS) return text;
+  const cps = Array.from(text);
+  return cps.length > MAX_TITLE_CHARS ? cps.slice(0, MAX_TITLE_CHARS).join('').trimEnd() : text;
 }
 
 /** Separate a leading front matter block (without its fence lines) from the body. */
@@ -61,18 +89,27 @@ function lineEnd(text: string, from: number): number {
   return i === -1 ? text.length : i;
 }
 
+/** What the front matter says that search uses. */
+export interface FrontMatter {
+  /** `title` when it is a single string (a quoted scalar, or a plain one YAML would not read as null, a boolean or a number). */
+  title: string | undefined;
+  tags: string[];
+  aliases: string[];
+}
+
 /**
- * The values of `title`, `tags` and `aliases` in a front matter block, as plain strings. Only top-level keys
- * (no indentation) are considered; values of any other key, nested maps and multi-line scalars are ignored.
+ * The `title`, `tags` and `aliases` of a front matter block. Only top-level keys (no indentation) are considered;
+ * the first occurrence of a key counts; values of any other key, nested maps and multi-line scalars are ignored.
  */
-export function readMetaValues(block: string): string[] {
-  const found = new Map<string, string[]>();
+export function readMeta(block: string): FrontMatter {
+  const found = new Map<string, { values: string[]; scalar: boolean; plain: boolean }>();
   const lines = block.split('\n').map((l) => l.replace(/\r$/, ''));
   for (let i = 0; i < lines.length; i++) {
     const m = /^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*))?$/.exec(lines[i]!);
     if (m === null || !META_KEYS.has(m[1]!) || found.has(m[1]!)) continue;
     const rest = stripComment(m[2] ?? '').trim();
     const values: string[] = [];
+    let isScalar = false;
     if (rest === '') {
       // A block list: following lines "  - value" (indentation optional, as YAML allows at the top level).
       while (i + 1 < lines.length) {
@@ -90,12 +127,23 @@ export function readMetaValues(block: string): string[] {
       }
     } else if (!rest.startsWith('{') && !rest.startsWith('|') && !rest.startsWith('>')) {
       const v = scalar(rest);
+      isScalar = true;
       if (v !== '') values.push(v);
     }
-    found.set(m[1]!, values);
+    found.set(m[1]!, { values, scalar: isScalar, plain: isScalar && !/^["']/.test(rest) });
   }
-  return ['title', 'tags', 'aliases'].flatMap((k) => found.get(k) ?? []);
+  const title = found.get('title');
+  let titleText: string | undefined;
+  if (title !== undefined && title.scalar && title.values.length === 1) {
+    const v = title.values[0]!.replace(/\s+/g, ' ').trim();
+    if (v !== '' && !(title.plain && NOT_A_STRING.test(v))) titleText = clipTitle(v);
+  }
+  return { title: titleText, tags: found.get('tags')?.values ?? [], aliases: found.get('aliases')?.values ?? [] };
 }
+
+/** Plain YAML scalars that are not strings: null, booleans, numbers (YAML 1.2 core schema, loosely). */
+const NOT_A_STRING =
+  /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?(?:\d[\d_]*)?\.?\d+(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
 
 /** Drop a YAML comment (" #…") that is not inside quotes. */
 function stripComment(s: string): string {
@@ -144,12 +192,17 @@ function scalar(raw: string): string {
 }
 
 /**
- * Text of the first non-empty ATX heading (`#` … `######` followed by a space, tab or line end, indented at most
- * three spaces) outside fenced code blocks (``` or ~~~, at least three, closed by the same character repeated at
- * least as often). A closing run of `#` preceded by a space is removed. Cut to MAX_TITLE_CHARS code points.
+ * Text of the first non-empty level-1 heading of `body` outside fenced code blocks (``` or ~~~, at least three,
+ * closed by the same character repeated at least as often), or undefined. Level 1 is an ATX heading with exactly
+ * one `#` (followed by a space, tab or line end, indented at most three spaces; a closing run of `#` preceded by a
+ * space is removed) or a setext heading: a paragraph followed by a line of `=` (indented at most three spaces).
+ * Headings of other levels (`##`, a setext `---` underline) are never titles. Whitespace is collapsed; cut to
+ * MAX_TITLE_CHARS code points. One pass over the lines (linear in the body).
  */
 export function firstHeading(body: string): string | undefined {
   let fence: { char: string; len: number } | undefined;
+  /** Lines of the paragraph being read (a setext underline turns it into a heading), or undefined. */
+  let para: string[] | undefined;
   let pos = 0;
   while (pos < body.length) {
     const end = lineEnd(body, pos);
@@ -160,23 +213,55 @@ export function firstHeading(body: string): string | undefined {
       if (f !== null && f[1]![0] === fence.char && f[1]!.length >= fence.len && f[2]!.trim() === '') fence = undefined;
       continue;
     }
-    if (f !== null) {
-      // A backtick fence's info string may not contain a backtick (CommonMark); otherwise it is inline code.
-      if (f[1]![0] === '`' && f[2]!.includes('`')) continue;
+    if (f !== null && !(f[1]![0] === '`' && f[2]!.includes('`'))) {
+      // (A backtick fence's info string may not contain a backtick (CommonMark); otherwise it is inline code.)
       fence = { char: f[1]![0]!, len: f[1]!.length };
+      para = undefined;
       continue;
     }
-    const h = /^ {0,3}#{1,6}(?:[ \t]+(.*))?$/.exec(line);
-    if (h === null) continue;
-    const text = withoutClosingHashes(h[1] ?? '')
-      .replace(/\s+/g, ' ')
-      .trim();
-    if (text === '') continue;
-    const cps = Array.from(text);
-    return cps.length > MAX_TITLE_CHARS ? cps.slice(0, MAX_TITLE_CHARS).join('').trimEnd() : text;
+    if (/^[ \t]*$/.test(line)) {
+      para = undefined;
+      continue;
+    }
+    const h = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/.exec(line);
+    if (h !== null) {
+      para = undefined;
+      if (h[1]!.length !== 1) continue;
+      const text = clipTitle(
+        withoutClosingHashes(h[2] ?? '')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      );
+      if (text !== '') return text;
+      continue;
+    }
+    if (para !== undefined && /^ {0,3}=+[ \t]*$/.test(line)) {
+      const text = clipTitle(para.join(' ').replace(/\s+/g, ' ').trim());
+      if (text !== '') return text;
+      para = undefined;
+      continue;
+    }
+    if (para !== undefined && /^ {0,3}-+[ \t]*$/.test(line)) {
+      para = undefined; // a level-2 setext heading
+      continue;
+    }
+    // A block quote, list item, table row, thematic break or HTML block ends a paragraph and starts none (a setext
+    // underline after it is not a level-1 heading of the note); indented code starts none either.
+    if (OTHER_BLOCK.test(line)) {
+      para = undefined;
+      continue;
+    }
+    if (para !== undefined) {
+      if (para.length < 64) para.push(line);
+      continue;
+    }
+    if (!/^(?: {4}|\t)/.test(line)) para = [line];
   }
   return undefined;
 }
+
+/** Lines that open a block other than a paragraph (see `firstHeading`). */
+const OTHER_BLOCK = /^ {0,3}(?:[>|<]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[-*_](?:[ \t]*[-*_]){2,}[ \t]*$)/;
 
 /**
  * Remove an ATX heading's closing sequence: trailing `#`s preceded by a space or tab (or making up the whole

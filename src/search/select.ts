@@ -81,7 +81,7 @@ export interface TermSource<T> {
   prefixes(term: string): Iterable<readonly [string, T]>;
   /** Terms at edit distance ≤ 1 of `term` with that distance, in the order MiniSearch's `fuzzyGet` lists them. */
   typos(term: string): Iterable<readonly [string, T, number]>;
-  /** Adds weight × field boost × BM25+ of every posting of `data` to `sheet`, fields in title, body, meta order. */
+  /** Adds weight × field boost × BM25+ of every posting of `data` to `sheet`, fields in FIELDS order (index.ts). */
   score(data: T, weight: number, sheet: ScoreSheet): void;
 }
 
@@ -254,9 +254,9 @@ export function bestMatches(
  * - each snippet is at most `snippet_chars` code points (clipping a snippet alone never sets `truncated`);
  * - titles and snippets are returned with hidden controls escaped (`src/text/visible.ts`), and every count above is
  *   of that returned form.
- * Hits carry `title` only when the note has a heading.
+ * Hits carry `title` when `noteOf` gives one (both rankings always do: `noteTitle`).
  *
- * @param noteOf the title (undefined without a heading) and body (snippet source) of a match's note
+ * @param noteOf the title and body (snippet source) of a match's note
  */
 export function boundedHits<M extends { id: string; terms: string[] }>(
   matches: readonly M[],

@@ -4,7 +4,8 @@
  */
 import { BridgeError } from '../errors.js';
 import { countCodePoints } from '../search/snippet.js';
-import { cutVisible } from '../text/visible.js';
+import { noteTitle, parseNote } from '../search/markdown.js';
+import { cutVisible, escapeHidden } from '../text/visible.js';
 import { getNative } from '../../native/index.js';
 import { readNoteById } from '../trust/note.js';
 import { validateId } from '../trust/names.js';
@@ -54,5 +55,6 @@ export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number
     native.close(rootFd);
   }
   const { content, truncated } = capContent(text, policy.limits.read_chars);
-  return { ok: true, id, content, truncated };
+  // The same title search shows (docs/DESIGN.md "Titles and file names"), from the whole note, escaped alike.
+  return { ok: true, id, title: escapeHidden(noteTitle(parseNote(text), id)), content, truncated };
 }

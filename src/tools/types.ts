@@ -18,6 +18,7 @@ export interface Caller {
 
 export interface SearchHit {
   id: string;
+  /** Front matter title, else first level-1 heading, else file name without `.md` (docs/DESIGN.md). */
   title?: string;
   snippet: string;
 }
@@ -38,6 +39,8 @@ export interface SearchResult {
 export interface ReadResult {
   ok: true;
   id: string;
+  /** The note's title, as search shows it. */
+  title: string;
   content: string;
   truncated: boolean;
 }

@@ -128,6 +128,7 @@ test('cli › read prints the note and exits 0', (t) => {
   t.deepEqual(JSON.parse(r.stdout), {
     ok: true,
     id: 'projects/garden.md',
+    title: 'Lantern Garden',
     content: NOTES['projects/garden.md'],
     truncated: false,
   });

@@ -38,15 +38,15 @@ function indexOf(notes: Record<string, string>): NoteIndex {
   return ix;
 }
 
-test('front matter never reaches a title or a snippet but its tags and aliases are searchable', (t) => {
+test('front matter never reaches a snippet; its title is the title, its tags and aliases are searchable', (t) => {
   const ix = indexOf({
     'a.md':
-      '---\ntitle: Hidden Title\ntags: [zebracorn]\naliases:\n  - moonpath\nsecret: nope\n---\n# Shown heading\nPlain body words.',
+      '---\ntitle: Front Title\ntags: [zebracorn]\naliases:\n  - moonpath\nsecret: nope\n---\n# Shown heading\nPlain body words.',
   });
-  for (const q of ['zebracorn', 'moonpath', 'hidden title']) {
+  for (const q of ['zebracorn', 'moonpath', 'front title']) {
     const { hits } = ix.search(q, 5, LIMITS);
     t.is(hits.length, 1, q);
-    t.is(hits[0]!.title, 'Shown heading');
+    t.is(hits[0]!.title, 'Front Title');
     t.false(hits[0]!.snippet.includes('zebracorn'));
     t.false(hits[0]!.snippet.includes('---'));
     t.is(hits[0]!.snippet, '# Shown heading Plain body words.');
@@ -54,9 +54,31 @@ test('front matter never reaches a title or a snippet but its tags and aliases a
   t.is(ix.search('secret nope', 5, LIMITS).hits.length, 0, 'other front matter keys are not indexed');
 });
 
-test('a note without a heading has no title key', (t) => {
-  const { hits } = indexOf({ 'n.md': 'just words about otters' }).search('otters', 5, LIMITS);
-  t.deepEqual(Object.keys(hits[0]!), ['id', 'snippet']);
+test('a note without a level-1 heading or front matter title is titled by its file name', (t) => {
+  const { hits } = indexOf({ 'dir/Otter facts.md': '## Habitat\njust words about otters' }).search('otters', 5, LIMITS);
+  t.deepEqual(hits[0], {
+    id: 'dir/Otter facts.md',
+    title: 'Otter facts',
+    snippet: '## Habitat just words about otters',
+  });
+});
+
+test('file names are searchable with the title weight, tokenized like text', (t) => {
+  const ix = indexOf({
+    'Obsidian Publish/Custom domains.md': '## Set up using CloudFlare\nPoint the record at the service.',
+    'tools/ssh-keygen.md': 'Generate a key pair for a server.',
+    'other.md': '# Other\nA page that says custom once and domains once, about keys and ssh.',
+  });
+  t.is(ix.search('custom domains', 5, LIMITS).hits[0]!.id, 'Obsidian Publish/Custom domains.md');
+  t.is(ix.search('ssh keygen', 5, LIMITS).hits[0]!.id, 'tools/ssh-keygen.md');
+  // Only the name matched: the snippet is the start of the body.
+  const only = ix.search('keygen', 5, LIMITS).hits;
+  t.deepEqual(only, [{ id: 'tools/ssh-keygen.md', title: 'ssh-keygen', snippet: 'Generate a key pair for a server.' }]);
+  const long = indexOf({ 'zeta-name.md': `First words here. ${'filler text '.repeat(60)}` }).search('zeta', 5, {
+    snippet_chars: 30,
+    total_chars: 4000,
+  }).hits[0]!;
+  t.true(long.snippet.startsWith('First words here.'), long.snippet);
 });
 
 test('a title match outranks a body match', (t) => {
@@ -322,10 +344,11 @@ test('addDocument builds exactly the index MiniSearch.add builds, also after rem
       title: 'River stones',
       body: 'river river stone moss, river; the 庭の水やり moss',
       meta: 'tag1\nalias one',
+      name: 'a',
     },
-    { id: 'b.md', title: '', body: '', meta: '' },
-    { id: 'c.md', title: 'Don’t panic', body: "don't panic ＡＢＣ ﬁle 😀 stone stone", meta: 'river' },
-    { id: 'd.md', title: 'Moss', body: 'only moss here, and a tag1', meta: '' },
+    { id: 'b.md', title: '', body: '', meta: '', name: 'b' },
+    { id: 'c.md', title: 'Don’t panic', body: "don't panic ＡＢＣ ﬁle 😀 stone stone", meta: 'river', name: 'c-file' },
+    { id: 'd.md', title: 'Moss', body: 'only moss here, and a tag1', meta: '', name: 'd' },
   ];
   const own = new MiniSearch<Doc>(miniSearchOptions());
   const fast = new MiniSearch<Doc>(miniSearchOptions());
@@ -351,7 +374,7 @@ test('addDocument builds exactly the index MiniSearch.add builds, also after rem
   }
   for (const d of docs) both((m, isOwn) => (isOwn ? m.add(d) : addDocument(m, d, terms)));
   t.is(JSON.stringify(fast), JSON.stringify(own));
-  t.throws(() => removeDocument(fast, { id: 'zz.md', title: '', body: '', meta: '' }, terms), {
+  t.throws(() => removeDocument(fast, { id: 'zz.md', title: '', body: '', meta: '', name: 'zz' }, terms), {
     message: /unknown id/,
   });
   t.throws(() => addDocument(fast, docs[1]!, terms), { message: /duplicate/ });
@@ -376,6 +399,7 @@ function generatedDocs(count: number, vocabulary: number, seed: number): Doc[] {
       title: next(4) === 0 ? '' : `${word()} ${word()}`,
       body,
       meta: next(3) === 0 ? `${word()}\n${word()}` : '',
+      name: `g${i}`,
     });
   }
   return docs;
@@ -396,6 +420,7 @@ test('addDocuments (the cold build) builds exactly the index MiniSearch.add buil
     title: '',
     body: Array.from({ length: 400 }, (_, i) => `u${i}`).join(' '),
     meta: '',
+    name: 'big',
   };
   own.add(big);
   const small = new MiniSearch<Doc>(miniSearchOptions());
@@ -496,6 +521,7 @@ test('terms sharing prefixes, split edges and thousands of first characters buil
       title: words[(i * 13) % words.length]!,
       body,
       meta: i % 4 === 0 ? words.slice(i, i + 3).join('\n') : '',
+      name: `t${i}`,
     });
   }
   const own = new MiniSearch<Doc>(miniSearchOptions());

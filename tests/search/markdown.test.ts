@@ -2,18 +2,20 @@ import test from 'ava';
 import {
   firstHeading,
   MAX_TITLE_CHARS,
+  noteName,
+  noteTitle,
   parseNote,
-  readMetaValues,
+  readMeta,
   splitFrontMatter,
 } from '../../src/search/markdown.js';
 
-test('front matter is cut from the body and its title/tags/aliases are kept', (t) => {
+test('front matter is cut from the body, its title wins over a heading, tags and aliases are kept', (t) => {
   const note = parseNote(
-    '---\ntitle: "Secret FM title"\ntags: [alpha, "beta gamma"]\naliases:\n  - Other name\n  - third # comment\nowner: hidden-value\n---\n# Visible\nBody text.\n',
+    '---\ntitle: "FM title"\ntags: [alpha, "beta gamma"]\naliases:\n  - Other name\n  - third # comment\nowner: hidden-value\n---\n# Visible\nBody text.\n',
   );
   t.is(note.body, '# Visible\nBody text.\n');
-  t.is(note.title, 'Visible');
-  t.deepEqual(note.meta, ['Secret FM title', 'alpha', 'beta gamma', 'Other name', 'third']);
+  t.is(note.title, 'FM title');
+  t.deepEqual(note.meta, ['alpha', 'beta gamma', 'Other name', 'third']);
   t.false(note.meta.includes('hidden-value'));
 });
 
@@ -21,7 +23,7 @@ test('a front matter block may close with "..." and use CRLF line ends', (t) => 
   const { frontMatter, body } = splitFrontMatter('---\r\ntags: x\r\n...\r\nrest');
   t.is(frontMatter, 'tags: x\r\n');
   t.is(body, 'rest');
-  t.deepEqual(readMetaValues(frontMatter!), ['x']);
+  t.deepEqual(readMeta(frontMatter!), { title: undefined, tags: ['x'], aliases: [] });
 });
 
 test('an unclosed leading --- is not front matter', (t) => {
@@ -39,17 +41,69 @@ test('front matter must start at the first byte', (t) => {
 });
 
 test('a front matter heading-like line never becomes the title', (t) => {
-  const note = parseNote('---\ntitle: x\n# comment in yaml\n---\nno heading here');
+  const note = parseNote('---\ntags: x\n# comment in yaml\n---\nno heading here');
   t.is(note.title, undefined);
+  t.is(noteTitle(note, 'dir/My note.md'), 'My note');
 });
 
 test('unknown front matter shapes are ignored without error', (t) => {
-  t.deepEqual(readMetaValues('title: |\n  folded\ntags: {a: 1}\naliases: [unclosed\n  nested:\n    title: deep\n'), []);
+  t.deepEqual(readMeta('title: |\n  folded\ntags: {a: 1}\naliases: [unclosed\n  nested:\n    title: deep\n'), {
+    title: undefined,
+    tags: [],
+    aliases: [],
+  });
 });
 
-test('title is the first ATX heading outside fenced code, closing hashes trimmed', (t) => {
-  t.is(firstHeading('intro\n```md\n# in code\n```\n~~~\n## also code\n~~~\n### Real one ###\n# Later'), 'Real one');
+test('front matter title counts only as a string: lists, null, booleans and numbers fall back', (t) => {
+  const title = (fm: string) => parseNote(`---\n${fm}\n---\n# Heading\n`).title;
+  t.is(title('title: Plain words'), 'Plain words');
+  t.is(title("title: '2024'"), '2024');
+  t.is(title('title: "  spaced   out "'), 'spaced out');
+  for (const fm of [
+    'title: [a, b]',
+    'title:\n  - a',
+    'title: 2024',
+    'title: 1.5',
+    'title: true',
+    'title: null',
+    'title: ~',
+    'title:',
+    'title: ""',
+  ])
+    t.is(title(fm), 'Heading', fm);
+});
+
+test('title order: front matter title, else first level-1 heading, else the file name without .md', (t) => {
+  t.is(noteTitle(parseNote('---\ntitle: From FM\n---\n# H1\n'), 'a/b.md'), 'From FM');
+  t.is(noteTitle(parseNote('## Level two first\n# The H1\n'), 'a/b.md'), 'The H1');
+  t.is(
+    noteTitle(parseNote('## Only level two\n### and three\n'), 'Obsidian Publish/Custom domains.md'),
+    'Custom domains',
+  );
+  t.is(noteTitle(parseNote('Setext title\n===\n\nbody'), 'x.md'), 'Setext title');
+  t.is(noteTitle(parseNote('Level two\n---\n\nbody'), 'x.MD'), 'x');
+  t.is(noteName('deep/dir/ssh-keygen.md'), 'ssh-keygen');
+  t.is(noteName('Notes.MD'), 'Notes');
+});
+
+test('setext headings: a paragraph (one or more lines) underlined with "="; lists, quotes and code are not', (t) => {
+  t.is(firstHeading('Two line\n  title\n=====\n'), 'Two line title');
+  t.is(firstHeading('para\n\n===\n'), undefined);
+  t.is(firstHeading('- item\n===\n'), undefined);
+  t.is(firstHeading('> quoted\n===\n'), undefined);
+  t.is(firstHeading('    code\n===\n'), undefined);
+  t.is(firstHeading('```\nin fence\n===\n```\nafter\n==\n'), 'after');
+  t.is(firstHeading('Two\n---\nOne\n=\n'), 'One');
+  t.is(firstHeading('CRLF title\r\n===\r\n'), 'CRLF title');
+});
+
+test('title is the first level-1 ATX heading outside fenced code, closing hashes trimmed', (t) => {
+  t.is(
+    firstHeading('intro\n```md\n# in code\n```\n~~~\n## also code\n~~~\n### Level three ###\n# Real one #\n'),
+    'Real one',
+  );
   t.is(firstHeading('#hashtag\n#\n   #   Spaced   words  #\n'), 'Spaced words');
+  t.is(firstHeading('## two\n### three\n'), undefined);
   t.is(firstHeading('    # indented four is code\ntext'), undefined);
   t.is(firstHeading('####### seven is not a heading'), undefined);
   t.is(firstHeading('no headings at all'), undefined);

@@ -100,6 +100,7 @@ test('mcp › search then read return the allowed notes as tool JSON text', asyn
     t.deepEqual(read.json, {
       ok: true,
       id: 'projects/garden.md',
+      title: 'Lantern Garden',
       content: NOTES['projects/garden.md'],
       truncated: false,
     });

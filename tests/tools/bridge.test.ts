@@ -22,6 +22,7 @@ test('bridge › call dispatches by tool name', (t) => {
   t.deepEqual(bridge.call('memory_bridge_read', { id: 'a.md' }, w.caller), {
     ok: true,
     id: 'a.md',
+    title: 'A',
     content: '# A\nalpha text\n',
     truncated: false,
   });

@@ -22,6 +22,7 @@ test('read › returns the full text of an allowed note', (t) => {
   t.deepEqual(createBridge().read({ id: 'projects/garden.md' }, w.caller), {
     ok: true,
     id: 'projects/garden.md',
+    title: 'kept in read',
     content: text,
     truncated: false,
   });
@@ -33,6 +34,7 @@ test('read › a capped note ends with the truncation note on its own line', (t)
   t.deepEqual(createBridge().read({ id: 'e.md' }, w.caller), {
     ok: true,
     id: 'e.md',
+    title: 'e',
     content: '😀😀漢字a\n[truncated: first 5 characters shown]',
     truncated: true,
   });
@@ -40,6 +42,7 @@ test('read › a capped note ends with the truncation note on its own line', (t)
   t.deepEqual(createBridge().read({ id: 'f.md' }, w.caller), {
     ok: true,
     id: 'f.md',
+    title: 'f',
     content: '12345',
     truncated: false,
   });

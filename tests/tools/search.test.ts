@@ -25,16 +25,20 @@ function gardenWorld(fields: Record<string, unknown> = {}): World {
   return w;
 }
 
-test('search › returns ids, titles from the first heading and snippets without front matter', (t) => {
+test('search › returns ids, titles (front matter, level-1 heading, file name) and snippets without front matter', (t) => {
   const w = gardenWorld();
   const r = createBridge({ log: () => undefined }).search({ query: 'garden' }, w.caller) as SearchResult;
   t.true(r.ok);
   t.deepEqual(r.results.map((h) => h.id).sort(), ['decisions/watering.md', 'projects/garden.md', 'projects/notes.md']);
   const garden = r.results.find((h) => h.id === 'projects/garden.md')!;
-  t.is(garden.title, 'Lantern Garden');
-  t.false(garden.snippet.includes('Lantern plot'));
+  t.is(garden.title, 'Lantern plot');
+  t.true(garden.snippet.startsWith('# Lantern Garden'));
   t.false(garden.snippet.includes('---'));
-  t.false('title' in r.results.find((h) => h.id === 'projects/notes.md')!);
+  t.is(r.results.find((h) => h.id === 'decisions/watering.md')!.title, 'Watering decision');
+  t.is(r.results.find((h) => h.id === 'projects/notes.md')!.title, 'notes');
+  // read gives the same title as search
+  const read = createBridge({ log: () => undefined }).read({ id: 'projects/garden.md' }, w.caller);
+  t.is((read as { title?: string }).title, 'Lantern plot');
   t.false(r.truncated);
 });
 

@@ -71,6 +71,7 @@ test('read_chars counts the escaped form and a cut never splits an escape', (t) 
   t.deepEqual(bridge.read({ id: 'a.md' }, w.caller), {
     ok: true,
     id: 'a.md',
+    title: 'a',
     content: 'ab\n[truncated: first 2 characters shown]',
     truncated: true,
   });
@@ -78,6 +79,7 @@ test('read_chars counts the escaped form and a cut never splits an escape', (t) 
   t.deepEqual(bridge.read({ id: 'a.md' }, w.caller), {
     ok: true,
     id: 'a.md',
+    title: 'a',
     content: 'ab<U+E0078>\n[truncated: first 11 characters shown]',
     truncated: true,
   });
@@ -85,6 +87,7 @@ test('read_chars counts the escaped form and a cut never splits an escape', (t) 
   t.deepEqual(bridge.read({ id: 'a.md' }, w.caller), {
     ok: true,
     id: 'a.md',
+    title: 'a',
     content: 'ab<U+E0078>cd',
     truncated: false,
   });
@@ -104,10 +107,10 @@ test('snippet_chars and total_chars count the escaped form', (t) => {
       t.is(hit.snippet, 'lamp', `${round}: the escape does not fit in 12 and is left out whole`);
     }
   }
-  w.setPolicy({ limits: { snippet_chars: 14, total_chars: 40 } });
+  w.setPolicy({ limits: { snippet_chars: 14, total_chars: 44 } });
   for (const round of ['cold', 'warm']) {
     const r = createBridge().search({ query: 'lamp', limit: 3 }, w.caller) as SearchResult;
-    // id (5) + snippet "lamp <U+E0078>" (14) = 19 per hit: two hits fit in 40, the third would make 57.
+    // id (5) + title "n1" (2) + snippet "lamp <U+E0078>" (14) = 21 per hit: two fit in 44, the third would make 63.
     t.deepEqual(
       r.results.map((h) => h.snippet),
       ['lamp <U+E0078>', 'lamp <U+E0079>'],
