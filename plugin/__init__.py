@@ -929,8 +929,9 @@ def _valid_result(tool: str, result) -> bool:
         return True
     if tool == READ_TOOL:
         return (
-            set(result) == {"ok", "id", "content", "truncated"}
+            set(result) == {"ok", "id", "title", "content", "truncated"}
             and _is_str(result["id"])
+            and _is_str(result["title"])
             and _is_str(result["content"])
             and isinstance(result["truncated"], bool)
         )
