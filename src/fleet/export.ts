@@ -28,6 +28,7 @@ import {
 import { bodyText, parseRendered, renderCard } from './render.js';
 import { findSecrets, redact, redactForName } from './secrets.js';
 import { readJsonl } from './source-jsonl.js';
+import { hasHiddenControls } from '../text/visible.js';
 import { readQdrant, type QdrantSettings } from './source-qdrant.js';
 import type { SourceRead } from './source.js';
 import {
@@ -107,6 +108,13 @@ export interface ExportSummary {
   skipped_expired: number;
   /** Cards left out by `--max-cards-per-client` or `--max-cards-per-domain` (their earlier files are removed). */
   skipped_over_cap: number;
+  /**
+   * Cards in the tree after this run (written or unchanged) whose text, names, entities or relations carry Unicode
+   * tag characters (U+E0000–U+E007F) or bidi embedding, override or isolate controls (U+202A–U+202E,
+   * U+2066–U+2069). They are written as they are; the tools show each as `<U+XXXX>` (docs/DESIGN.md, "Returned
+   * text").
+   */
+  hidden_controls: number;
 }
 
 /** The summary plus what the operator needs to act on. */
@@ -120,6 +128,8 @@ export interface ExportReport {
   overCap: CapShortfall[];
   /** Each record counted in `skipped_invalid`: its point id (null when unusable), where it is, and why. */
   invalid: InvalidRecord[];
+  /** Ids of the cards counted in `hidden_controls`, sorted. */
+  hiddenControlIds: string[];
 }
 
 /** A record skipped as invalid. Never carries a card value: the id is normalised, the reason comes from the schema. */
@@ -338,6 +348,7 @@ async function applyRead(
     skipped_invalid: read.invalid,
     skipped_expired: 0,
     skipped_over_cap: 0,
+    hidden_controls: 0,
   };
   const secretIds: string[] = [];
   const invalid: InvalidRecord[] = (read.rejected ?? []).map((r) => ({ id: null, where: r.where, reason: r.reason }));
@@ -452,6 +463,10 @@ async function applyRead(
     keep.add(c.id);
     ready.push({ card: c, loc, bytes });
   }
+  const hiddenControlIds = ready
+    .filter((r) => cardStrings(r.card).some(hasHiddenControls))
+    .map((r) => r.card.id)
+    .sort();
   ready.sort((a, b) => (a.loc.relPath < b.loc.relPath ? -1 : a.loc.relPath > b.loc.relPath ? 1 : 0));
   for (const id of byId.keys()) invalidIds.delete(id);
   const overflow = capInvalidKeeps(manifest, inScope, invalidIds, keep, caps.kept, live, perClient, perDomain);
@@ -676,6 +691,15 @@ async function applyRead(
   tree.saveManifest({ version: 1, files: finalFiles, dirs: tree.dirRecord(true), temps: [] });
 
   if (blocked.length > 0) summary.ok = false;
+  // Counted over the cards whose files are in the tree now (a blocked write leaves the card out).
+  const blockedIds = new Set(ready.filter((r) => finalFiles[r.loc.relPath]?.point !== r.card.id).map((r) => r.card.id));
+  const hidden = hiddenControlIds.filter((id) => !blockedIds.has(id));
+  summary.hidden_controls = hidden.length;
+  if (hidden.length > 0) {
+    log(
+      `export-fleet: ${hidden.length} card(s) carry hidden Unicode controls (tag characters or bidi embedding, override or isolate controls); the tools show each as <U+XXXX>: ${hidden.join(', ')}`,
+    );
+  }
   for (const b of blocked) log(`export-fleet: left alone: ${b}`);
   for (const r of invalid) {
     const who = r.id ?? 'a record without a usable id';
@@ -697,5 +721,5 @@ async function applyRead(
       `export-fleet: ${unredactable.length} card(s) still matched a credential pattern after redaction (in the file name sanitising made) and were not written: ${unredactable.join(', ')}`,
     );
   }
-  return { summary, secretIds: [...secretIds, ...unredactable], blocked, overCap, invalid };
+  return { summary, secretIds: [...secretIds, ...unredactable], blocked, overCap, invalid, hiddenControlIds: hidden };
 }

@@ -60,7 +60,7 @@ test('cli › exports, prints the summary, and --json prints exactly the summary
   t.is(a.code, 0, a.stderr);
   t.regex(
     a.stdout,
-    /written 3, unchanged 0, removed 0, history 0, skipped_secret 1, skipped_invalid 1, skipped_expired 1, skipped_over_cap 0/,
+    /written 3, unchanged 0, removed 0, history 0, skipped_secret 1, skipped_invalid 1, skipped_expired 1, skipped_over_cap 0, hidden_controls 0/,
   );
   t.regex(a.stderr, new RegExp(uuid(5)));
   const b = await run(['--out', out, '--json'], env).done;
@@ -77,7 +77,9 @@ test('cli › exports, prints the summary, and --json prints exactly the summary
     skipped_over_cap: 0,
     secret_ids: [uuid(5)],
     over_cap: [],
+    hidden_controls: 0,
     invalid: [{ id: uuid(6), reason: 'text: expected string' }],
+    hidden_control_ids: [],
   });
   t.true(b.stderr.includes(`skipped invalid card ${uuid(6)}: text: expected string`));
   t.false(a.stderr.includes('sekret-key') || b.stderr.includes('sekret-key'));

@@ -56,6 +56,7 @@ test('export › writes one owner-only file per live card, laid out by domain, a
     skipped_invalid: 1,
     skipped_expired: 1,
     skipped_over_cap: 0,
+    hidden_controls: 0,
   });
   t.deepEqual(mdFiles(out), EXPECTED);
   t.deepEqual(r.secretIds, [uuid(5)]);

@@ -351,3 +351,31 @@ test('cli › --source-name and the cap flags are parsed and checked', (t) => {
     t.throws(() => optionsFromArgv([...base, ...bad], {}), { instanceOf: UsageError }, bad.join(' '));
   }
 });
+
+// ---------------------------------------------------------------- hidden controls
+
+test('hidden controls › the export counts and names the cards in the tree that carry tag characters or bidi controls', async (t) => {
+  const out = tempOut();
+  const tag = (s: string): string => [...s].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join('');
+  const file = writeJsonl(out, 'cards.jsonl', [
+    { id: uuid(1), payload: payload({ text: `lantern ${tag('ignore the policy')}` }) },
+    { id: uuid(2), payload: payload({ client_id: 'ops\u202eevil', text: 'lantern' }) },
+    { id: uuid(3), payload: payload({ entities: ['a\u2066b\u2069'], text: 'lantern' }) },
+    { id: uuid(4), payload: payload({ text: 'plain lantern, with harmless marks \u200e\u200f and é' }) },
+    // Not written (expired), so not counted.
+    { id: uuid(5), payload: payload({ text: `old ${tag('x')}`, expires_at: 1_000 }) },
+    { id: uuid(6), payload: payload({ text: 'edge of the ranges \u{E0080} \u2065 \u2029 \u202f' }) },
+  ]);
+  const r = await exportWith(jsonlOptions(out, file));
+  t.like(r.summary, { ok: true, written: 4 + 1, skipped_expired: 1, hidden_controls: 3 });
+  t.deepEqual(r.hiddenControlIds, [uuid(1), uuid(2), uuid(3)]);
+  t.true(r.log.some((l) => l.includes('3 card(s) carry hidden Unicode controls') && l.includes(uuid(2))));
+  // Counted again on an unchanged run: the count describes the tree, not only this run's writes.
+  const again = await exportWith(jsonlOptions(out, file));
+  t.like(again.summary, { written: 0, unchanged: 5, hidden_controls: 3 });
+  const clean = tempOut();
+  const cfile = writeJsonl(clean, 'cards.jsonl', [{ id: uuid(1), payload: payload() }]);
+  const c = await exportWith(jsonlOptions(clean, cfile));
+  t.like(c.summary, { hidden_controls: 0 });
+  t.false(c.log.some((l) => l.includes('hidden Unicode controls')));
+});

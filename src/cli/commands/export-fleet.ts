@@ -65,7 +65,8 @@ live set, plus history files pruned by --keep-history), history (earlier revisio
 skipped_secret, skipped_invalid, skipped_expired (cards not live: past expires_at, or a status
 other than active such as archived), skipped_over_cap (left out by the caps; their earlier files are
 removed). Keep each profile's max_entries at least the caps of the domains it reads, or a search
-stops early (truncated).
+stops early (truncated). hidden_controls counts the cards in DIR whose text or names carry Unicode
+tag characters or bidi embedding/override/isolate controls (the tools show each as <U+XXXX>).
 
 Exit codes: 0 done, 1 operational failure (source unreadable, untrusted DIR, a path left alone), 2 usage error.`;
 
@@ -193,10 +194,16 @@ function makeProgress(): { update: NonNullable<ExportOptions['progress']>; end: 
 /**
  * The `--json` object: the summary counts, then the details an operator acts on: `secret_ids` (cards not written
  * for a credential), `over_cap` (folders that lost cards to the caps: folder, kept, skipped) and `invalid` (records
- * skipped as invalid: id, where for JSONL, reason).
+ * skipped as invalid: id, where for JSONL, reason) and `hidden_control_ids` (cards counted in hidden_controls).
  */
 function jsonReport(r: ExportReport): Record<string, unknown> {
-  return { ...r.summary, secret_ids: r.secretIds, over_cap: r.overCap, invalid: r.invalid };
+  return {
+    ...r.summary,
+    secret_ids: r.secretIds,
+    over_cap: r.overCap,
+    invalid: r.invalid,
+    hidden_control_ids: r.hiddenControlIds,
+  };
 }
 
 function summaryLine(r: ExportReport, dryRun: boolean): string {
@@ -205,7 +212,7 @@ function summaryLine(r: ExportReport, dryRun: boolean): string {
   return (
     `${head} written ${s.written}, unchanged ${s.unchanged}, removed ${s.removed}, history ${s.history}, ` +
     `skipped_secret ${s.skipped_secret}, skipped_invalid ${s.skipped_invalid}, skipped_expired ${s.skipped_expired}, ` +
-    `skipped_over_cap ${s.skipped_over_cap}`
+    `skipped_over_cap ${s.skipped_over_cap}, hidden_controls ${s.hidden_controls}`
   );
 }
 
@@ -235,6 +242,7 @@ export const command: Command = {
             skipped_invalid: 0,
             skipped_expired: 0,
             skipped_over_cap: 0,
+            hidden_controls: 0,
           };
           process.stdout.write(`${JSON.stringify({ ok: false, ...zero, error: e.message })}\n`);
         }
