@@ -17,6 +17,7 @@ import { errorResult } from '../errors.js';
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import type { Caller, ToolName, ToolResult } from '../tools/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
+import { LineSplitter as GenericLineSplitter } from '../text/lines.js';
 
 /** Longest line accepted, in bytes, without its newline (docs/HERMES.md). */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -150,74 +151,14 @@ export function unavailableReply(id: string): string {
   return replyLine(id, errorResult('unavailable'));
 }
 
-/** One event from the line splitter. */
-export type LineEvent = { kind: 'line'; bytes: Buffer } | { kind: 'oversized'; prefix: Buffer };
+export type { LineEvent } from '../text/lines.js';
 
 /**
- * Splits a byte stream into lines of at most `maxBytes` bytes (without the newline; a trailing `\r` is dropped).
- * A longer line is never held whole: once it passes the limit only its first `OVERSIZED_PREFIX_BYTES` are kept and
- * the rest is dropped as it arrives, until its newline, when one `oversized` event is emitted.
+ * The worker's line splitter (docs/DESIGN.md "Line framing"): lines of at most `maxBytes` (default MAX_LINE_BYTES);
+ * an oversized line keeps its first OVERSIZED_PREFIX_BYTES, from which `idFromPrefix` may recover its id.
  */
-export class LineSplitter {
-  private parts: Buffer[] = [];
-  private length = 0;
-  private discarding = false;
-  private prefix: Buffer = Buffer.alloc(0);
-
-  constructor(private readonly maxBytes = MAX_LINE_BYTES) {}
-
-  /** Feed one chunk; returns the events completed by it, in order. */
-  push(chunk: Buffer): LineEvent[] {
-    const events: LineEvent[] = [];
-    let start = 0;
-    while (start <= chunk.length) {
-      const nl = chunk.indexOf(0x0a, start);
-      const end = nl === -1 ? chunk.length : nl;
-      this.take(chunk.subarray(start, end));
-      if (nl === -1) break;
-      events.push(this.finish());
-      start = nl + 1;
-    }
-    return events;
-  }
-
-  /** End of input: a last line without a newline still counts. */
-  end(): LineEvent[] {
-    if (!this.discarding && this.length === 0) return [];
-    return [this.finish()];
-  }
-
-  private take(piece: Buffer): void {
-    if (piece.length === 0) return;
-    if (this.discarding) return;
-    if (this.length + piece.length > this.maxBytes + 1) {
-      // +1 tolerates a `\r` before the newline at exactly the limit.
-      const whole = Buffer.concat([
-        ...this.parts,
-        piece.subarray(0, Math.max(0, OVERSIZED_PREFIX_BYTES - this.length)),
-      ]);
-      this.prefix = whole.subarray(0, OVERSIZED_PREFIX_BYTES);
-      this.parts = [];
-      this.length = 0;
-      this.discarding = true;
-      return;
-    }
-    this.parts.push(piece);
-    this.length += piece.length;
-  }
-
-  private finish(): LineEvent {
-    if (this.discarding) {
-      const prefix = this.prefix;
-      this.discarding = false;
-      this.prefix = Buffer.alloc(0);
-      return { kind: 'oversized', prefix };
-    }
-    let bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
-    this.parts = [];
-    this.length = 0;
-    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
-    if (bytes.length > this.maxBytes) return { kind: 'oversized', prefix: bytes.subarray(0, OVERSIZED_PREFIX_BYTES) };
-    return { kind: 'line', bytes };
+export class LineSplitter extends GenericLineSplitter {
+  constructor(maxBytes = MAX_LINE_BYTES) {
+    super(maxBytes, OVERSIZED_PREFIX_BYTES);
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The MCP stdio server (docs/TOOLS.md, docs/POLICY.md): two read-only tools over one caller fixed at launch.
  *
- * Built on the official SDK's `Protocol` (JSON-RPC framing, ping, cancellation, request bookkeeping) and stdio
- * transport, with the server side of `initialize` written here (`ToolServer`), not on `McpServer` or the low-level
+ * Built on the official SDK's `Protocol` (JSON-RPC, ping, cancellation, request bookkeeping) over our own stdio
+ * transport (`stdio.ts`: linear line framing with a 1 MiB cap), with the server side of `initialize` written here
+ * (`ToolServer`), not on `McpServer` or the low-level
  * `Server`: argument validation must happen in our handler (bad arguments get the `invalid_request` JSON of docs/TOOLS.md §Errors with a
  * hint, never the SDK's validator text), and `Server`'s module statically loads ajv and the experimental tasks
  * code (about 30 ms of a cold start; docs/BENCHMARKS.md) for features two read-only tools never use (sampling,
@@ -11,7 +12,6 @@
  * as in the SDK's own high-level server. Operator logs are one short reason code per line on stderr; stdout carries
  * only protocol messages.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   ErrorCode,
@@ -36,6 +36,7 @@ import { z } from 'zod';
 import { errorResult } from '../errors.js';
 import { READ_INPUT_SCHEMA, SEARCH_INPUT_SCHEMA, TOOL_DESCRIPTIONS } from '../tools/schemas.js';
 import { TOOL_NAMES, type Bridge, type Caller, type ToolName, type ToolResult } from '../tools/types.js';
+import { LineTransport } from './stdio.js';
 
 export interface McpServerOptions {
   /** Who every call is made as: fixed at launch from `--home`/`HERMES_HOME` and `--run-kind` (docs/POLICY.md). */
@@ -135,6 +136,7 @@ export function handleToolCall(
 export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
   private clientCapabilities: ClientCapabilities | undefined;
   private clientInfo: Implementation | undefined;
+  private initialized = false;
 
   constructor(
     private readonly serverInfo: Implementation,
@@ -150,6 +152,11 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     return this.clientCapabilities;
   }
 
+  /** True once `initialize` has been answered (requests are handled in arrival order). */
+  isInitialized(): boolean {
+    return this.initialized;
+  }
+
   /** The client's name and version from `initialize` (undefined before it). */
   getClientVersion(): Implementation | undefined {
     return this.clientInfo;
@@ -160,6 +167,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     this.clientCapabilities = request.params.capabilities;
     this.clientInfo = request.params.clientInfo;
     const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+    this.initialized = true;
     return { protocolVersion, capabilities: this.capabilities, serverInfo: this.serverInfo };
   }
 
@@ -195,35 +203,38 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
 export function createMcpServer(opts: McpServerOptions): ToolServer {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
   const server = new ToolServer({ name: 'memory-bridge', version: opts.version }, { tools: { listChanged: false } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...TOOLS] }));
+  // The lifecycle (docs/DESIGN.md "Line framing"): before `initialize` only `initialize` and `ping` are answered;
+  // a tool request gets JSON-RPC Invalid Request, never a result.
+  const requireInitialized = (): void => {
+    if (server.isInitialized()) return;
+    log('not_initialized');
+    throw new McpError(ErrorCode.InvalidRequest, 'Server not initialized: send initialize first');
+  };
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    requireInitialized();
+    return { tools: [...TOOLS] };
+  });
   // tools/call is registered with a schema that leaves `params` unchecked (see RawCallToolRequestSchema).
-  server.setRequestHandler(RawCallToolRequestSchema, (request: z.infer<typeof RawCallToolRequestSchema>) =>
-    handleToolCall(request.params, opts.bridge, opts.caller, log),
-  );
+  server.setRequestHandler(RawCallToolRequestSchema, (request: z.infer<typeof RawCallToolRequestSchema>) => {
+    requireInitialized();
+    return handleToolCall(request.params, opts.bridge, opts.caller, log);
+  });
   server.onerror = () => log('transport_error');
   return server;
 }
 
 /**
- * Serve MCP over this process's stdin/stdout until the client goes away (stdin ends or the transport closes).
- * Every call is made as `opts.caller`; a bad call is answered and the server keeps serving.
+ * Serve MCP over this process's stdin/stdout (`LineTransport`: linear framing, 1 MiB line cap) until the client
+ * goes away (stdin ends or the transport closes). Every call is made as `opts.caller`; a bad call or a bad line is
+ * answered and the server keeps serving.
  */
 export async function runMcpServer(opts: McpServerOptions): Promise<void> {
-  const server = createMcpServer(opts);
-  const transport = new StdioServerTransport();
+  const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
+  const server = createMcpServer({ ...opts, log });
+  const transport = new LineTransport(process.stdin, process.stdout, { log });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
-  const onEnd = (): void => {
-    void server.close();
-  };
-  process.stdin.once('end', onEnd);
-  process.stdin.once('close', onEnd);
-  try {
-    await server.connect(transport);
-    await closed;
-  } finally {
-    process.stdin.off('end', onEnd);
-    process.stdin.off('close', onEnd);
-  }
+  await server.connect(transport);
+  await closed;
 }
