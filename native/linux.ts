@@ -130,6 +130,32 @@ const DIRENT_TYPE = 18;
 const DIRENT_NAME = 19;
 const DIRENT_BUFFER_BYTES = 32 * 1024;
 
+/** fcntl commands and lease types (asm-generic, shared by x86_64 and aarch64). */
+const F_SETSIG = 10;
+const F_SETLEASE = 1024;
+const F_RDLCK = 0;
+const F_UNLCK = 2;
+/** Default action: ignore. Sent instead of SIGIO (default action: terminate) if a lease we hold is broken. */
+const SIGURG = 23;
+/** struct statfs is 120 bytes on x86_64 and aarch64. */
+const STATFS_BYTES = 128;
+/**
+ * Filesystems (statfs f_type) whose writers all go through this kernel, so a read lease sees every one: ext2/3/4,
+ * xfs, btrfs, tmpfs, f2fs, zfs, bcachefs, overlay. Network and FUSE filesystems are left out: writers on other
+ * machines or behind a daemon are invisible, and NFSv4 and SMB refuse a lease without a delegation or oplock.
+ */
+const LEASE_FILESYSTEMS: ReadonlySet<number> = new Set([
+  0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1, 0xca451a4e, 0x794c7630,
+]);
+
+/** Calls `fn` (a libc call returning 0 or -1) until it does not fail with EINTR; true on success. */
+function retryEintrWith(koffi: typeof Koffi, fn: () => number): boolean {
+  for (;;) {
+    if (fn() !== -1) return true;
+    if (koffi.errno() !== EINTR) return false;
+  }
+}
+
 /** A first fgetxattr attempt fits any ordinary ACL (4 + 8·N bytes); ERANGE retries at 64 KiB, which always fits. */
 const ACL_SMALL_BYTES = 4096;
 const ACL_LARGE_BYTES = 64 * 1024;
@@ -223,7 +249,12 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     offset: number,
   ) => number | bigint;
   const flockFn = lib.func('int flock(int, int)') as (fd: number, op: number) => number;
+  // fcntl is variadic: its third argument is passed with an explicit type on each call.
+  const fcntl = lib.func('int fcntl(int, int, ...)') as (fd: number, cmd: number, ...rest: unknown[]) => number;
+  const fstatfs = lib.func('int fstatfs(int, uint8_t *)') as (fd: number, buf: Buffer) => number;
+  const statfsBuf = Buffer.alloc(STATFS_BYTES);
 
+  const retryEintr = (fn: () => number): boolean => retryEintrWith(koffi, fn);
   const names = new ComponentEncoder(linuxErrors);
   const rootPath = cString('/');
   const emptyPath = cString('');
@@ -432,6 +463,26 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
         const errno = koffi.errno();
         if (errno !== EINTR) throw linuxErrors.fail('pread', errno);
       }
+    },
+
+    openForWriting(fd: number): 'yes' | 'no' | 'unknown' {
+      if (!retryEintr(() => fstatfs(fd, statfsBuf))) {
+        const errno = koffi.errno();
+        if (linuxErrors.exhausted(errno)) throw linuxErrors.fail('fstatfs', errno);
+        return 'unknown';
+      }
+      // f_type is the first member of struct statfs (a long) on every 64-bit Linux architecture.
+      if (!LEASE_FILESYSTEMS.has(Number(statfsBuf.readBigInt64LE(0) & 0xffffffffn))) return 'unknown';
+      if (!retryEintr(() => fcntl(fd, F_SETSIG, 'int', SIGURG))) return 'unknown';
+      if (retryEintr(() => fcntl(fd, F_SETLEASE, 'int', F_RDLCK))) {
+        // Released at once; closing the descriptor would release it too.
+        retryEintr(() => fcntl(fd, F_SETLEASE, 'int', F_UNLCK));
+        return 'no';
+      }
+      const errno = koffi.errno();
+      if (errno === LINUX_ERRNO.EWOULDBLOCK) return 'yes'; // EAGAIN
+      if (linuxErrors.exhausted(errno)) throw linuxErrors.fail('fcntl', errno);
+      return 'unknown';
     },
 
     flock(fd: number, op: number): void {

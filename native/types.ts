@@ -277,4 +277,19 @@ export interface Native {
   pread(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
   /** flock(fd, op) with LOCK_SH/EX/NB/UN = 1/2/4/8; throws NativeError (EWOULDBLOCK) when NB and held. */
   flock(fd: number, op: number): void;
+  /**
+   * Whether any open file description, in any process, has the regular file under `fd` (our own O_RDONLY
+   * descriptor) open for writing (docs/DESIGN.md "Descriptors opened for writing before a chmod").
+   *
+   * Linux: a read lease is taken on `fd` and released at once (fcntl F_SETLEASE F_RDLCK, then F_UNLCK); the kernel
+   * refuses a read lease with EAGAIN exactly when the inode is open for writing. Before it, F_SETSIG makes a lease
+   * break in that instant send SIGURG (ignored by default) instead of SIGIO (terminates). Only on filesystems
+   * where the kernel sees every writer (local ones: ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs, bcachefs, overlay, by
+   * fstatfs f_type); elsewhere, and when the lease is refused for another reason (EACCES: not the file's owner and
+   * no CAP_LEASE; EINVAL: leases disabled), the answer is 'unknown'.
+   *
+   * @returns 'yes' (open for writing), 'no', or 'unknown' (cannot be told here)
+   * @throws ResourceExhaustedError on EMFILE/ENFILE/ENOMEM
+   */
+  openForWriting?(fd: number): 'yes' | 'no' | 'unknown';
 }

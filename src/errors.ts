@@ -43,6 +43,7 @@ export type Reason =
   | 'world_writable'
   | 'acl_write'
   | 'acl_unreadable'
+  | 'open_for_write'
   | 'other_device'
   | 'not_directory'
   | 'not_regular'

@@ -7,8 +7,8 @@ import { NativeError, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { isNoteName, segmentReason } from './names.js';
 import {
+  fileDescriptorReason,
   decodeNoteText,
-  descriptorAclReason,
   noteStatReason,
   placeOf,
   readSettled,
@@ -92,7 +92,7 @@ export function readNoteById(
     }
     try {
       const st = native.fstat(fd);
-      const reason = noteStatReason(st, uid, rootPlace, limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
+      const reason = noteStatReason(st, uid, rootPlace, limits.maxFileBytes) ?? fileDescriptorReason(native, fd, uid);
       if (reason !== null) deny(reason);
       const bytes = readSettled(native, dirFd, last, fd, st);
       if (bytes === null) deny('io_error');

@@ -9,7 +9,7 @@ import { NativeError, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import {
   checkDirDescriptor,
-  descriptorAclReason,
+  fileDescriptorReason,
   isRegularFile,
   noteStatReason,
   readSettled,
@@ -206,7 +206,7 @@ export function readTrustedFile(
     const st = native.fstat(fd);
     if (!isRegularFile(st)) refuse('not_regular');
     // Device is not judged here: the policy lives outside the memory root.
-    const reason = noteStatReason(st, uid, st.dev, Number.MAX_SAFE_INTEGER) ?? descriptorAclReason(native, fd, uid);
+    const reason = noteStatReason(st, uid, st.dev, Number.MAX_SAFE_INTEGER) ?? fileDescriptorReason(native, fd, uid);
     if (reason !== null) refuse(reason);
     if (st.size > maxBytes) refuse('too_large');
     const bytes = readSettled(native, dirFd, name, fd, st);

@@ -144,6 +144,20 @@ export function aclReason(acl: AclRead, uid: number): Reason | null {
   }
 }
 
+/**
+ * The descriptor part of the trust rule for a regular file (a note, the policy file), after its fstat passed: the
+ * ACL (`descriptorAclReason`), then `open_for_write` when some open file description, in any process, has the
+ * file open for writing (`Native.openForWriting`; docs/DESIGN.md "Descriptors opened for writing before a
+ * chmod"). A descriptor opened while the file was writable by others keeps its write access after a chmod; this
+ * refuses the file for as long as such a descriptor exists. Where the check cannot be made ('unknown') the file
+ * is judged by the rest of the rule alone (README, "Threat model and limits").
+ *
+ * @throws ResourceExhaustedError on EMFILE/ENFILE/ENOMEM
+ */
+export function fileDescriptorReason(native: Native, fd: number, uid: number): Reason | null {
+  return descriptorAclReason(native, fd, uid) ?? (native.openForWriting?.(fd) === 'yes' ? 'open_for_write' : null);
+}
+
 /** Reads the ACL of an open descriptor and applies `aclReason`. */
 export function descriptorAclReason(native: Native, fd: number, uid: number): Reason | null {
   return aclReason(native.readAcl(fd), uid);

@@ -12,8 +12,8 @@ import { BridgeError, type Reason } from '../errors.js';
 import { RACY_MARGIN_MS, RawEntryBudget, ScanMemo, UNDECIDED, type Entry, type Listing } from './scan-memo.js';
 import { NOT_TAKEN, type StatThread } from './stat-pool.js';
 import {
+  fileDescriptorReason,
   decodeNoteText,
-  descriptorAclReason,
   identityKey,
   isDirectory,
   isSymlink,
@@ -386,7 +386,7 @@ class TreeScan {
       const fd = native.openFileAt(dirFd, name);
       try {
         const fst = native.fstat(fd);
-        return (noteStatReason(fst, uid, rootPlace, maxFileBytes) ?? descriptorAclReason(native, fd, uid)) === null;
+        return (noteStatReason(fst, uid, rootPlace, maxFileBytes) ?? fileDescriptorReason(native, fd, uid)) === null;
       } finally {
         closeQuietly(native, fd);
       }
@@ -495,7 +495,7 @@ class TreeScan {
       // The descriptor is authoritative: judge what was opened, not what was statted a moment ago.
       const fst = native.fstat(fd);
       const reason =
-        noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes) ?? descriptorAclReason(native, fd, uid);
+        noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes) ?? fileDescriptorReason(native, fd, uid);
       if (reason !== null) {
         this.skip(reason);
         return;
