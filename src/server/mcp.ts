@@ -46,6 +46,12 @@ export interface McpServerOptions {
   version: string;
   /** Operator log sink for the server's own reason codes (default: one line on stderr). */
   log?: (reason: string) => void;
+  /**
+   * Refuse tool requests until `initialize` has been answered (docs/DESIGN.md "Line framing"). True for a stdio
+   * session; a stateless HTTP request is served by a fresh server that never sees the client's `initialize`, so
+   * the HTTP endpoint leaves it off (default false).
+   */
+  requireInitialize?: boolean;
 }
 
 /** Annotations shared by both tools: they only read, and nothing outside the operator's folder is touched. */
@@ -203,10 +209,10 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
 export function createMcpServer(opts: McpServerOptions): ToolServer {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
   const server = new ToolServer({ name: 'memory-bridge', version: opts.version }, { tools: { listChanged: false } });
-  // The lifecycle (docs/DESIGN.md "Line framing"): before `initialize` only `initialize` and `ping` are answered;
-  // a tool request gets JSON-RPC Invalid Request, never a result.
+  // The lifecycle (docs/DESIGN.md "Line framing"), when the session has one: before `initialize` only `initialize`
+  // and `ping` are answered; a tool request gets JSON-RPC Invalid Request, never a result.
   const requireInitialized = (): void => {
-    if (server.isInitialized()) return;
+    if (opts.requireInitialize !== true || server.isInitialized()) return;
     log('not_initialized');
     throw new McpError(ErrorCode.InvalidRequest, 'Server not initialized: send initialize first');
   };
@@ -230,7 +236,7 @@ export function createMcpServer(opts: McpServerOptions): ToolServer {
  */
 export async function runMcpServer(opts: McpServerOptions): Promise<void> {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
-  const server = createMcpServer({ ...opts, log });
+  const server = createMcpServer({ ...opts, log, requireInitialize: true });
   const transport = new LineTransport(process.stdin, process.stdout, { log });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
