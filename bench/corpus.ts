@@ -67,7 +67,10 @@ export function loadVocabulary(source: string): Vocabulary {
   const words = [...counts.entries()].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1));
   const cumulative: number[] = [];
   let sum = 0;
-  for (const [, c] of words) cumulative.push((sum += c));
+  for (const [, c] of words) {
+    sum += c;
+    cumulative.push(sum);
+  }
   const nameSet = new Set<string>();
   for (const [w] of words) if (/^[a-z]{3,12}$/.test(w)) nameSet.add(w);
 
@@ -117,14 +120,14 @@ function japaneseSentence(v: Vocabulary, rng: Prng): string {
   const n = rng.int(8, 24);
   let s = '';
   for (let i = 0; i < n; i++) s += rng.pick(v.japanese);
-  return s + '。';
+  return `${s}。`;
 }
 
 /**
  * Target size of one note in bytes: 85% log-uniform in 0.3–3 KB, 15% uniform in 3–8 KB (the tail).
  */
 function noteSize(rng: Prng): number {
-  if (rng.chance(0.85)) return Math.round(300 * Math.pow(10, rng.next()));
+  if (rng.chance(0.85)) return Math.round(300 * 10 ** rng.next());
   return rng.int(3000, 8192);
 }
 
@@ -139,7 +142,7 @@ function noteText(v: Vocabulary, rng: Prng, title: string, target: number, linkT
   }
   lines.push(`# ${title}`, '');
   const withJapanese = rng.chance(0.05);
-  let text = lines.join('\n') + '\n';
+  let text = `${lines.join('\n')}\n`;
   while (Buffer.byteLength(text) < target) {
     const r = rng.next();
     let block: string;
@@ -154,10 +157,10 @@ function noteText(v: Vocabulary, rng: Prng, title: string, target: number, linkT
       block = japaneseSentence(v, rng) + japaneseSentence(v, rng);
     } else {
       const ss: string[] = [];
-      for (let i = rng.int(2, 5); i > 0; i--) ss.push(sentence(v, rng, 6, 18) + '.');
+      for (let i = rng.int(2, 5); i > 0; i--) ss.push(`${sentence(v, rng, 6, 18)}.`);
       block = ss.join(' ');
     }
-    text += block + '\n\n';
+    text += `${block}\n\n`;
   }
   // The tail stops at 8 KiB: cut an overshooting last block at a space.
   const cap = 8192;
@@ -167,7 +170,7 @@ function noteText(v: Vocabulary, rng: Prng, title: string, target: number, linkT
       .toString('utf8')
       .replace(/\uFFFD$/, '');
     const cut = bytes.lastIndexOf(' ');
-    text = (cut > 0 ? bytes.slice(0, cut) : bytes) + '\n';
+    text = `${cut > 0 ? bytes.slice(0, cut) : bytes}\n`;
   }
   return text;
 }
@@ -265,7 +268,7 @@ export function generateCorpus(parent: string, count: number, v: Vocabulary, see
     allow: ['**'],
     limits: { max_entries: 10000, max_total_bytes: 67108864, max_depth: 16 },
   };
-  writeOwner(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), JSON.stringify(policy, null, 2) + '\n');
+  writeOwner(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), `${JSON.stringify(policy, null, 2)}\n`);
   return {
     notes: count,
     root: canonicalRoot,

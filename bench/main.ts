@@ -31,7 +31,7 @@ import {
 } from './processes.js';
 import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
 import { measureHttp, type HttpResult } from './http.js';
-import { median, summarise, type Summary } from './stats.js';
+import { median, summarise, type Summary, pushTo } from './stats.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
 
@@ -231,12 +231,12 @@ async function measure(
       if (opts.rg) {
         const r = timeListCommand('rg', ['-l', '-i', '-F', q, c.root]);
         rg.push(r.ms);
-        (rgPer[q] ??= []).push(r.ms);
+        pushTo(rgPer, q, r.ms);
         rgFiles[q] = r.files;
       }
       const g = timeListCommand('grep', ['-rliF', q, c.root]);
       gr.push(g.ms);
-      (grPer[q] ??= []).push(g.ms);
+      pushTo(grPer, q, g.ms);
       grFiles[q] = g.files;
     };
     // Warm rounds first, with no note changed: a note changed less than the racy margin (3 s, trust/scan.ts) before
@@ -250,7 +250,7 @@ async function measure(
         if (ours) {
           const r = await search(ours, q);
           warm.push(r.ms);
-          (warmPer[q] ??= []).push(r.ms);
+          pushTo(warmPer, q, r.ms);
           hits[q] = r.hits;
           if (r.truncated) truncated.add(q);
         }
@@ -520,11 +520,11 @@ function renderTables(
       '| round | ok | 503 | 429 | other failures | seconds | ok calls/s | p50 ms | p99 ms | RSS after MB |',
       '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
-    http.load.rounds.forEach((r, i) =>
+    for (const [i, r] of http.load.rounds.entries()) {
       lines.push(
         `| ${i + 1} | ${r.ok} | ${r.refused503} | ${r.refused429} | ${r.failures} | ${fmt(r.seconds)} | ${r.throughputPerS} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p99)} | ${fmt(r.rssAfterMB)} |`,
-      ),
-    );
+      );
+    }
   }
   lines.push('', '| target | ratio | limit | verdict |', '|---|---:|---:|---|');
   for (const t of targets)
@@ -666,7 +666,7 @@ async function main(): Promise<void> {
   if (!values['no-write']) {
     const out = values.out ? path.resolve(values.out) : path.join(repoRoot, 'bench', 'results', 'latest.json');
     fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.writeFileSync(out, JSON.stringify(report, null, 2) + '\n');
+    fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
     fs.writeFileSync(out.replace(/\.json$/, '.md'), `${tables}\n`);
     log(`wrote ${path.relative(process.cwd(), out)}`);
   }

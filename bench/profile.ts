@@ -105,13 +105,13 @@ function printSummary(file: string, top: number): void {
   process.stdout.write(`profile ${path.basename(file)}: busy ${busyMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms\n`);
   process.stdout.write(`\n-- top ${top} by self time --\n`);
   for (const r of [...rows].sort((a, b) => b.selfMs - a.selfMs).slice(0, top))
-    process.stdout.write(line(r, r.selfMs) + '\n');
+    process.stdout.write(`${line(r, r.selfMs)}\n`);
   process.stdout.write(`\n-- top ${top} project functions (dist/) by inclusive time --\n`);
   for (const r of rows
     .filter((x) => x.fn.includes('dist/'))
     .sort((a, b) => b.totalMs - a.totalMs)
     .slice(0, top)) {
-    process.stdout.write(line(r, r.totalMs) + `   (self ${r.selfMs.toFixed(1)} ms)\n`);
+    process.stdout.write(`${line(r, r.totalMs)}   (self ${r.selfMs.toFixed(1)} ms)\n`);
   }
 }
 

@@ -39,7 +39,7 @@ if (memoryOut) {
       gc();
       after = snapshot();
     }
-    fs.appendFileSync(memoryOut, JSON.stringify({ before, afterFullGc: after }) + '\n');
+    fs.appendFileSync(memoryOut, `${JSON.stringify({ before, afterFullGc: after })}\n`);
   });
 }
 

@@ -37,3 +37,10 @@ export function summarise(samples: readonly number[]): Summary {
     max: r2(Math.max(...samples)),
   };
 }
+
+/** Appends `value` to the list of `key` in `lists`, creating it. */
+export function pushTo<T>(lists: Record<string, T[]>, key: string, value: T): void {
+  const list = lists[key];
+  if (list === undefined) lists[key] = [value];
+  else list.push(value);
+}

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { QUERIES, seedFor } from './config.js';
 import { generateCorpus, type Vocabulary } from './corpus.js';
 import { connect, disconnect, timeCall, toolPayload, type McpSession } from './processes.js';
-import { median } from './stats.js';
+import { median, pushTo } from './stats.js';
 
 /** Notes and size of one worst-case corpus. */
 const NOTES = 11;
@@ -197,7 +197,7 @@ async function warmSearches(
     for (let rep = 0; rep < WARM_REPS; rep++) {
       for (const q of queries) {
         const ms = await search(s, q);
-        (samples[q] ??= []).push(ms);
+        pushTo(samples, q, ms);
         max = Math.max(max, ms);
       }
     }

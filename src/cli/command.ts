@@ -111,7 +111,10 @@ export function packageRoot(): string {
     const candidate = path.join(dir, 'package.json');
     try {
       const pkg = JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: unknown };
-      if (pkg.name === 'memory-bridge') return (cachedRoot = dir);
+      if (pkg.name === 'memory-bridge') {
+        cachedRoot = dir;
+        return dir;
+      }
     } catch {
       // not here (or unreadable): keep walking up
     }

@@ -71,7 +71,10 @@ export function selectUnderCaps(
   const domains = new Map<string, Map<string, CapItem[]>>();
   for (const it of items) {
     let clients = domains.get(it.domain);
-    if (clients === undefined) domains.set(it.domain, (clients = new Map()));
+    if (clients === undefined) {
+      clients = new Map();
+      domains.set(it.domain, clients);
+    }
     const list = clients.get(it.client);
     if (list === undefined) clients.set(it.client, [it]);
     else list.push(it);

@@ -326,7 +326,7 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
 
 async function readSource(opts: ExportOptions, env: NodeJS.ProcessEnv): Promise<SourceRead> {
   if (opts.source.kind === 'jsonl') return readJsonl(opts.source.file);
-  return readQdrant(opts.source.settings, env, opts.domains, (pages, points) => opts.progress?.('read', points, 0));
+  return readQdrant(opts.source.settings, env, opts.domains, (_pages, points) => opts.progress?.('read', points, 0));
 }
 
 async function applyRead(

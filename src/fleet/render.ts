@@ -11,8 +11,7 @@ export const MAX_TITLE_CHARS = 200;
 
 // Characters escaped inside a double-quoted YAML scalar: C0/C1 controls, DEL, `"`, `\`, and Unicode format or
 // separator characters (bidi controls, zero-width, BOM, U+2028/9) that would make a value read differently.
-const YAML_ESCAPE =
-  /[\u0000-\u001f\u007f-\u009f"\\\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+const YAML_ESCAPE = /[\p{Cc}"\\\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/gu;
 
 /** Replace lone surrogates with U+FFFD (what String.prototype.toWellFormed does; not in this TS lib target). */
 export function wellFormed(s: string): string {
@@ -48,7 +47,7 @@ export function isoUtc(epochSeconds: number): string {
 /** One line of plain text fit for a heading: controls and format characters dropped, whitespace collapsed. */
 function headingText(raw: string): string {
   const line = wellFormed(raw)
-    .replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, ' ')
+    .replace(/[\p{Cc}\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
   const cps = Array.from(line);
@@ -74,7 +73,7 @@ export function cardTitle(card: Pick<Card, 'memory_type' | 'slot_name' | 'text'>
 
 /** The card text as written below the heading: NUL and lone surrogates replaced by U+FFFD. */
 export function bodyText(text: string): string {
-  return wellFormed(text).replace(/\u0000/g, '\ufffd');
+  return wellFormed(text).replaceAll('\u0000', '\ufffd');
 }
 
 /**

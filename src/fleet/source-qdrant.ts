@@ -91,6 +91,7 @@ export function resolveQdrantSettings(env: NodeJS.ProcessEnv, flags: QdrantFlags
         ? parseTimeout(env.FLEET_QDRANT_TIMEOUT, 'FLEET_QDRANT_TIMEOUT')
         : 10;
   const collection = flags.collection ?? DEFAULT_COLLECTION;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a collection name must not hold `/` or a C0 control
   if (collection === '' || collection.length > 255 || /[/\u0000-\u001f]/.test(collection)) {
     throw new ExportError('--collection: expected a collection name', 2);
   }
@@ -202,14 +203,15 @@ export async function readQdrant(
   const filter = scrollFilter(domains);
   const points: RawPoint[] = [];
   const seenOffsets = new Set<string>();
-  let offset: unknown = undefined;
+  let offset: unknown;
   let pages = 0;
   for (;;) {
     let page: { points?: unknown; next_page_offset?: unknown };
     try {
       page = (await client.scroll(s.collection, {
         limit: SCROLL_PAGE,
-        offset: offset as string | number | undefined,
+        // The first page has no offset (the key is left out, as JSON would drop an undefined one).
+        ...(offset === undefined ? {} : { offset: offset as string | number }),
         filter,
         with_payload: true,
         with_vector: false,

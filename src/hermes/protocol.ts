@@ -129,6 +129,7 @@ function rejectReason(error: z.ZodError): string {
  */
 export function idFromPrefix(prefix: Buffer): string | undefined {
   const head = prefix.toString('utf8');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a JSON string excludes exactly the C0 controls (RFC 8259)
   const m = /^\{\s*"v"\s*:\s*1\s*,\s*"id"\s*:\s*("(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")/.exec(
     head,
   );

@@ -63,7 +63,7 @@ export function parseStrictJson(bytes: Uint8Array): unknown {
   return new Parser(text).document();
 }
 
-const enum Ch {
+enum Ch {
   Tab = 0x09,
   Lf = 0x0a,
   Cr = 0x0d,

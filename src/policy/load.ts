@@ -160,7 +160,7 @@ function issuePath(p: readonly PropertyKey[]): string {
 function isPresent(value: unknown, p: readonly PropertyKey[]): boolean {
   let cur: unknown = value;
   for (const k of p) {
-    if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, k)) return false;
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, k)) return false;
     cur = (cur as Record<PropertyKey, unknown>)[k];
   }
   return true;

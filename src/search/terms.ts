@@ -32,7 +32,7 @@ for (let c = 0x41; c <= 0x5a; c++) WORD_LOWER[c] = c + 0x20;
 
 const APOSTROPHE = 0x27;
 /** The next non-ASCII code unit, and the next ASCII whitespace (global, so `lastIndex` says where to start). */
-const NON_ASCII = /[^\u0000-\u007f]/g;
+const NON_ASCII = /[\u0080-\uffff]/g;
 const SPACE = /[\t\n\v\f\r ]/g;
 
 /** ASCII whitespace as SPACE matches it. */

@@ -36,7 +36,7 @@ export const SPACELESS =
 /** The apostrophes that join words (U+0027, U+2019), all of them. */
 export const APOSTROPHES = /['\u2019]/g;
 /** Fast path: pure ASCII text needs neither NFKC nor the spaceless-script check. */
-const NON_ASCII = /[^\u0000-\u007f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
  * Longest run of combining marks kept before normalisation: 30, the bound of UAX #15's Stream-Safe Text Format
@@ -177,13 +177,14 @@ function tokenizeMixed(text: string): string[] {
   const n = text.length;
   let i = 0;
   while (i < n) {
-    let w = 0;
-    while (i < n && (w = wordCharWidth(text, i)) === 0) i++;
+    while (i < n && wordCharWidth(text, i) === 0) i++;
     if (i >= n) break;
     const start = i;
     let nonAscii = false;
     for (;;) {
-      while (i < n && (w = wordCharWidth(text, i)) > 0) {
+      while (i < n) {
+        const w = wordCharWidth(text, i);
+        if (w === 0) break;
         if (w > 1 || text.charCodeAt(i) >= 0x80) nonAscii = true;
         i += w;
       }

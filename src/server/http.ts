@@ -327,22 +327,35 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
 
     const pathname = (req.url ?? '').split('?', 1)[0];
     const host = hostHeaderName(req.headers.host);
-    if (host === null || !hosts.has(host)) return refuse(403, 'forbidden_host', -32000, 'Forbidden: Host not allowed');
+    if (host === null || !hosts.has(host)) {
+      refuse(403, 'forbidden_host', -32000, 'Forbidden: Host not allowed');
+      return;
+    }
     const origin = req.headers.origin;
-    if (origin !== undefined && !origins.has(normalOrigin(origin)))
-      return refuse(403, 'forbidden_origin', -32000, 'Forbidden: Origin not allowed');
+    if (origin !== undefined && !origins.has(normalOrigin(origin))) {
+      refuse(403, 'forbidden_origin', -32000, 'Forbidden: Origin not allowed');
+      return;
+    }
 
     if (pathname === '/healthz') {
       rec.tool = 'healthz';
-      if (req.method !== 'GET' && req.method !== 'HEAD')
-        return refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'GET, HEAD' });
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'GET, HEAD' });
+        return;
+      }
       rec.result = 'ok';
       res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 3, 'Cache-Control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : 'ok\n');
       return;
     }
-    if (pathname !== '/mcp') return refuse(404, 'not_found', -32000, 'Not found');
-    if (stopping) return refuse(503, 'stopping', -32000, 'Server is stopping', { 'Retry-After': '1' });
+    if (pathname !== '/mcp') {
+      refuse(404, 'not_found', -32000, 'Not found');
+      return;
+    }
+    if (stopping) {
+      refuse(503, 'stopping', -32000, 'Server is stopping', { 'Retry-After': '1' });
+      return;
+    }
 
     let entry: ClientEntry | null;
     try {
@@ -350,25 +363,38 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     } catch (err) {
       if (!(err instanceof ClientsFileError)) throw err;
       rec.reason = err.reason;
-      return refuse(503, 'clients_unusable', -32000, 'Service unavailable');
+      refuse(503, 'clients_unusable', -32000, 'Service unavailable');
+      return;
     }
-    if (entry === null) return refuse(401, 'unauthorized', -32001, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
+    if (entry === null) {
+      refuse(401, 'unauthorized', -32001, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
+      return;
+    }
     rec.client = entry.name;
     const now = performance.now();
     const wait = limiter.take(entry.name, now);
     limiter.prune(64, now);
-    if (wait > 0) return refuse(429, 'rate_limited', -32000, 'Too many requests', { 'Retry-After': String(wait) });
-    if (inFlight >= maxConcurrency)
-      return refuse(503, 'busy', -32000, 'Too many requests in flight', { 'Retry-After': '1' });
+    if (wait > 0) {
+      refuse(429, 'rate_limited', -32000, 'Too many requests', { 'Retry-After': String(wait) });
+      return;
+    }
+    if (inFlight >= maxConcurrency) {
+      refuse(503, 'busy', -32000, 'Too many requests in flight', { 'Retry-After': '1' });
+      return;
+    }
     inFlight++;
     holdsSlot = true;
-    if (req.method !== 'POST')
-      return refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'POST' });
+    if (req.method !== 'POST') {
+      refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'POST' });
+      return;
+    }
 
     void readBody(req)
       .then(async (body) => {
-        if (body === 'too_large')
-          return refuse(413, 'too_large', -32000, `Payload too large: at most ${MAX_BODY_BYTES} bytes`);
+        if (body === 'too_large') {
+          refuse(413, 'too_large', -32000, `Payload too large: at most ${MAX_BODY_BYTES} bytes`);
+          return;
+        }
         if (body === 'aborted') return;
         let message: unknown;
         try {
@@ -377,9 +403,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
           message = JSON.parse(body.toString('utf8'));
         } catch (err) {
           if (!(err instanceof StrictJsonError) && !(err instanceof SyntaxError)) throw err;
-          return refuse(400, 'bad_json', -32700, 'Parse error');
+          refuse(400, 'bad_json', -32700, 'Parse error');
+          return;
         }
-        if (Array.isArray(message)) return refuse(400, 'batch', -32600, 'Batch requests are not accepted');
+        if (Array.isArray(message)) {
+          refuse(400, 'batch', -32600, 'Batch requests are not accepted');
+          return;
+        }
         const label = methodLabel(message);
         rec.tool = label.tool;
         await answer(req, res, message, entry, rec, label.isToolCall);
@@ -423,7 +453,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         rec.reason = reason;
       },
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // Stateless: no sessionIdGenerator, so the SDK issues no session ids and every request gets a fresh transport.
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     res.once('close', () => {
       void transport.close();
       void mcp.close();

@@ -90,10 +90,10 @@ export function cutVisible(text: string, limit: number, from = 0): VisibleCut {
     const size = pair ? 2 : 1;
     const cp = pair ? text.codePointAt(i)! : c;
     if (isHiddenControl(cp)) {
-      const escape = escapeOf(cp);
-      if (width + escape.length > limit) break;
-      out += text.slice(runStart, i) + escape;
-      width += escape.length;
+      const shown = escapeOf(cp);
+      if (width + shown.length > limit) break;
+      out += text.slice(runStart, i) + shown;
+      width += shown.length;
       runStart = i + size;
     } else {
       if (width + 1 > limit) break;

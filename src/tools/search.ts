@@ -134,9 +134,12 @@ export class IndexCache {
     return view.index;
   }
 
-  /** The scan memo of a held view (call after `get`, which creates the view). */
-  memoOf(key: string): ScanMemo | undefined {
-    return this.views.get(key)?.memo;
+  /**
+   * The scan memo of a view (call right after `get`, which creates the view); a view not held gets a fresh memo that
+   * lives for one scan.
+   */
+  memoOf(key: string): ScanMemo {
+    return this.views.get(key)?.memo ?? new ScanMemo();
   }
 
   /**

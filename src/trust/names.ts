@@ -11,7 +11,7 @@ const UNICODE_ALLOWED = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]+$/u;
 /** Separators other systems (Windows, classic macOS) read inside a name; never allowed under the unicode rule. */
 const UNICODE_FORBIDDEN = /[/\\:]/;
 /** C0 controls, DEL and C1 controls. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL = /\p{Cc}/u;
 
 /**
  * Why one path segment fails the name rule, or null when it passes.

@@ -130,7 +130,7 @@ export function aclReason(acl: AclRead, uid: number): Reason | null {
     case 'error':
       return 'acl_unreadable';
     case 'linux': {
-      let entries;
+      let entries: ReturnType<typeof parseLinuxAcl>;
       try {
         entries = parseLinuxAcl(acl.bytes);
       } catch (err) {

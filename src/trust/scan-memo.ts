@@ -199,8 +199,7 @@ export class ScanMemo {
     const old = this.listings.get(at.prefix);
     let listing: Listing;
     if (
-      old !== undefined &&
-      old.reusable &&
+      old?.reusable &&
       old.dev === st.dev &&
       old.ino === st.ino &&
       old.mtimeNs === st.mtimeNs &&
@@ -273,7 +272,9 @@ export class ScanMemo {
       e.slot = slot;
     }
     snaps.set(sorted);
-    const changedMs = Number((st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / NS_PER_MS);
+    let changedNs = st.mtimeNs;
+    if (st.ctimeNs > changedNs) changedNs = st.ctimeNs;
+    const changedMs = Number(changedNs / NS_PER_MS);
     return {
       dev: st.dev,
       ino: st.ino,

@@ -61,6 +61,12 @@ function typeOf(st: FileStat): number {
   return DT.REG;
 }
 
+/** `${id}/` of a directory entry, built once per listing entry. */
+function prefixOf(e: Entry): string {
+  if (e.prefix === undefined) e.prefix = `${e.id}/`;
+  return e.prefix;
+}
+
 /** True when `words` equals the RAW_STAT_WORDS words of `snaps` at `at`. */
 function sameWords(snaps: Uint32Array, at: number, words: Uint32Array): boolean {
   for (let i = 0; i < RAW_STAT_WORDS; i++) if (snaps[at + i] !== words[i]) return false;
@@ -304,7 +310,7 @@ class TreeScan {
       this.skip('denied');
       return;
     }
-    const prefix = (e.prefix ??= `${e.id}/`);
+    const prefix = prefixOf(e);
     if (depth >= this.limits.maxDepth) {
       // Its notes would be deeper than max_depth. Once truncated is set, looking further cannot change anything.
       if (this.truncated) return;
@@ -354,7 +360,7 @@ class TreeScan {
         if (child === null) continue;
         let found: boolean;
         try {
-          found = this.lookBelow(child.fd, child.stat, (e.prefix ??= `${e.id}/`), depth);
+          found = this.lookBelow(child.fd, child.stat, prefixOf(e), depth);
         } finally {
           closeQuietly(this.native, child.fd);
         }
@@ -473,7 +479,12 @@ class TreeScan {
       return;
     }
     const memoized = e.stat === st;
-    const key = memoized ? (e.key ??= identityKey(st)) : identityKey(st);
+    let key: IdentityKey;
+    if (!memoized) key = identityKey(st);
+    else {
+      key = e.key ?? identityKey(st);
+      e.key = key;
+    }
     if (this.known.has(id, key)) {
       if (!this.charge(st.size)) return;
       let note = memoized ? e.known : undefined;

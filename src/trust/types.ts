@@ -36,18 +36,18 @@ export interface ScanLimits {
    * is then stored in a form the warm path never matches, so the note is opened and verified again on the next call.
    * Default `RACY_MARGIN_MS` (3000); tests that count opens of freshly written notes pass 0.
    */
-  racyMarginMs?: number;
+  racyMarginMs?: number | undefined;
   /**
    * False: every note is still read and validated exactly as usual, but its text is dropped after the check
    * (`ScannedNote.text` is undefined), so memory stays bounded by one note. For operator counts (doctor), never for
    * an index. Default true.
    */
-  keepText?: boolean;
+  keepText?: boolean | undefined;
   /**
    * Raw directory entries this call may list, at most RAW_ENTRY_CEILING (a larger value counts as the ceiling).
    * Tools always use the ceiling; tests lower it to reach the limit on a small tree (`BridgeOptions.rawEntryCeiling`).
    */
-  rawEntryCeiling?: number;
+  rawEntryCeiling?: number | undefined;
 }
 
 /** Hard ceiling on raw directory entries listed per call (docs/TRUST.md): more → `unavailable`. */

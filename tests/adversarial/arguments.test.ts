@@ -59,7 +59,7 @@ function searchCases(): unknown[] {
     { query: 'lantern', limit: 0 },
     { query: 'lantern', limit: -1 },
     { query: 'lantern', limit: 11 },
-    { query: 'lantern', limit: 1e309 },
+    { query: 'lantern', limit: Number.POSITIVE_INFINITY },
     { query: 'lantern', limit: Number.NaN },
     { query: 'lantern', limit: null },
     { query: 'lantern', limit: true },

@@ -26,7 +26,9 @@ const native = getNative() as Native;
 // Scans with a counting binding run with the stat thread and without (scanTwoWays), and must agree on both.
 test.before(() => readyStatThread(native));
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 
 const DENY = ['projects/secret.md', 'projects/**/private/**', 'projects/**/*.secret.md', 'projects/archive'];
 const DENIED_IDS = [
@@ -108,12 +110,21 @@ test('denied-in-allowed › replacing a denied note with anything (huge, FIFO, b
     ['fifo', () => makeFifo(target)],
     ['binary', () => fs.writeFileSync(target, Buffer.from([0, 1, 2, 0xff]))],
     ['symlink', () => fs.symlinkSync(path.join(a.outside, 'secret.md'), target)],
-    ['world-writable', () => (fs.writeFileSync(target, planted(MARK.denied)), fs.chmodSync(target, 0o666))],
+    [
+      'world-writable',
+      () => {
+        fs.writeFileSync(target, planted(MARK.denied));
+        fs.chmodSync(target, 0o666);
+      },
+    ],
   ];
   if (isRoot)
     variants.push([
       'foreign',
-      () => (fs.writeFileSync(target, planted(MARK.denied)), fs.chownSync(target, FOREIGN_UID, FOREIGN_UID)),
+      () => {
+        fs.writeFileSync(target, planted(MARK.denied));
+        fs.chownSync(target, FOREIGN_UID, FOREIGN_UID);
+      },
     ]);
   for (const [what, make] of variants) {
     fs.rmSync(target, { force: true });

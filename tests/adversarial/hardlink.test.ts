@@ -10,7 +10,9 @@ import { FOREIGN_GID, FOREIGN_UID, isRoot, mkdirs, writeNote } from '../helpers/
 import { MARK, NOT_FOUND, assertClean, idsOf, makeArena, planted, type Arena } from './support.js';
 
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 function arena(fields: Record<string, unknown> = {}): Arena {
   const a = makeArena({ deny: ['private/**', '**/*.secret.md'], ...fields });
   arenas.push(a);

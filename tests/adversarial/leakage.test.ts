@@ -14,7 +14,9 @@ import { connectMcp } from './mcp-client.js';
 import { CLI, MARK, NOT_FOUND, assertClean, makeArena, planted, type Arena } from './support.js';
 
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 
 /** Allowed notes, all matching "lantern" with different weights; sizes are what the byte budget sees. */
 const ALLOWED: Record<string, string> = {

@@ -11,7 +11,9 @@ import { isRoot, mkdirs, writeNote } from '../helpers/fixtures.js';
 import { MARK, NOT_FOUND, assertClean, idsOf, makeArena, planted, type Arena } from './support.js';
 
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 const rootTest = isRoot ? test.serial : test.skip;
 
 function arena(): Arena {

@@ -27,7 +27,9 @@ const SWAPPER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'swapper
 const SAFE = '# Safe\n\nlantern safe words only\n';
 
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 
 function arena(): Arena {
   const a = makeArena({ deny: ['private/**'] });

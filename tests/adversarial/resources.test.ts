@@ -35,7 +35,7 @@ const arenas: Arena[] = [];
 const mounts: string[] = [];
 test.after.always(() => {
   for (const m of mounts) if (spawnSync('umount', [m]).status !== 0) spawnSync('umount', ['-l', m]);
-  arenas.forEach((a) => a.cleanup());
+  for (const a of arenas) a.cleanup();
 });
 function arena(fields: Record<string, unknown> = {}, options: Parameters<typeof makeArena>[2] = {}): Arena {
   const a = makeArena(fields, undefined, options);

@@ -10,7 +10,9 @@ import { writeNote } from '../helpers/fixtures.js';
 import { MARK, NOT_FOUND, assertClean, makeArena, planted, type Arena } from './support.js';
 
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 
 const INVALID = JSON.stringify({
   ok: false,
@@ -46,7 +48,7 @@ function spellings(a: Arena): string[] {
     '//private/secret.md',
     'private//secret.md',
     'private/secret.md/',
-    a.root.slice(1) + '/private/secret.md',
+    `${a.root.slice(1)}/private/secret.md`,
     `${a.root}/private/secret.md`,
     `${a.outside}/secret.md`,
     // URLs and encodings

@@ -11,7 +11,9 @@ import { writeNote, mkdirs } from '../helpers/fixtures.js';
 import { MARK, NOT_FOUND, UNAVAILABLE, assertClean, idsOf, makeArena, planted, type Arena } from './support.js';
 
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 function arena(fields: Record<string, unknown> = {}): Arena {
   const a = makeArena(fields);
   arenas.push(a);
@@ -78,7 +80,7 @@ test('symlink › a symlinked directory in the middle of an id is never entered 
     'outrel/secret.md',
     'again/notes/plain.md',
     'up/outside/secret.md',
-    'procroot/' + path.join(a.outside, 'secret.md').slice(1),
+    `procroot/${path.join(a.outside, 'secret.md').slice(1)}`,
     'proccwd/secret.md',
     'self/root/etc/passwd.md',
     'top/etc/hostname.md',
@@ -117,8 +119,8 @@ test('symlink › a policy root that is or passes through a symlink makes every 
     alias,
     path.join(viaMiddle, 'memory'),
     '/proc/self/cwd',
-    '/proc/self/root' + a.root,
-    '/proc/1/root' + a.root,
+    `/proc/self/root${a.root}`,
+    `/proc/1/root${a.root}`,
   ]) {
     a.setPolicy({ root });
     t.is(JSON.stringify(a.read('notes/plain.md')), UNAVAILABLE, root);

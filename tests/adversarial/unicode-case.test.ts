@@ -11,7 +11,9 @@ import { writeNote } from '../helpers/fixtures.js';
 import { MARK, NOT_FOUND, UNAVAILABLE, assertClean, idsOf, makeArena, planted, type Arena } from './support.js';
 
 const arenas: Arena[] = [];
-test.after.always(() => arenas.forEach((a) => a.cleanup()));
+test.after.always(() => {
+  for (const a of arenas) a.cleanup();
+});
 function arena(fields: Record<string, unknown>): Arena {
   const a = makeArena({ names: 'unicode', ...fields });
   arenas.push(a);

@@ -11,17 +11,7 @@ import type { QdrantStandin, StandinPoint } from '../helpers/qdrant-standin.js';
 import { ExportError } from '../../src/fleet/errors.js';
 import { MANIFEST_NAME } from '../../src/fleet/writer.js';
 import { compactUtc } from '../../src/fleet/layout.js';
-import {
-  allText,
-  exportWith,
-  fleetScratch,
-  mdFiles,
-  payload,
-  qdrantOptions,
-  snapshot,
-  standardCards,
-  uuid,
-} from './helpers.js';
+import { allText, exportWith, fleetScratch, mdFiles, payload, qdrantOptions, snapshot, uuid } from './helpers.js';
 
 const rootTest = isRoot ? test : test.skip;
 const { tempOut, standin, cleanup } = fleetScratch('mb-fleet-');
@@ -218,7 +208,7 @@ test('export › a card gone from the source is removed; out-of-scope and foreig
   fs.writeFileSync(path.join(out, 'work/hermes/notes-by-hand.md'), '# mine\n');
   // Another source's card in the same tree.
   const file = path.join(path.dirname(out), 'other.jsonl');
-  fs.writeFileSync(file, JSON.stringify({ id: uuid(20), payload: payload({ text: 'from jsonl' }) }) + '\n');
+  fs.writeFileSync(file, `${JSON.stringify({ id: uuid(20), payload: payload({ text: 'from jsonl' }) })}\n`);
   await exportWith({ ...qdrantOptions(s, out), source: { kind: 'jsonl', file } });
   // Both the personal and the work card vanish from Qdrant.
   s.collections.set(

@@ -162,7 +162,7 @@ test('caps › end to end: a flood of newer cards in other client folders no lon
   const flood = [1, 2, 3, 4].flatMap((k) => cardLines('work', `aaa-${k}`, 300, k * 1000, 'orchard', 1_770_000_000));
   const real = cardLines('work', 'hermes', 12, 10_000, 'lighthouse orchard');
   const policy = { version: 1, root: '', allow: ['work/**'], limits: { max_entries: 500 } };
-  const search = (out: string, home: string) => {
+  const search = (_out: string, home: string) => {
     const bridge = createBridge({ log: () => {} });
     const res = bridge.search({ query: 'lighthouse', limit: 10 }, { home, cron: false, subagent: false });
     if (!res.ok) throw new Error(JSON.stringify(res));
@@ -265,7 +265,7 @@ test('source name › dated dump files named as one source: a card deleted from 
 
 test('invalid › each skipped card is named with its id (or line) and the field and rule, never its text', async (t) => {
   const out = tempOut();
-  const secretText = 'sk-' + 'Q'.repeat(30);
+  const secretText = `sk-${'Q'.repeat(30)}`;
   const file = writeJsonl(out, 'cards.jsonl', [
     { id: uuid(1), payload: payload() },
     { id: uuid(2), payload: payload({ created_at: undefined, text: secretText }) },

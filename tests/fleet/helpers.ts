@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runExport, type ExportOptions, type ExportReport } from '../../src/fleet/export.js';
 import { resolveQdrantSettings } from '../../src/fleet/source-qdrant.js';
-import { SECRET_KINDS } from '../../src/fleet/secrets.js';
+import type { SECRET_KINDS } from '../../src/fleet/secrets.js';
 import { makeTempDir, mkdirs, removeTree } from '../helpers/fixtures.js';
 import { QdrantStandin, type StandinPoint } from '../helpers/qdrant-standin.js';
 
@@ -98,7 +98,7 @@ export function mdFiles(dir: string): string[] {
 export function allText(dir: string): string {
   let s = '';
   for (const [rel, info] of snapshot(dir))
-    if (info.startsWith('f:')) s += fs.readFileSync(path.join(dir, rel), 'utf8') + '\n' + rel + '\n';
+    if (info.startsWith('f:')) s += `${fs.readFileSync(path.join(dir, rel), 'utf8')}\n${rel}\n`;
   return s;
 }
 

@@ -237,7 +237,7 @@ test('secrets › each of the fifteen kinds is found and named, inside ordinary 
     const text = `the value (${SAMPLES[kind]}) is here`;
     t.deepEqual(secretKinds(text), [kind], kind);
   }
-  t.deepEqual(secretKinds('github_pat_' + '11ABCDEFG0' + 'a'.repeat(40)), ['github_token']);
+  t.deepEqual(secretKinds(`github_pat_11ABCDEFG0${'a'.repeat(40)}`), ['github_token']);
   t.deepEqual(
     secretKinds('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA'),
     ['private_key'],
@@ -248,8 +248,8 @@ test('secrets › each of the fifteen kinds is found and named, inside ordinary 
 test('secrets › look-alikes are not flagged: git SHA, sha256 digest, short prefixes, words', (t) => {
   const clean = [
     'commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904',
-    'image sha256:' + 'e3b0c442'.repeat(8),
-    'SHA256:' + 'E3B0C442'.repeat(8),
+    `image sha256:${'e3b0c442'.repeat(8)}`,
+    `SHA256:${'E3B0C442'.repeat(8)}`,
     'task-management-and-more-things-here',
     'tok_short',
     'sk-short',
@@ -257,8 +257,8 @@ test('secrets › look-alikes are not flagged: git SHA, sha256 digest, short pre
     'AKIA123',
     'xoxb-123',
     '12345:abc',
-    'a 63-hex ' + 'a'.repeat(63),
-    'a 65-hex run ' + 'b'.repeat(65),
+    `a 63-hex ${'a'.repeat(63)}`,
+    `a 65-hex run ${'b'.repeat(65)}`,
     '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----',
     'uuid 6f1c2b7e-1111-4a5b-9c3d-000000000001',
   ];
@@ -303,12 +303,12 @@ const KIND_TABLE: Record<SecretKind, { yes: string[]; no: string[] }> = {
   },
   cfut_token: { yes: ['cfut_0123456789abcdef'], no: ['cfut_0123456789abcde', 'acfut_0123456789abcdef'] },
   openai_key: {
-    yes: ['sk-' + 'a'.repeat(20), 'sk-proj-' + 'B'.repeat(20)],
-    no: ['sk-' + 'a'.repeat(19), 'task-' + 'a'.repeat(30)],
+    yes: [`sk-${'a'.repeat(20)}`, `sk-proj-${'B'.repeat(20)}`],
+    no: [`sk-${'a'.repeat(19)}`, `task-${'a'.repeat(30)}`],
   },
   github_token: {
-    yes: ['ghp_' + 'a'.repeat(36), 'ghs_' + '1'.repeat(40), 'github_pat_' + 'a_'.repeat(20)],
-    no: ['ghp_' + 'a'.repeat(35), 'ghx_' + 'a'.repeat(36), 'github_pat_' + 'a'.repeat(39), 'aghp_' + 'a'.repeat(36)],
+    yes: [`ghp_${'a'.repeat(36)}`, `ghs_${'1'.repeat(40)}`, `github_pat_${'a_'.repeat(20)}`],
+    no: [`ghp_${'a'.repeat(35)}`, `ghx_${'a'.repeat(36)}`, `github_pat_${'a'.repeat(39)}`, `aghp_${'a'.repeat(36)}`],
   },
   aws_access_key: { yes: ['AKIA' + 'ABCDEFGHIJ012345'], no: ['AKIA' + 'ABCDEFGHIJ01234', 'AKIA' + 'abcdefghij012345'] },
   slack_token: {
@@ -316,8 +316,8 @@ const KIND_TABLE: Record<SecretKind, { yes: string[]; no: string[] }> = {
     no: ['xoxb-123456789', 'xoxz-1234567890', 'axoxb-1234567890'],
   },
   telegram_bot_token: {
-    yes: ['12345678:' + 'A'.repeat(35), 'bot1234567890:' + 'a_-'.repeat(12)],
-    no: ['1234567:' + 'A'.repeat(35), '12345678901:' + 'A'.repeat(35), '12345678:' + 'A'.repeat(34)],
+    yes: [`12345678:${'A'.repeat(35)}`, `bot1234567890:${'a_-'.repeat(12)}`],
+    no: [`1234567:${'A'.repeat(35)}`, `12345678901:${'A'.repeat(35)}`, `12345678:${'A'.repeat(34)}`],
   },
   private_key: {
     yes: ['-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----', '-----BEGIN PRIVATE KEY-----\nMIIE'],
@@ -340,15 +340,15 @@ const KIND_TABLE: Record<SecretKind, { yes: string[]; no: string[] }> = {
   aws_secret_key: {
     yes: [
       'aws_secret_access_key = ' + 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-      'AWS_SECRET_ACCESS_KEY=' + 'A'.repeat(39) + '+',
-      '"SecretAccessKey": "' + 'abc/'.repeat(10) + '"',
-      "secret-access-key: '" + '9'.repeat(40) + "'",
+      `AWS_SECRET_ACCESS_KEY=${'A'.repeat(39)}+`,
+      `"SecretAccessKey": "${'abc/'.repeat(10)}"`,
+      `secret-access-key: '${'9'.repeat(40)}'`,
     ],
     no: [
-      'aws_secret_access_key = ' + 'a'.repeat(39),
+      `aws_secret_access_key = ${'a'.repeat(39)}`,
       'aws_secret_access_key = <your key here>',
-      'the secret access key is rotated monthly ' + 'a'.repeat(40),
-      'aws_access_key_id = ' + 'A'.repeat(40),
+      `the secret access key is rotated monthly ${'a'.repeat(40)}`,
+      `aws_access_key_id = ${'A'.repeat(40)}`,
     ],
   },
   aws_session_key: {
@@ -356,8 +356,8 @@ const KIND_TABLE: Record<SecretKind, { yes: string[]; no: string[] }> = {
     no: ['ASIA' + 'Y34FZKBOKMUTVV7', 'ASIA' + 'y34fzkbokmutvv7a', 'XASIA' + 'Y34FZKBOKMUTVV7A'],
   },
   google_api_key: {
-    yes: ['AIza' + 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY', 'key=AIza' + '_'.repeat(35)],
-    no: ['AIza' + 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBW', 'xAIza' + 'a'.repeat(35), 'Aiza' + 'a'.repeat(35)],
+    yes: ['AIza' + 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY', `key=AIza${'_'.repeat(35)}`],
+    no: ['AIza' + 'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBW', `xAIza${'a'.repeat(35)}`, `Aiza${'a'.repeat(35)}`],
   },
   slack_app_token: {
     yes: ['xapp-1-A0123456789-1234567890123-abcdef'],
@@ -477,7 +477,7 @@ test('secrets › work is linear on crafted text: counted steps stay under the p
   // labels without keys, runs the rules extend), the shapes that make a backtracking pattern quadratic.
   const crafted: Record<string, (n: number) => string> = {
     'token prefixes back to back': (n) => 'tok_sk-ghp_xoxb-AIzaflk_'.repeat(n / 24),
-    'tokens one short': (n) => `${'sk-' + 'a'.repeat(19)}!${'AIza' + 'b'.repeat(34)}!`.repeat(n / 60),
+    'tokens one short': (n) => `${`sk-${'a'.repeat(19)}`}!${`AIza${'b'.repeat(34)}`}!`.repeat(n / 60),
     'digits and colons': (n) => `${'1'.repeat(9)}:${'x'.repeat(34)}!`.repeat(n / 45),
     'one long digit run then colons': (n) => `${'7'.repeat(n / 2)}${':a'.repeat(n / 4)}`,
     'PEM header words without an end': (n) => `-----BEGIN ${'PRIVATE KEY '.repeat(n / 12)}`,
@@ -521,7 +521,7 @@ test('render › every front matter string is one quoted line, whatever the card
   const text = bytes.toString('utf8');
   const end = text.indexOf('\n---\n', 4);
   const front = text.slice(4, end).split('\n');
-  for (const line of front) t.regex(line, /^(?:[a-z_]+:(?: |$)|  - \{)/, line);
+  for (const line of front) t.regex(line, /^(?:[a-z_]+:(?: |$)| {2}- \{)/, line);
   t.false(front.some((l) => l.startsWith('evil')));
   t.false(text.includes('\u0000'));
   t.false(text.includes('\u202e'));

@@ -330,3 +330,10 @@ export function makeFifo(file: string, mode = 0o600): void {
   fs.chmodSync(file, mode);
 }
 let mkfifoFn: ((file: string, mode: number) => number) | undefined;
+
+/**
+ * A parsed JSON answer (a CLI's --json output, a tool result, a worker reply) whose shape each test asserts field by
+ * field; typing it would only restate those assertions.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above; the one place tests may read untyped JSON
+export type ParsedJson = any;

@@ -40,7 +40,7 @@ export interface StandinOptions {
   /** Collection name → points. */
   collections?: Record<string, StandinPoint[]>;
   /** Accepted keys; empty or absent = no auth. */
-  apiKeys?: string[];
+  apiKeys?: string[] | undefined;
 }
 
 export interface Faults {
@@ -204,7 +204,7 @@ export class QdrantStandin {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = undefined;
+    let body: unknown;
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://x');
     const apiKeyHeader = req.headers['api-key'];

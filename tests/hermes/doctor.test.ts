@@ -16,6 +16,7 @@ import {
   mkdirs,
   removeTree,
   writeNote,
+  type ParsedJson,
 } from '../helpers/fixtures.js';
 
 import { getNative } from '../../native/index.js';
@@ -41,7 +42,7 @@ function setup(policy: Record<string, unknown> = {}): { home: string; root: stri
   return { home, root, dir };
 }
 
-function run(...args: string[]): { code: number; stdout: string; stderr: string; json: any } {
+function run(...args: string[]): { code: number; stdout: string; stderr: string; json: ParsedJson } {
   const env = { ...process.env };
   delete env.HERMES_HOME;
   const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env });
@@ -56,8 +57,8 @@ function run(...args: string[]): { code: number; stdout: string; stderr: string;
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
 }
 
-function check(report: any, name: string): any {
-  return report.checks.find((c: any) => c.name === name);
+function check(report: ParsedJson, name: string): ParsedJson {
+  return report.checks.find((c: ParsedJson) => c.name === name);
 }
 
 function snapshot(dir: string): string[] {
@@ -84,7 +85,7 @@ test('status › shows the effective configuration with defaults marked', (t) =>
   t.is(r.json.policy.root, root);
   t.is(r.json.policy.names, 'portable');
   t.deepEqual(r.json.runKinds, { interactive: true, cron: true, subagent: false, cronSubagentOrUnknown: false });
-  const limits = Object.fromEntries(r.json.policy.limits.map((l: any) => [l.key, l]));
+  const limits = Object.fromEntries(r.json.policy.limits.map((l: ParsedJson) => [l.key, l]));
   t.deepEqual([limits.max_results.value, limits.max_results.isDefault], [7, false]);
   t.deepEqual([limits.snippet_chars.value, limits.snippet_chars.isDefault], [300, true]);
   t.is(r.json.plugin.state, 'absent');
@@ -150,7 +151,7 @@ test('doctor › a healthy profile passes and --json has exactly the documented 
     t.is(typeof c.ok, 'boolean');
   }
   t.deepEqual(
-    r.json.checks.map((c: any) => c.name),
+    r.json.checks.map((c: ParsedJson) => c.name),
     ['platform', 'home', 'plugin', 'policy', 'root', 'tree'],
   );
   t.deepEqual(r.json.counts, { denied: 1 });
@@ -553,9 +554,9 @@ test('doctor › --explain gives the reason for each kind of refusal', (t) => {
   for (const [id, name, reason] of cases) {
     const j = run('doctor', '--home', home, '--json', '--explain', id);
     t.is(j.code, 1, id);
-    const failed = j.json.checks.filter((c: any) => !c.ok);
+    const failed = j.json.checks.filter((c: ParsedJson) => !c.ok);
     t.deepEqual(
-      failed.map((c: any) => [c.name, c.reason]),
+      failed.map((c: ParsedJson) => [c.name, c.reason]),
       [[name, reason]],
       id,
     );

@@ -32,7 +32,7 @@ function snapshot(dir: string): Record<string, string> {
       const st = fs.lstatSync(p);
       const mode = (st.mode & 0o7777).toString(8);
       if (st.isDirectory()) {
-        out[path.relative(dir, p) + '/'] = mode;
+        out[`${path.relative(dir, p)}/`] = mode;
         walk(p);
       } else out[path.relative(dir, p)] = `${mode} ${fs.readFileSync(p).toString('base64')} ${st.ino}`;
     }

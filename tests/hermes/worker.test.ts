@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { LineSplitter, MAX_LINE_BYTES, idFromPrefix, parseRequestLine } from '../../src/hermes/protocol.js';
 import { runWorker } from '../../src/hermes/worker.js';
 import { createBridge } from '../../src/tools/bridge.js';
-import { makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
+import { makeHome, makeTempDir, mkdirs, removeTree, writeNote, type ParsedJson } from '../helpers/fixtures.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const cli = path.join(repo, 'dist', 'src', 'cli', 'main.js');
@@ -37,7 +37,7 @@ function request(
 }
 
 /** Run a real worker (real bridge) over in-memory pipes; returns the parsed replies and the log lines. */
-async function serve(input: Array<string | Buffer>): Promise<{ replies: any[]; logs: string[] }> {
+async function serve(input: Array<string | Buffer>): Promise<{ replies: ParsedJson[]; logs: string[] }> {
   const output = new PassThrough();
   const chunks: Buffer[] = [];
   output.on('data', (c: Buffer) => chunks.push(c));
@@ -68,7 +68,7 @@ test('worker › answers a valid request with the same id and the tool result', 
   t.is(replies[0].id, 'r1');
   t.true(replies[0].result.ok);
   t.deepEqual(
-    replies[0].result.results.map((r: any) => r.id),
+    replies[0].result.results.map((r: ParsedJson) => r.id),
     ['projects/garden.md'],
   );
 });
@@ -117,7 +117,7 @@ test('worker › missing or malformed fields get unavailable', async (t) => {
   ];
   const { replies } = await serve(bad.map(([, line]) => `${line}\n`));
   t.is(replies.length, bad.length);
-  replies.forEach((reply, i) => t.deepEqual(reply.result, UNAVAILABLE, bad[i]![0]));
+  for (const [i, reply] of replies.entries()) t.deepEqual(reply.result, UNAVAILABLE, bad[i]![0]);
 });
 
 test('worker › a caller record without a profile gets unavailable', async (t) => {
@@ -185,7 +185,7 @@ test("worker › an oversized line is discarded; its id is answered only in the 
   const shimForm = `{"v":1,"id":"big1","tool":"memory_bridge_search","args":{"query":"${big}"}}\n`;
   const otherForm = `{"tool":"memory_bridge_search","args":{"id":"big2","query":"${big}"},"v":1,"id":"big3"}\n`;
   // Delivered in 64 KiB pieces, as a pipe would.
-  const stream = Buffer.from(shimForm + otherForm + `${request('next')}\n`);
+  const stream = Buffer.from(`${shimForm + otherForm}${request('next')}\n`);
   const pieces: Buffer[] = [];
   for (let i = 0; i < stream.length; i += 65536) pieces.push(stream.subarray(i, i + 65536));
   const { replies, logs } = await serve(pieces);
@@ -227,7 +227,7 @@ test('worker › one worker serves several homes, each under its own policy', as
     `${request('a2')}\n`,
   ]);
   t.deepEqual(
-    replies.map((r) => r.result.results.map((h: any) => h.id)),
+    replies.map((r) => r.result.results.map((h: ParsedJson) => h.id)),
     [['projects/garden.md'], ['decisions/watering.md'], ['projects/garden.md']],
   );
 });

@@ -25,7 +25,7 @@ function utf16(s: string, endian: 'le' | 'be', bom: boolean): Uint8Array {
 }
 
 const nest = (n: number): string => '['.repeat(n) + ']'.repeat(n);
-const nestObjects = (n: number): string => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+const nestObjects = (n: number): string => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
 
 // [title, bytes, expected reason or 'ok']
 const table: Array<[string, Uint8Array, StrictJsonReason | 'ok']> = [

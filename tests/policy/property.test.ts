@@ -38,7 +38,7 @@ test('property › byte-level mutations of a valid policy give a Policy or Bridg
   );
   fc.assert(
     fc.property(mutation, (edits) => {
-      let bytes = Array.from(base);
+      const bytes = Array.from(base);
       for (const [at, value, kind] of edits) {
         const i = Math.min(at, bytes.length);
         if (kind === 'set' && i < bytes.length) bytes[i] = value;

@@ -314,7 +314,7 @@ test('cold › typo expansions come in SearchableMap.fuzzyGet order for any inse
   fc.assert(
     fc.property(keysArb, probeArb, (keys, probe) => {
       const tree = new SearchableMap<number>();
-      keys.forEach((k, i) => tree.set(k, i));
+      for (const [i, k] of keys.entries()) tree.set(k, i);
       const expected = [...tree.fuzzyGet(probe, 1)].filter(([, [, d]]) => d === 1).map(([k]) => k);
       t.deepEqual(typoExpansionsOf(keys, probe), expected, `${JSON.stringify(keys)} ${probe}`);
     }),
@@ -326,7 +326,7 @@ test('cold › prefix expansions come in SearchableMap.atPrefix order of the ful
   fc.assert(
     fc.property(keysArb, probeArb, (keys, probe) => {
       const tree = new SearchableMap<number>();
-      keys.forEach((k, i) => tree.set(k, i));
+      for (const [i, k] of keys.entries()) tree.set(k, i);
       const expected = [...tree.atPrefix(probe)].map(([k]) => k).filter((k) => k !== probe);
       t.deepEqual(prefixExpansionsOf(keys, probe), expected, `${JSON.stringify(keys)} ${probe}`);
     }),

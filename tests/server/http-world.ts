@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { makeHome, makeTempDir, mkdirs, writeNote } from '../helpers/fixtures.js';
+import { makeHome, makeTempDir, mkdirs, writeNote, type ParsedJson } from '../helpers/fixtures.js';
 import { newToken, tokenHash, writeClients, type ClientEntry, type ClientRunKind } from '../../src/server/clients.js';
 
 export const NOTES = {
@@ -86,7 +86,7 @@ export async function connectHttp(url: string, token: string | null, fetchImpl?:
 }
 
 /** Call a tool and return the parsed tool JSON (docs/TOOLS.md). */
-export async function callJson(c: Client, name: string, args: Record<string, unknown>): Promise<any> {
+export async function callJson(c: Client, name: string, args: Record<string, unknown>): Promise<ParsedJson> {
   const res = await c.callTool({ name, arguments: args });
   const content = res.content as { type: string; text: string }[];
   return JSON.parse(content[0]!.text);
@@ -190,7 +190,9 @@ export function fetchTrusting(ca: Buffer): FetchLike {
     new Promise<Response>((resolve, reject) => {
       const headers = new Headers(init?.headers);
       const out: Record<string, string> = {};
-      headers.forEach((v, k) => (out[k] = v));
+      headers.forEach((v, k) => {
+        out[k] = v;
+      });
       const req = https.request(url, { method: init?.method ?? 'GET', headers: out, ca, agent: false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (d: Buffer) => chunks.push(d));

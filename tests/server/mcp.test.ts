@@ -2,7 +2,7 @@ import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { makeHome, removeTree } from '../helpers/fixtures.js';
+import { makeHome, removeTree, type ParsedJson } from '../helpers/fixtures.js';
 import { READ_INPUT_SCHEMA, SEARCH_INPUT_SCHEMA, TOOL_DESCRIPTIONS } from '../../src/tools/schemas.js';
 import { CLI, makeTree, NOTES, type Tree } from '../cli/tree.js';
 
@@ -29,7 +29,11 @@ async function connect(args: string[], env: Record<string, string> = {}): Promis
 }
 
 /** Call a tool and return the parsed JSON text plus the isError flag. */
-async function call(s: Session, name: string, args: unknown): Promise<{ json: any; text: string; isError: boolean }> {
+async function call(
+  s: Session,
+  name: string,
+  args: unknown,
+): Promise<{ json: ParsedJson; text: string; isError: boolean }> {
   // client.request sends params as given (no client-side checks), so non-object arguments reach the server as-is.
   const res = await s.client.request(
     { method: 'tools/call', params: { name, arguments: args } as never },

@@ -39,7 +39,10 @@ const crowded = mkdirs(root, 'crowded');
 // A new target every 60,000 links: ext4 allows at most 65,000 links to one inode (tmpfs has no such limit).
 let target = '';
 for (let i = 0; i <= RAW_ENTRY_CEILING; i++) {
-  if (i % 60_000 === 0) fs.writeFileSync((target = path.join(crowded, `target${i}`)), '');
+  if (i % 60_000 === 0) {
+    target = path.join(crowded, `target${i}`);
+    fs.writeFileSync(target, '');
+  }
   fs.linkSync(target, path.join(crowded, `f${i}`));
 }
 writeNote(root, 'a.md', 'x');

@@ -8,6 +8,7 @@ import {
   FOREIGN_UID,
   aclBytes,
   isRoot,
+  countingNative,
   makeFifo,
   makeTempDir,
   mkdirs,
@@ -327,17 +328,17 @@ test('path › root-owned system directories are trusted whoever runs the bridge
 });
 
 /** `native` with a count of the directories opened by name. */
-function countingNative(): { native: typeof native; opened: () => number } {
-  let n = 0;
-  const wrapped = { ...native, openDirAt: (fd: number, name: string) => (n++, native.openDirAt(fd, name)) };
-  return { native: wrapped, opened: () => n };
+/** The counting wrapper of the real binding, asked how many directories were opened. */
+function countingOpens(): { native: typeof native; opened: () => number } {
+  const counting = countingNative(native);
+  return { native: counting.native, opened: () => counting.calls.openDirAt ?? 0 };
 }
 
 test('path › a walk memo lets a second walk start below the directories the first judged, to the same directory', (t) => {
   const a = mkdirs(dir, 'memo/home/plugin-data');
   const b = mkdirs(dir, 'memo/vault');
   const before = openDescriptorCount();
-  const counting = countingNative();
+  const counting = countingOpens();
   const memo = new WalkMemo(counting.native);
   try {
     withDescriptor(openTrustedDir(a, 'policy_dir', counting.native, memo), () => undefined, native);

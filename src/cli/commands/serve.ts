@@ -102,7 +102,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
     const clientsFlag = stringFlag(parsed, 'clients');
     if (clientsFlag === undefined || clientsFlag === '') throw new UsageError('--clients FILE is required');
     const clientsFile = path.resolve(clientsFlag);
-    let listen;
+    let listen: ReturnType<typeof parseListen>;
     try {
       listen = parseListen(stringFlag(parsed, 'listen') ?? '127.0.0.1:8765');
     } catch (err) {
