@@ -134,7 +134,7 @@ export function readMeta(block: string): FrontMatter {
   }
   const title = found.get('title');
   let titleText: string | undefined;
-  if (title !== undefined && title.scalar && title.values.length === 1) {
+  if (title?.scalar && title.values.length === 1) {
     const v = title.values[0]!.replace(/\s+/g, ' ').trim();
     if (v !== '' && !(title.plain && NOT_A_STRING.test(v))) titleText = clipTitle(v);
   }
