@@ -8,7 +8,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { removeTree } from '../helpers/fixtures.js';
+import { removeTree, type ParsedJson } from '../helpers/fixtures.js';
 import { idOfOversized, MAX_MCP_LINE_BYTES } from '../../src/server/stdio.js';
 import { CLI, makeTree, type Tree } from '../cli/tree.js';
 
@@ -24,7 +24,7 @@ test.after.always(() => {
 interface Raw {
   child: ChildProcessWithoutNullStreams;
   write(data: string | Buffer): Promise<void>;
-  next(): Promise<any>;
+  next(): Promise<ParsedJson>;
   stderr(): string;
   end(): Promise<number | null>;
 }
@@ -40,8 +40,7 @@ function raw(): Raw {
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (c: string) => {
     out += c;
-    let nl: number;
-    while ((nl = out.indexOf('\n')) !== -1) {
+    for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
       const line = out.slice(0, nl);
       out = out.slice(nl + 1);
       const w = waiting.shift();
