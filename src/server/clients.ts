@@ -19,7 +19,6 @@ import path from 'node:path';
 import { BridgeError, type Reason } from '../errors.js';
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import { isNormalAbsolute, openTrustedDir, readTrustedFile } from '../trust/path.js';
-import { closeQuietly } from '../trust/walk.js';
 import { requireNative } from '../trust/rule.js';
 import type { Caller } from '../tools/types.js';
 
@@ -290,7 +289,8 @@ export function readForEdit(file: string): { current: ClientsFile; bytes: Buffer
 function checkDirectory(file: string): void {
   const dir = path.posix.dirname(file);
   try {
-    closeQuietly(requireNative(), openTrustedDir(dir, 'policy_dir'));
+    const native = requireNative();
+    native.close(openTrustedDir(dir, 'policy_dir', native));
   } catch (err) {
     if (err instanceof BridgeError) {
       const what = err.reason === 'missing' ? 'does not exist' : `is not trusted (${err.reason})`;
