@@ -44,7 +44,8 @@ export interface HttpResult {
     }[];
     rssBeforeMB: number | null;
     rssMaxDuringMB: number | null;
-    firstFailure: string | null;
+    /** Up to five distinct failure messages, with how often each occurred. */
+    failureKinds: Record<string, number>;
   };
 }
 
@@ -185,7 +186,7 @@ export async function measureHttp(
       const r = mb(rssOf(pid).rssMiB);
       if (r !== null && r > rssMax) rssMax = r;
     }, 200);
-    let firstFailure: string | null = null;
+    const failureKinds: Record<string, number> = {};
     const rounds: HttpResult['load']['rounds'] = [];
     try {
       for (let round = 0; round < LOAD_ROUNDS; round++) {
@@ -214,7 +215,9 @@ export async function measureHttp(
                 else if (code === 503) r503++;
                 else {
                   failures++;
-                  firstFailure ??= err instanceof Error ? err.message.slice(0, 300) : String(err);
+                  const kind = (err instanceof Error ? err.message : String(err)).slice(0, 200);
+                  if (kind in failureKinds || Object.keys(failureKinds).length < 5)
+                    failureKinds[kind] = (failureKinds[kind] ?? 0) + 1;
                 }
               }
             }
@@ -238,6 +241,7 @@ export async function measureHttp(
           `  round ${round + 1}: ${ok} ok, ${r503} × 503, ${r429} × 429, ${failures} failures in ${seconds.toFixed(1)} s; ` +
             `p50 ${latency.p50} ms, p99 ${p99} ms; server RSS ${rounds.at(-1)!.rssAfterMB} MB`,
         );
+        for (const [kind, count] of Object.entries(failureKinds)) log(`    failure ×${count}: ${kind}`);
       }
     } finally {
       clearInterval(sampler);
@@ -252,7 +256,7 @@ export async function measureHttp(
         rounds,
         rssBeforeMB: rssBefore,
         rssMaxDuringMB: rssMax,
-        firstFailure,
+        failureKinds,
       },
     };
   } finally {

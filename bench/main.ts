@@ -568,7 +568,12 @@ async function main(): Promise<void> {
     },
   });
   const sections = new Set(values.sections!.split(',').map((s) => s.trim()));
-  const sizes = sections.has('sizes') ? values.sizes!.split(',').map((s) => Number(s.trim())) : [];
+  // The HTTP section runs on the largest size, so it needs that corpus even without the sizes section.
+  const sizes = sections.has('sizes')
+    ? values.sizes!.split(',').map((s) => Number(s.trim()))
+    : sections.has('http')
+      ? [Math.max(...values.sizes!.split(',').map((s) => Number(s.trim())))]
+      : [];
   if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 10000)) throw new Error('--sizes: integers 1..10000');
   const started = new Date();
   const env = machine();
@@ -621,7 +626,8 @@ async function main(): Promise<void> {
           log(`memory-bridge mcp does not answer a search yet, measuring the baselines only: ${why}`);
         }
       }
-      results.push(await measure(corpus, genMs, { quick: values.quick!, rg: hasRg, ours: hasOurs, cpuProf }));
+      if (sections.has('sizes'))
+        results.push(await measure(corpus, genMs, { quick: values.quick!, rg: hasRg, ours: hasOurs, cpuProf }));
       if (hasOurs && sections.has('http') && n === Math.max(...sizes)) {
         http = await measureHttp(corpus, shebangNodeOptions(), parent, repsFor(n, values.quick!).warm);
       }
