@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { getNative } from '../../native/index.js';
-import { BridgeError } from '../errors.js';
+import { bridgeErrorOf } from '../errors.js';
 import { PatternSet } from '../policy/glob.js';
 import { MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
@@ -82,6 +82,10 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   entry_ceiling:
     'more than 1,000,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
   io_error: 'an I/O error: check the filesystem (dmesg) and permissions',
+  open_for_write:
+    'a process holds the file open for writing, perhaps one opened while the file was writable by others (a chmod does not revoke it): if the file was ever writable by someone else, replace it (write a reviewed copy and mv it over the name) instead of chmodding it; otherwise close the editor or script that holds it',
+  resource_exhausted:
+    'the process ran out of file descriptors or memory: raise the open-files limit (ulimit -n, LimitNOFILE= for a service) or find what holds descriptors open',
   unsupported_platform: 'memory-bridge runs on Linux and macOS only; every call is unavailable here',
   policy_missing: 'create it from policy.example.json: mkdir -p the directory (chmod 700) and the file (chmod 600)',
   policy_invalid: 'fix the policy file; the problem is described above',
@@ -122,7 +126,7 @@ function remedyOf(reason: string): string {
 }
 
 function reasonOf(err: unknown): string {
-  return err instanceof BridgeError ? err.reason : 'internal';
+  return bridgeErrorOf(err)?.reason ?? 'internal';
 }
 
 /** Checks of the installed shim: present, ours, unchanged, and its worker command still there and trusted. */

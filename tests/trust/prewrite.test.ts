@@ -229,3 +229,20 @@ test('a lease broken in the instant it is held sends SIGURG, not the SIGIO that 
     } else t.is(end.signal, 'SIGIO');
   }
 });
+
+test('doctor counts a note held open for writing and says to replace it, not chmod it', async (t) => {
+  const { runDoctor, explainNote } = await import('../../src/hermes/doctor.js');
+  const { w, file } = exposedWorld();
+  fs.chmodSync(file, 0o600);
+  const h = holder(file);
+  await h.ready;
+  try {
+    const { report } = runDoctor(w.home);
+    t.is(report.counts.open_for_write, 1);
+    const explained = explainNote(w.home, 'garden.md').report.checks.find((c) => !c.ok);
+    t.is(explained?.reason, 'open_for_write');
+    t.regex(explained?.remedy ?? '', /replace it/);
+  } finally {
+    await h.stop();
+  }
+});
