@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { getNative } from '../native/index.js';
 import { loadPolicy } from '../src/policy/load.js';
 import { NoteIndex } from '../src/search/index.js';
-import { scanLimitsOf } from '../src/tools/search.js';
+import { scanLimitsOf } from '../src/policy/scan-limits.js';
 import { openTrustedDir } from '../src/trust/path.js';
 import { ScanMemo, scanTree } from '../src/trust/scan.js';
 import { statPool } from '../src/trust/stat-pool.js';

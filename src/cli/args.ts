@@ -1,11 +1,12 @@
 /**
- * A small, strict argv parser for the `memory-bridge` commands.
+ * The strict argv rules of the `memory-bridge` commands, on top of `node:util` `parseArgs` (which tokenizes).
  *
  * Accepted forms: `--flag value`, `--flag=value`, boolean `--flag`, repeatable flags (collected in order), and `--`
  * (everything after it is positional). A flag value given as a separate word may not start with `-` (so a
  * forgotten value never swallows the next flag); write `--limit=-1` to pass such a value deliberately.
  * Anything unknown, repeated without being repeatable, or missing its value throws `UsageError`.
  */
+import { parseArgs as tokenize } from 'node:util';
 
 /** A command-line mistake: main.ts prints the message and the command's usage on stderr and exits with 2. */
 export class UsageError extends Error {
@@ -32,54 +33,42 @@ export interface ParsedArgs {
 }
 
 /**
- * Parse `argv` (the words after the command name) against `specs`.
+ * Parse `argv` (the words after the command name) against `specs`: `node:util` `parseArgs` tokenizes it
+ * (non-strict, so every token comes back), and each option token is then held to the rules above.
  *
  * @throws UsageError on an unknown flag, a missing value, a value given to a boolean, or a repeated single flag
  */
 export function parseArgs(argv: readonly string[], specs: FlagSpecs): ParsedArgs {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    options[name] = { type: spec.type, multiple: spec.repeatable === true };
+    if (spec.short !== undefined) options[name].short = spec.short;
+  }
+  let tokens: ReturnType<typeof tokenize>['tokens'];
+  try {
+    tokens = tokenize({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true }).tokens;
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
   const flags: ParsedArgs['flags'] = {};
   const positionals: string[] = [];
-  const byShort = new Map<string, string>();
-  for (const [name, spec] of Object.entries(specs)) if (spec.short !== undefined) byShort.set(spec.short, name);
-
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!;
-    if (word === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    let name: string;
-    let inline: string | undefined;
-    if (word.startsWith('--')) {
-      const eq = word.indexOf('=');
-      name = eq === -1 ? word.slice(2) : word.slice(2, eq);
-      inline = eq === -1 ? undefined : word.slice(eq + 1);
-    } else if (word.length === 2 && word[0] === '-' && word[1] !== '-') {
-      const long = byShort.get(word[1]!);
-      if (long === undefined) throw new UsageError(`unknown option ${word}`);
-      name = long;
-    } else {
-      // A lone "-" or any other word is positional.
-      positionals.push(word);
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      positionals.push(token.value);
       continue;
     }
+    if (token.kind === 'option-terminator') continue;
+    const name = token.name;
     const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
-    if (spec === undefined || name === '') throw new UsageError(`unknown option --${name}`);
-
+    if (spec === undefined || name === '') throw new UsageError(`unknown option ${token.rawName}`);
     if (spec.type === 'boolean') {
-      if (inline !== undefined) throw new UsageError(`--${name} takes no value`);
+      if (token.value !== undefined) throw new UsageError(`--${name} takes no value`);
       flags[name] = true;
       continue;
     }
-
-    let value = inline;
-    if (value === undefined) {
-      const next = argv[i + 1];
-      if (next === undefined || (next.startsWith('-') && next !== '-')) {
-        throw new UsageError(`--${name} needs a value (write --${name}=VALUE for a value starting with "-")`);
-      }
-      value = next;
-      i++;
+    const value = token.value;
+    if (value === undefined || (!token.inlineValue && value.startsWith('-') && value !== '-')) {
+      throw new UsageError(`--${name} needs a value (write --${name}=VALUE for a value starting with "-")`);
     }
     if (spec.repeatable === true) {
       const prev = flags[name];

@@ -2,8 +2,9 @@
 /**
  * `memory-bridge <command> [options]` (docs/CLI.md).
  *
- * Dispatch only: each command lives in `src/cli/commands/<name>.js` and exports `const command: Command`
- * (src/cli/command.ts). Modules are imported lazily, so a command whose module is missing or fails to load prints
+ * Dispatch only: each command lives in `src/cli/commands/<name>.ts` and exports `const command: Command`
+ * (src/cli/command.ts); `COMMANDS` maps each name to a static, type-checked import of its module (adding a command
+ * is one line there). Modules are imported lazily, so a command whose module is missing or fails to load prints
  * "memory-bridge: <name> is not available in this build" and exits 1 while every other command keeps working.
  *
  * Handled here for every command: `--help`/`-h` (before any `--`) prints the command's usage on stdout and exits
@@ -13,21 +14,34 @@
 import { UsageError } from './args.js';
 import { EXIT, packageVersion, type Command } from './command.js';
 
-/** Every command, in the order the top-level help lists them. */
-const COMMAND_NAMES = [
-  'mcp',
-  'search',
-  'read',
-  'demo',
-  'worker',
-  'install',
-  'uninstall',
-  'status',
-  'doctor',
-  'export-fleet',
-  'serve',
-  'clients',
-] as const;
+/** A command module: what `src/cli/commands/<name>.ts` exports. */
+type CommandModule = { command: Command };
+
+/**
+ * Every command and the import of its module, in the order the top-level help lists them. The imports are static
+ * (the compiler checks each module exports a `Command`) and lazy (a module loads only when its command runs).
+ */
+const COMMANDS = {
+  mcp: () => import('./commands/mcp.js'),
+  search: () => import('./commands/search.js'),
+  read: () => import('./commands/read.js'),
+  demo: () => import('./commands/demo.js'),
+  worker: () => import('./commands/worker.js'),
+  install: () => import('./commands/install.js'),
+  uninstall: () => import('./commands/uninstall.js'),
+  status: () => import('./commands/status.js'),
+  doctor: () => import('./commands/doctor.js'),
+  'export-fleet': () => import('./commands/export-fleet.js'),
+  serve: () => import('./commands/serve.js'),
+  clients: () => import('./commands/clients.js'),
+} as const satisfies Record<string, () => Promise<CommandModule>>;
+
+type CommandName = keyof typeof COMMANDS;
+const COMMAND_NAMES = Object.keys(COMMANDS) as CommandName[];
+
+function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
 
 const PROG = 'memory-bridge';
 
@@ -46,13 +60,10 @@ function isCommand(value: unknown): value is Command {
  * Import one command module; null when it is missing, fails to load, or does not export a valid `command`.
  * `why` receives a one-line cause for the operator.
  */
-async function loadCommand(name: string, why?: (cause: string) => void): Promise<Command | null> {
-  if (!(COMMAND_NAMES as readonly string[]).includes(name)) return null;
+async function loadCommand(name: CommandName, why?: (cause: string) => void): Promise<Command | null> {
   try {
-    // A computed specifier keeps the command modules out of this file's import graph: one missing or broken module
-    // must not stop the rest of the CLI from building or running.
-    const specifier = `./commands/${name}.js`;
-    const mod = (await import(specifier)) as { command?: unknown };
+    // Checked again at run time: a module replaced after the build must still not be run blindly.
+    const mod: { command?: unknown } = await COMMANDS[name]();
     if (isCommand(mod.command)) return mod.command;
     why?.('the module does not export a valid command');
     return null;
@@ -109,7 +120,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return EXIT.OK;
   }
-  if (!(COMMAND_NAMES as readonly string[]).includes(first)) {
+  if (!isCommandName(first)) {
     process.stderr.write(`${PROG}: unknown command ${JSON.stringify(first)}\n\n${await topUsage()}\n`);
     return EXIT.USAGE;
   }

@@ -17,7 +17,7 @@ import { bridgeErrorOf } from '../errors.js';
 import { PatternSet } from '../policy/glob.js';
 import { MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
-import { scanLimitsOf } from '../tools/search.js';
+import { scanLimitsOf } from '../policy/scan-limits.js';
 import { isNoteName, segmentReason, validateId } from '../trust/names.js';
 import { readNoteById } from '../trust/note.js';
 import { openTrustedDir, readTrustedFile } from '../trust/path.js';

@@ -8,8 +8,11 @@
  * hint, never the SDK's validator text), and `Server`'s module statically loads ajv and the experimental tasks
  * code (about 30 ms of a cold start; docs/BENCHMARKS.md) for features two read-only tools never use (sampling,
  * elicitation, logging, tasks). `ToolServer` answers `initialize` exactly as `Server._oninitialize` does.
- * Tool failures are results with `isError: true`; an unknown tool name is a protocol error (JSON-RPC InvalidParams),
- * as in the SDK's own high-level server. Operator logs are one short reason code per line on stderr; stdout carries
+ * Tool failures are results with `isError: true`; an unknown tool name is a protocol error (JSON-RPC InvalidParams,
+ * -32602; docs/TOOLS.md §MCP). That is not what the pinned SDK's high-level `McpServer` (1.32.2) does: its tools/call
+ * handler throws `McpError(InvalidParams, "Tool <name> not found")` and then catches it itself, like every error but
+ * UrlElicitationRequired, and answers a tool result `{content: [{type: 'text', text: <that message>}], isError: true}`
+ * — which would also echo the requested name back into the model's context. Operator logs are one short reason code per line on stderr; stdout carries
  * only protocol messages.
  */
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';

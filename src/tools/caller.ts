@@ -8,23 +8,34 @@ import { BridgeError } from '../errors.js';
 import type { Policy } from '../policy/types.js';
 import type { Caller } from './types.js';
 
+/** A caller record that passed `parseCaller`: a usable home and the two run-kind signals. */
+export interface CheckedCaller {
+  /** Absolute profile home (no NUL). */
+  readonly home: string;
+  readonly cron: boolean;
+  readonly subagent: boolean;
+}
+
 /**
- * The caller's profile home, checked.
+ * The caller record as it crossed the process boundary, checked once per call; everything after this reads the
+ * typed result. The record is copied, so a hostile object (getters, proxies) is read exactly once per field.
  *
- * @returns the absolute home directory
+ * @returns home, cron and subagent (the profile name is for logs only: `profileOf`)
  * @throws BridgeError('unavailable', reason): `bad_caller` when the record is not `{home, cron, subagent}` with
  *   the right types, `no_home` when home is null, `bad_home` when it is empty, relative or holds a NUL byte
  */
-export function callerHome(caller: unknown): string {
+export function parseCaller(caller: unknown): CheckedCaller {
   if (typeof caller !== 'object' || caller === null) throw new BridgeError('unavailable', 'bad_caller');
   const c = caller as Partial<Record<keyof Caller, unknown>>;
-  if (typeof c.cron !== 'boolean' || typeof c.subagent !== 'boolean')
-    throw new BridgeError('unavailable', 'bad_caller');
-  if (c.home === null) throw new BridgeError('unavailable', 'no_home');
-  if (typeof c.home !== 'string') throw new BridgeError('unavailable', 'bad_caller');
-  if (c.home === '' || !path.posix.isAbsolute(c.home) || c.home.includes('\0'))
+  const cron = c.cron;
+  const subagent = c.subagent;
+  if (typeof cron !== 'boolean' || typeof subagent !== 'boolean') throw new BridgeError('unavailable', 'bad_caller');
+  const home = c.home;
+  if (home === null) throw new BridgeError('unavailable', 'no_home');
+  if (typeof home !== 'string') throw new BridgeError('unavailable', 'bad_caller');
+  if (home === '' || !path.posix.isAbsolute(home) || home.includes('\0'))
     throw new BridgeError('unavailable', 'bad_home');
-  return c.home;
+  return { home, cron, subagent };
 }
 
 /**

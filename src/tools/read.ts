@@ -10,9 +10,9 @@ import { getNative } from '../../native/index.js';
 import { readNoteById } from '../trust/note.js';
 import { validateId } from '../trust/names.js';
 import { parseReadArgs } from './args.js';
-import { callerHome } from './caller.js';
+import { parseCaller } from './caller.js';
 import { policyAndRoot } from './start.js';
-import { scanLimitsOf } from './search.js';
+import { scanLimitsOf } from '../policy/scan-limits.js';
 import type { ReadResult } from './types.js';
 
 /**
@@ -42,10 +42,10 @@ export function capContent(text: string, readChars: number): { content: string; 
  */
 export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number): ReadResult {
   const id = validateId(parseReadArgs(args).id);
-  const home = callerHome(caller);
+  const who = parseCaller(caller);
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  const { policy, rootFd } = policyAndRoot(home, caller, native, (p) => {
+  const { policy, rootFd } = policyAndRoot(who, native, (p) => {
     if (!p.allowsNote(id)) throw new BridgeError('not_found_or_denied', 'denied');
   });
   let text: string;

@@ -12,14 +12,15 @@
  */
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
+import { scanLimitsOf } from '../policy/scan-limits.js';
 import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
 import { NoteIndex } from '../search/index.js';
 import { ScanMemo, scanTree } from '../trust/scan.js';
 import { statPool } from '../trust/stat-pool.js';
-import type { ScanLimits, ScannedNote, ScanResult } from '../trust/types.js';
+import type { ScannedNote, ScanResult } from '../trust/types.js';
 import { HINTS, parseSearchArgs } from './args.js';
-import { callerHome } from './caller.js';
+import { parseCaller } from './caller.js';
 import { policyAndRoot } from './start.js';
 import type { SearchHit, SearchResult } from './types.js';
 
@@ -195,17 +196,6 @@ export class IndexCache {
   }
 }
 
-/** The scan budgets of a policy (docs/POLICY.md §Limits, docs/TRUST.md §Budgets). */
-export function scanLimitsOf(policy: Policy): ScanLimits {
-  return {
-    names: policy.names,
-    maxEntries: policy.limits.max_entries,
-    maxDepth: policy.limits.max_depth,
-    maxTotalBytes: policy.limits.max_total_bytes,
-    maxFileBytes: policy.limits.max_file_bytes,
-  };
-}
-
 /**
  * The search answer (docs/TOOLS.md §Results) from the ranked hits and the scan: `truncated` when the selection or the scan left something out;
  * `incomplete: true` (and only then present) when the scan was cut by a budget or the depth limit.
@@ -230,10 +220,11 @@ function answerOf(ranked: { hits: SearchHit[]; truncated: boolean }, scan: ScanR
  */
 export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): SearchResult {
   const { query, limit: asked } = parseSearchArgs(args);
-  const home = callerHome(caller);
+  const who = parseCaller(caller);
+  const home = who.home;
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  const { policy, rootFd } = policyAndRoot(home, caller, native, ({ limits }) => {
+  const { policy, rootFd } = policyAndRoot(who, native, ({ limits }) => {
     if (asked !== undefined && asked > limits.max_results) {
       throw new BridgeError('invalid_request', 'bad_arguments', HINTS.limit(limits.max_results));
     }

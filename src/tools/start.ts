@@ -8,25 +8,23 @@ import type { Native } from '../../native/types.js';
 import { loadPolicy } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
 import { openTrustedDir, WalkMemo } from '../trust/path.js';
-import { checkRunKind } from './caller.js';
+import { checkRunKind, type CheckedCaller } from './caller.js';
 
 /**
- * @param home   the caller's profile home (already checked by `callerHome`)
- * @param caller the caller record (its `cron` and `subagent` flags decide the run-kind rule)
+ * @param caller the checked caller (`parseCaller`): its home, and the `cron` and `subagent` flags of the run-kind rule
  * @param check  the tool's own refusals that depend on the policy (throws BridgeError), run before the root opens
  * @returns the policy and an open descriptor of the root, which the caller closes
  * @throws BridgeError from `loadPolicy`, `checkRunKind`, `check` or the root's walk (`openTrustedDir`)
  */
 export function policyAndRoot(
-  home: string,
-  caller: unknown,
+  caller: CheckedCaller,
   native: Native,
   check: (policy: Policy) => void,
 ): { policy: Policy; rootFd: number } {
   const memo = new WalkMemo(native);
   try {
-    const policy = loadPolicy(home, memo);
-    checkRunKind(caller as { cron: boolean; subagent: boolean }, policy);
+    const policy = loadPolicy(caller.home, memo);
+    checkRunKind(caller, policy);
     check(policy);
     return { policy, rootFd: openTrustedDir(policy.root, 'root', native, memo) };
   } finally {

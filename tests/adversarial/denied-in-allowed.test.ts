@@ -10,7 +10,7 @@ import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { parsePolicyBytes } from '../../src/policy/load.js';
 import { readNoteById } from '../../src/trust/note.js';
-import { scanLimitsOf } from '../../src/tools/search.js';
+import { scanLimitsOf } from '../../src/policy/scan-limits.js';
 import {
   FOREIGN_UID,
   countingNative,

@@ -16,7 +16,7 @@ import { parsePolicyBytes } from '../../src/policy/load.js';
 import { readNoteById } from '../../src/trust/note.js';
 import { readTrustedFile } from '../../src/trust/path.js';
 import { scanTree } from '../../src/trust/scan.js';
-import { scanLimitsOf } from '../../src/tools/search.js';
+import { scanLimitsOf } from '../../src/policy/scan-limits.js';
 import { mkdirs, writeNote } from '../helpers/fixtures.js';
 import { connectMcp } from './mcp-client.js';
 import { ALL_MARKS, MARK, makeArena, planted, type Arena } from './support.js';

@@ -14,7 +14,7 @@ import type { Native } from '../../native/types.js';
 import { parsePolicyBytes } from '../../src/policy/load.js';
 import { readNoteById } from '../../src/trust/note.js';
 import { readTrustedFile } from '../../src/trust/path.js';
-import { scanLimitsOf } from '../../src/tools/search.js';
+import { scanLimitsOf } from '../../src/policy/scan-limits.js';
 import {
   countingNative,
   readyStatThread,

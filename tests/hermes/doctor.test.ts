@@ -22,7 +22,7 @@ import {
 import { getNative } from '../../native/index.js';
 import { describeCut } from '../../src/hermes/doctor.js';
 import { parsePolicyBytes } from '../../src/policy/load.js';
-import { scanLimitsOf } from '../../src/tools/search.js';
+import { scanLimitsOf } from '../../src/policy/scan-limits.js';
 import { scanTree } from '../../src/trust/scan.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

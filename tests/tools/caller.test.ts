@@ -1,6 +1,6 @@
 import test from 'ava';
 import { BridgeError } from '../../src/errors.js';
-import { callerHome, checkRunKind } from '../../src/tools/caller.js';
+import { checkRunKind, parseCaller } from '../../src/tools/caller.js';
 
 function reasonOf(fn: () => unknown): string | undefined {
   try {
@@ -65,7 +65,7 @@ test('run kind › a call that is both (or unknown) needs both opt-ins', (t) => 
 
 test('caller › a missing home is unavailable with no_home', (t) => {
   t.is(
-    reasonOf(() => callerHome({ home: null, cron: false, subagent: false })),
+    reasonOf(() => parseCaller({ home: null, cron: false, subagent: false }).home),
     'no_home',
   );
 });
@@ -73,7 +73,7 @@ test('caller › a missing home is unavailable with no_home', (t) => {
 test('caller › a relative, empty or NUL-holding home is unavailable with bad_home', (t) => {
   for (const home of ['relative/home', '', './home', '/ok\0no']) {
     t.is(
-      reasonOf(() => callerHome({ home, cron: false, subagent: false })),
+      reasonOf(() => parseCaller({ home, cron: false, subagent: false }).home),
       'bad_home',
       JSON.stringify(home),
     );
@@ -89,7 +89,7 @@ test('caller › a malformed caller record is unavailable with bad_caller', (t) 
     { home: 5, cron: false, subagent: false },
   ]) {
     t.is(
-      reasonOf(() => callerHome(caller)),
+      reasonOf(() => parseCaller(caller).home),
       'bad_caller',
       JSON.stringify(caller),
     );
@@ -97,5 +97,8 @@ test('caller › a malformed caller record is unavailable with bad_caller', (t) 
 });
 
 test('caller › an absolute home is returned as given', (t) => {
-  t.is(callerHome({ home: '/srv/hermes/alice', cron: false, subagent: false, profile: 'alice' }), '/srv/hermes/alice');
+  t.is(
+    parseCaller({ home: '/srv/hermes/alice', cron: false, subagent: false, profile: 'alice' }).home,
+    '/srv/hermes/alice',
+  );
 });
