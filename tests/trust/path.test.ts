@@ -327,7 +327,6 @@ test('path › root-owned system directories are trusted whoever runs the bridge
   t.is(opens('/usr'), fs.statSync('/usr', { bigint: true }).ino);
 });
 
-/** `native` with a count of the directories opened by name. */
 /** The counting wrapper of the real binding, asked how many directories were opened. */
 function countingOpens(): { native: typeof native; opened: () => number } {
   const counting = countingNative(native);
