@@ -14,15 +14,8 @@ import path from 'node:path';
 import { type FileStat, type Native, NativeError } from '../../native/types.js';
 import { BridgeError } from '../errors.js';
 import { openTrustedDir } from '../trust/path.js';
-import { closeQuietly } from '../trust/walk.js';
-import {
-  checkDirDescriptor,
-  descriptorAclReason,
-  isDirectory,
-  isRegularFile,
-  isSymlink,
-  runningUid,
-} from '../trust/rule.js';
+import { closeQuietly, walkDirs } from '../trust/walk.js';
+import { descriptorAclReason, isDirectory, isRegularFile, isSymlink, runningUid } from '../trust/rule.js';
 
 /** One object that fails the rule: its absolute path and the reason code (src/errors.ts and doctor's REMEDIES). */
 export interface ProgramProblem {
@@ -196,13 +189,15 @@ function walkTree(
         const key = `${st.dev}:${st.ino}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        const childFd = native.openDirAt(fd, name);
-        try {
-          const { reason } = checkDirDescriptor(native, childFd, uid);
-          if (reason !== null) problems.add({ path: child, reason });
-          else walkTree(native, childFd, child, uid, seen, problems);
-        } finally {
-          closeQuietly(native, childFd);
+        // The shared descriptor walk (docs/TRUST.md §Walk): opened no-follow from its judged parent, then judged.
+        const end = walkDirs(native, fd, [name], { uid });
+        if (!end.ok) problems.add({ path: child, reason: end.reason });
+        else {
+          try {
+            walkTree(native, end.fd, child, uid, seen, problems);
+          } finally {
+            closeQuietly(native, end.fd);
+          }
         }
       } else if (isRegularFile(st)) {
         const fileFd = native.openFileAt(fd, name);
