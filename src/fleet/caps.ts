@@ -1,5 +1,5 @@
 /**
- * Per-client and per-domain caps of the export (docs: README "Fleet export", Caps). Anyone holding the fleet key can
+ * Per-client and per-domain caps of the export (docs/EXPORT.md §Caps). Anyone holding the fleet key can
  * write thousands of cards into one client folder, or spread them over many client names; a search then spends its
  * `max_entries` budget on them and the real cards drop out of its view. The caps bound what one folder and one
  * domain folder can hold, and share a domain's room fairly between its clients, so a flood in one or a few clients
@@ -29,10 +29,11 @@ export interface CapItem {
 /** Default `--max-cards-per-client`. */
 export const DEFAULT_MAX_PER_CLIENT = 1000;
 /**
- * Default `--max-cards-per-domain`: the default `max_entries` of a policy, so a profile that reads one domain sees
- * every card exported into it without truncation (history folders aside).
+ * Default `--max-cards-per-domain`. The three fleet domains at this cap hold 30,000 current files, under a third of
+ * a policy's default `max_entries` (100,000), so a profile reading all of them is never cut short by current cards
+ * and keeps room for history (docs/EXPORT.md §Caps).
  */
-export const DEFAULT_MAX_PER_DOMAIN = 2000;
+export const DEFAULT_MAX_PER_DOMAIN = 10_000;
 
 /** One folder where cards were left out, for the report. */
 export interface CapShortfall {

@@ -111,8 +111,8 @@ export interface ExportSummary {
   /**
    * Cards in the tree after this run (written or unchanged) whose text, names, entities or relations carry Unicode
    * tag characters (U+E0000–U+E007F) or bidi embedding, override or isolate controls (U+202A–U+202E,
-   * U+2066–U+2069). They are written as they are; the tools show each as `<U+XXXX>` (docs/DESIGN.md, "Returned
-   * text").
+   * U+2066–U+2069). They are written as they are; the tools show each as `<U+XXXX>` (docs/DESIGN.md §Returned
+   * text).
    */
   hidden_controls: number;
 }
@@ -404,7 +404,7 @@ async function applyRead(
     );
   }
 
-  // 2. Decide per card: the live rule, then the caps (docs: README "Fleet export", Caps), then credentials. A card
+  // 2. Decide per card: the live rule, then the caps (docs/EXPORT.md §Caps), then credentials. A card
   // over the caps is neither written nor kept, so an earlier file of it is removed: the caps hold on disk.
   const live: Card[] = [];
   for (const c0 of byId.values()) {

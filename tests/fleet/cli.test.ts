@@ -200,7 +200,7 @@ test('cli › SIGKILL in the middle of writing leaves only complete notes, and t
     payload: { ...p.payload, text: `second ${String(p.id)}`, revision: 2, updated_at: 1_760_500_000 },
   }));
   const s = await standin(v1);
-  // 3,000 cards in one domain: above the default domain cap (2,000), so every run raises it.
+  // 3,000 cards in one domain: explicit caps, so the test does not depend on the defaults.
   const caps = { maxPerDomain: 10_000 };
   await exportWith(qdrantOptions(s, out, caps));
   await exportWith(qdrantOptions(s, reference, caps));

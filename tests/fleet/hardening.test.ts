@@ -338,8 +338,8 @@ test('include-expired › written files carry status and live; without the flag 
 test('cli › --source-name and the cap flags are parsed and checked', (t) => {
   const base = ['--out', '/tmp/x', '--from-jsonl', '/tmp/c.jsonl'];
   const o = optionsFromArgv([...base, '--source-name', 'fleet-dump', '--max-cards-per-client', '5'], {});
-  t.like(o, { sourceName: 'fleet-dump', maxPerClient: 5, maxPerDomain: 2000 });
-  t.like(optionsFromArgv(base, {}), { sourceName: null, maxPerClient: 1000, maxPerDomain: 2000 });
+  t.like(o, { sourceName: 'fleet-dump', maxPerClient: 5, maxPerDomain: 10_000 });
+  t.like(optionsFromArgv(base, {}), { sourceName: null, maxPerClient: 1000, maxPerDomain: 10_000 });
   for (const bad of [
     ['--source-name', ''],
     ['--source-name', 'has space'],

@@ -46,7 +46,7 @@ Options:
                        most cards written into one <domain>/<client_id> folder (default 1000);
                        the newest by updated_at are kept, the rest count as skipped_over_cap
   --max-cards-per-domain N
-                       most cards written into one domain folder (default 2000), shared fairly:
+                       most cards written into one domain folder (default 10000), shared fairly:
                        a client with few cards keeps them all, large clients split the rest
   --dry-run            read and compare, report what would change, change nothing
   --json               print the summary as one JSON object on stdout
