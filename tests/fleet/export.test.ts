@@ -253,7 +253,7 @@ for (const [name, setup, message] of [
   [
     'a reply slower than the timeout',
     (s: QdrantStandin) => (s.faults = { slowScroll: { at: s.scrollCount + 2, ms: 30_000 } }),
-    /did not answer within 1s after 1 complete page/,
+    /did not answer within 5s after 1 complete page/,
   ],
 ] as const) {
   test(`export › ${name} fails the run and changes nothing in the tree`, async (t) => {
@@ -271,7 +271,9 @@ for (const [name, setup, message] of [
     (setup as (s: QdrantStandin) => void)(s);
     const key = name.startsWith('a wrong key') ? 'bad' : 'good';
     const opts = qdrantOptions(s, out, {}, key);
-    if (opts.source.kind === 'qdrant' && name.includes('timeout')) opts.source.settings.timeoutSeconds = 1;
+    // 5 s, not 1 s: the stand-in shares this process's event loop with the other tests of the file, whose
+    // synchronous file work could otherwise delay the first (prompt) page past the timeout.
+    if (opts.source.kind === 'qdrant' && name.includes('timeout')) opts.source.settings.timeoutSeconds = 5;
     const err = await t.throwsAsync(() => exportWith(opts), { instanceOf: ExportError });
     t.regex(err!.message, message);
     t.false(err!.message.includes('good'), 'the key never appears in a message');
