@@ -21,6 +21,8 @@ export const LINUX_ACL_TAG = Object.freeze({
 /** Qualifier of the entries that carry none (USER_OBJ, GROUP_OBJ, MASK, OTHER). */
 export const LINUX_ACL_UNDEFINED_ID = 0xffffffff;
 
+import { NO_WRITERS, type Writers } from './writers.js';
+
 const ACL_VERSION = 2;
 const HEADER_BYTES = 4;
 const ENTRY_BYTES = 8;
@@ -109,24 +111,46 @@ export function parseLinuxAcl(bytes: Uint8Array): LinuxAclEntry[] {
 }
 
 /**
- * The write-grant rule of docs/TRUST.md for Linux: true when any entry grants write (w) to someone other than
- * the owner or root/the running user by name.
+ * The write-grant rule for Linux (docs/TRUST.md §Named writers): true when any entry grants write
+ * (w) to someone other than the owner, root, the running user, a named writer user or a named writer group.
  *
- * Excused: USER_OBJ (the owner, judged by the owner check), and a USER entry whose id is `uid` or 0.
- * Everything else with w refuses — named users, every GROUP entry (even gid 0), GROUP_OBJ, MASK and OTHER —
- * whatever the mask says: the mask can be widened later by anyone who may change the ACL, so it is never
- * trusted to neutralise a grant. (GROUP_OBJ/OTHER write also shows in the mode bits; checking it here too keeps
- * the ACL rule self-contained.)
+ * Excused: USER_OBJ (the owner, judged by the owner check); a USER entry whose id is `uid`, 0 or a writer uid; a
+ * GROUP entry whose id is a writer gid; GROUP_OBJ and MASK only when the object's own group `ownerGid` is a writer
+ * gid (the mask is what the group mode bits show, so this matches the mode check). Everything else with w refuses —
+ * other named users, every other GROUP entry (even gid 0), OTHER — whatever the mask says: the mask can be widened
+ * later by anyone who may change the ACL, so it never neutralises a grant. Without writers this is the rule for the
+ * operator and root alone: only USER_OBJ and USER entries for `uid` or 0 may carry w.
  *
- * @param entries output of `parseLinuxAcl`
- * @param uid the running user's uid
+ * @param entries  output of `parseLinuxAcl`
+ * @param uid      the running user's uid
+ * @param writers  named writers (below the root only)
+ * @param ownerGid the object's st_gid, or -1 when unknown
  */
-export function linuxAclGrantsForeignWrite(entries: readonly LinuxAclEntry[], uid: number): boolean {
+export function linuxAclGrantsForeignWrite(
+  entries: readonly LinuxAclEntry[],
+  uid: number,
+  writers: Writers = NO_WRITERS,
+  ownerGid = -1,
+): boolean {
+  const groupExcused = ownerGid >= 0 && writers.gids.has(ownerGid);
   for (const e of entries) {
     if ((e.perm & PERM_WRITE) === 0) continue;
-    if (e.tag === LINUX_ACL_TAG.USER_OBJ) continue;
-    if (e.tag === LINUX_ACL_TAG.USER && (e.id === uid || e.id === 0)) continue;
-    return true;
+    switch (e.tag) {
+      case LINUX_ACL_TAG.USER_OBJ:
+        continue;
+      case LINUX_ACL_TAG.USER:
+        if (e.id === uid || e.id === 0 || writers.uids.has(e.id)) continue;
+        return true;
+      case LINUX_ACL_TAG.GROUP:
+        if (writers.gids.has(e.id)) continue;
+        return true;
+      case LINUX_ACL_TAG.GROUP_OBJ:
+      case LINUX_ACL_TAG.MASK:
+        if (groupExcused) continue;
+        return true;
+      default:
+        return true;
+    }
   }
   return false;
 }

@@ -8,6 +8,7 @@ import { NativeError, type AclRead, type FileStat, type Native } from '../../nat
 import { BridgeError, type Reason } from '../errors.js';
 import { darwinAclGrantsForeignWrite } from './acl-darwin.js';
 import { AclParseError, linuxAclGrantsForeignWrite, parseLinuxAcl } from './acl-linux.js';
+import { NO_WRITERS, type Writers } from './writers.js';
 
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
@@ -41,10 +42,14 @@ export function requireNative(): Native {
   return native;
 }
 
-/** Owner and mode part shared by directories and notes: owner root or `uid`, no group or world write bit. */
-function ownerModeReason(st: FileStat, uid: number): Reason | null {
-  if (st.uid !== 0 && st.uid !== uid) return 'untrusted_owner';
-  if ((st.mode & S_IWGRP) !== 0) return 'group_writable';
+/**
+ * Owner and mode part shared by directories and notes: owner root, `uid` or a named writer user; the group write
+ * bit only when the object's group is a named writer group; never the world write bit (docs/DESIGN.md, "Team
+ * memory: named writers"). With NO_WRITERS: owner root or `uid`, no group or world write bit.
+ */
+function ownerModeReason(st: FileStat, uid: number, writers: Writers): Reason | null {
+  if (st.uid !== 0 && st.uid !== uid && !writers.uids.has(st.uid)) return 'untrusted_owner';
+  if ((st.mode & S_IWGRP) !== 0 && !writers.gids.has(st.gid)) return 'group_writable';
   if ((st.mode & S_IWOTH) !== 0) return 'world_writable';
   return null;
 }
@@ -56,6 +61,7 @@ function ownerModeReason(st: FileStat, uid: number): Reason | null {
  * @param uid       running uid
  * @param stickyTemp when the directory's absolute path is known and it is an intermediate ancestor, that path;
  *   a root-owned sticky directory at exactly one of STICKY_TEMP_PATHS is then accepted despite its write bits.
+ * @param writers   named writers: only for the root and below it (never the policy chain or the root's ancestors)
  * @returns `not_directory`, `untrusted_owner`, `sticky_tmp` (a sticky temp directory where only an intermediate
  *   is allowed), `group_writable`, `world_writable`, or null
  */
@@ -63,9 +69,10 @@ export function dirStatReason(
   st: FileStat,
   uid: number,
   stickyTemp?: { path: string; intermediate: boolean },
+  writers: Writers = NO_WRITERS,
 ): Reason | null {
   if (!isDirectory(st)) return 'not_directory';
-  const reason = ownerModeReason(st, uid);
+  const reason = ownerModeReason(st, uid, writers);
   if (reason === null || reason === 'untrusted_owner') return reason;
   if (stickyTemp !== undefined && st.uid === 0 && (st.mode & S_ISVTX) !== 0 && STICKY_TEMP_PATHS.has(stickyTemp.path)) {
     return stickyTemp.intermediate ? null : 'sticky_tmp';
@@ -101,16 +108,18 @@ export function onRootPlace(st: FileStat, root: bigint | RootPlace): boolean {
  * Note metadata on a stat result (docs/TRUST.md), in this order: not a regular file → `not_regular`; owner →
  * `untrusted_owner`; group/world write → `group_writable`/`world_writable`; link count other than 1 →
  * `hard_link`; another device or mount than the root's (`onRootPlace`) → `other_device`; larger than
- * `maxFileBytes` → `too_large`.
+ * `maxFileBytes` → `too_large`. `writers` widens the owner and group checks below the root only (see
+ * `ownerModeReason`); the policy file is judged without them.
  */
 export function noteStatReason(
   st: FileStat,
   uid: number,
   rootDev: bigint | RootPlace,
   maxFileBytes: number,
+  writers: Writers = NO_WRITERS,
 ): Reason | null {
   if (!isRegularFile(st)) return 'not_regular';
-  const reason = ownerModeReason(st, uid);
+  const reason = ownerModeReason(st, uid, writers);
   if (reason !== null) return reason;
   if (st.nlink !== 1) return 'hard_link';
   if (!onRootPlace(st, rootDev)) return 'other_device';
@@ -120,10 +129,15 @@ export function noteStatReason(
 
 /**
  * The ACL part of the trust rule over an `AclRead`: no ACL → null; unreadable (any errno but "no ACL") or a
- * Linux ACL that fails structural validation → `acl_unreadable`; a write grant to anyone but the owner, `uid`
- * or root (Linux: `linuxAclGrantsForeignWrite`; macOS: `darwinAclGrantsForeignWrite`) → `acl_write`.
+ * Linux ACL that fails structural validation → `acl_unreadable`; a write grant to anyone but the owner, `uid`,
+ * root, a named writer user or a named writer group (Linux: `linuxAclGrantsForeignWrite`; macOS:
+ * `darwinAclGrantsForeignWrite`) → `acl_write`.
+ *
+ * @param writers  named writers (below the root only; NO_WRITERS elsewhere)
+ * @param ownerGid the object's group (st_gid): its owning-group and mask entries may carry write only when it is
+ *   a named writer group; -1 when unknown (then they never may)
  */
-export function aclReason(acl: AclRead, uid: number): Reason | null {
+export function aclReason(acl: AclRead, uid: number, writers: Writers = NO_WRITERS, ownerGid = -1): Reason | null {
   switch (acl.kind) {
     case 'none':
       return null;
@@ -137,30 +151,45 @@ export function aclReason(acl: AclRead, uid: number): Reason | null {
         if (err instanceof AclParseError) return 'acl_unreadable';
         throw err;
       }
-      return linuxAclGrantsForeignWrite(entries, uid) ? 'acl_write' : null;
+      return linuxAclGrantsForeignWrite(entries, uid, writers, ownerGid) ? 'acl_write' : null;
     }
     case 'darwin':
-      return darwinAclGrantsForeignWrite(acl.entries, uid) ? 'acl_write' : null;
+      return darwinAclGrantsForeignWrite(acl.entries, uid, writers) ? 'acl_write' : null;
   }
 }
 
 /**
  * The descriptor part of the trust rule for a regular file (a note, the policy file), after its fstat passed: the
- * ACL (`descriptorAclReason`), then `open_for_write` when some open file description, in any process, has the
- * file open for writing (`Native.openForWriting`; docs/DESIGN.md "Descriptors opened for writing before a
- * chmod"). A descriptor opened while the file was writable by others keeps its write access after a chmod; this
- * refuses the file for as long as such a descriptor exists. Where the check cannot be made ('unknown') the file
- * is judged by the rest of the rule alone (README, "Threat model and limits").
+ * ACL (`descriptorAclReason`, with `writers` and the file's group below the root), then `open_for_write` when some
+ * open file description, in any process, has the file open for writing (`Native.openForWriting`; docs/DESIGN.md
+ * "Descriptors opened for writing before a chmod"). A descriptor opened while the file was writable by others keeps
+ * its write access after a chmod; this refuses the file for as long as such a descriptor exists. Where the check
+ * cannot be made ('unknown') the file is judged by the rest of the rule alone (README, "Threat model and limits").
  *
  * @throws ResourceExhaustedError on EMFILE/ENFILE/ENOMEM
  */
-export function fileDescriptorReason(native: Native, fd: number, uid: number): Reason | null {
-  return descriptorAclReason(native, fd, uid) ?? (native.openForWriting?.(fd) === 'yes' ? 'open_for_write' : null);
+export function fileDescriptorReason(
+  native: Native,
+  fd: number,
+  uid: number,
+  writers: Writers = NO_WRITERS,
+  ownerGid = -1,
+): Reason | null {
+  return (
+    descriptorAclReason(native, fd, uid, writers, ownerGid) ??
+    (native.openForWriting?.(fd) === 'yes' ? 'open_for_write' : null)
+  );
 }
 
-/** Reads the ACL of an open descriptor and applies `aclReason`. */
-export function descriptorAclReason(native: Native, fd: number, uid: number): Reason | null {
-  return aclReason(native.readAcl(fd), uid);
+/** Reads the ACL of an open descriptor and applies `aclReason` (same parameters). */
+export function descriptorAclReason(
+  native: Native,
+  fd: number,
+  uid: number,
+  writers: Writers = NO_WRITERS,
+  ownerGid = -1,
+): Reason | null {
+  return aclReason(native.readAcl(fd), uid, writers, ownerGid);
 }
 
 /** One byte to probe for end of file after an exact read (calls are synchronous, so one buffer serves all). */
@@ -254,7 +283,8 @@ export function readSettled(native: Native, dirFd: number, name: string, fd: num
 
 /**
  * Full directory check on an open descriptor: fstat → `dirStatReason` → same device (and mount, when known) as
- * `rootDev` (when given, else `other_device`) → ACL (`aclReason`). Runs on the descriptor, so it judges the object actually opened.
+ * `rootDev` (when given, else `other_device`) → ACL (`aclReason`, with the directory's group). Runs on the
+ * descriptor, so it judges the object actually opened. `writers` only for the root and directories below it.
  *
  * @returns the fstat result and the first failing reason (null when trusted)
  * @throws NativeError when fstat fails
@@ -265,11 +295,12 @@ export function checkDirDescriptor(
   uid: number,
   rootDev?: bigint | RootPlace,
   stickyTemp?: { path: string; intermediate: boolean },
+  writers: Writers = NO_WRITERS,
 ): { stat: FileStat; reason: Reason | null } {
   const stat = native.fstat(fd);
-  let reason = dirStatReason(stat, uid, stickyTemp);
+  let reason = dirStatReason(stat, uid, stickyTemp, writers);
   if (reason === null && rootDev !== undefined && !onRootPlace(stat, rootDev)) reason = 'other_device';
-  if (reason === null) reason = descriptorAclReason(native, fd, uid);
+  if (reason === null) reason = descriptorAclReason(native, fd, uid, writers, stat.gid);
   return { stat, reason };
 }
 
