@@ -5,7 +5,8 @@
  * no tree walk, no root probe, no writes. `doctor` does the probing.
  */
 import { bridgeErrorOf } from '../errors.js';
-import { explainPolicyError, loadPolicy, MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
+import { WritersError, type ResolvedWriter, type ResolvedWriters } from '../policy/accounts.js';
+import { explainPolicyError, loadPolicyAndWriters, MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import { LIMIT_TABLE } from '../policy/schema.js';
 import type { Limits, Policy } from '../policy/types.js';
 import { readTrustedFile } from '../trust/path.js';
@@ -48,6 +49,8 @@ export type PolicyStatus =
       allowCron: boolean;
       allowSubagents: boolean;
       limits: LimitStatus[];
+      /** Named writers resolved now: each entry as written, its uid or gid, and its name when it has one. */
+      writers: ResolvedWriter[];
     }
   | { loads: false; reason: string; detail?: string };
 
@@ -84,6 +87,7 @@ export function pluginStatus(home: string): PluginStatus {
  * The bytes are read through the trusted path again (only reached when that read itself succeeded).
  */
 export function policyFailure(home: string, err: unknown): { reason: string; detail?: string } {
+  if (err instanceof WritersError) return { reason: err.reason, detail: err.detail };
   const refusal = bridgeErrorOf(err);
   if (refusal === undefined) return { reason: 'internal' };
   if (refusal.reason !== 'policy_invalid') return { reason: refusal.reason };
@@ -105,10 +109,11 @@ function explicitLimitKeys(home: string): Set<string> {
 }
 
 /** Load the policy and describe it; never throws for policy problems. */
-export function policyStatus(home: string): { status: PolicyStatus; policy?: Policy } {
+export function policyStatus(home: string): { status: PolicyStatus; policy?: Policy; writers?: ResolvedWriters } {
   let policy: Policy;
+  let writers: ResolvedWriters;
   try {
-    policy = loadPolicy(home);
+    ({ policy, writers } = loadPolicyAndWriters(home));
   } catch (err) {
     return { status: { loads: false, ...policyFailure(home, err) } };
   }
@@ -123,6 +128,7 @@ export function policyStatus(home: string): { status: PolicyStatus; policy?: Pol
   }));
   return {
     policy,
+    writers,
     status: {
       loads: true,
       root: policy.root,
@@ -132,6 +138,7 @@ export function policyStatus(home: string): { status: PolicyStatus; policy?: Pol
       allowCron: policy.allowCron,
       allowSubagents: policy.allowSubagents,
       limits,
+      writers: writers.list,
     },
   };
 }
@@ -159,6 +166,14 @@ export function collectStatus(home: string): StatusReport {
   const report: StatusReport = { home, policyPath: policyPath(home), plugin: pluginStatus(home), policy: status };
   if (policy !== undefined) report.runKinds = runKindRule(policy);
   return report;
+}
+
+/** "user alice (uid 1001)", "group 3000 (gid 3000, no name)", as `status` lists a resolved writer. */
+export function describeWriter(w: ResolvedWriter): string {
+  const idKind = w.kind === 'user' ? 'uid' : 'gid';
+  const label = typeof w.entry === 'string' ? w.entry : String(w.entry);
+  const named = typeof w.entry === 'number' ? (w.name === undefined ? ', no name' : `, ${w.name}`) : '';
+  return `${w.kind} ${label} (${idKind} ${w.id}${named})`;
 }
 
 const allowed = (yes: boolean): string => (yes ? 'allowed' : 'refused');
@@ -197,6 +212,8 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
   lines.push(`Names rule:    ${pol.names}`);
   lines.push(`Allow:         ${pol.allow.join(', ')}`);
   lines.push(`Deny:          ${pol.deny.length === 0 ? '(none)' : pol.deny.join(', ')}`);
+  lines.push(`Writers:       ${pol.writers.length === 0 ? '(none: only you and root)' : 'you, root, and'}`);
+  for (const w of pol.writers) lines.push(`  ${describeWriter(w)}`);
   const rk = report.runKinds!;
   lines.push('Run kinds:');
   lines.push(`  interactive                    ${allowed(true)}`);

@@ -10,6 +10,7 @@ import { PatternError, PatternSet, PATTERN_REASON_TEXT } from './glob.js';
 import { parseStrictJson, StrictJsonError, type StrictJsonReason } from './json.js';
 import { PolicySchema, type PolicyDocument } from './schema.js';
 import type { Limits, Policy } from './types.js';
+import { resolveWriters, type ResolvedWriters } from './accounts.js';
 
 /** Largest policy file accepted, in bytes (docs/POLICY.md: 64 KiB). */
 export const MAX_POLICY_BYTES = 65_536;
@@ -49,6 +50,23 @@ function policyReasonOf(reason: Reason): Reason {
  *   `unsupported_platform`, or `policy_invalid` (strict JSON, schema or pattern failure)
  */
 export function loadPolicy(home: string, memo?: WalkMemo): Policy {
+  return loadPolicyAndWriters(home, memo).policy;
+}
+
+/**
+ * `loadPolicy`, and the policy's named writers resolved now (`resolveWriters`: names looked up in the system's
+ * user and group databases on every call). A name that is not there makes the policy invalid for this call.
+ *
+ * @returns the frozen Policy (the same object for the same bytes) and this call's writers
+ * @throws what `loadPolicy` throws, and `WritersError` (BridgeError('unavailable', 'policy_invalid') with an
+ *   operator `detail`) for an unknown name or an unreadable database
+ */
+export function loadPolicyAndWriters(home: string, memo?: WalkMemo): { policy: Policy; writers: ResolvedWriters } {
+  const policy = readPolicy(home, memo);
+  return { policy, writers: resolveWriters(policy.writers) };
+}
+
+function readPolicy(home: string, memo?: WalkMemo): Policy {
   if (!isNormalHome(home)) throw new BridgeError('unavailable', 'bad_home');
   let bytes: Buffer;
   try {
@@ -115,6 +133,10 @@ function buildPolicy(doc: PolicyDocument): Policy {
     allowSubagents: doc.allow_subagents,
     names: doc.names,
     limits,
+    writers: Object.freeze({
+      users: Object.freeze([...doc.writers.users]),
+      groups: Object.freeze([...doc.writers.groups]),
+    }),
     allowsNote: (id: string): boolean => allow.matches(id) && !deny.matches(id),
     mayEnter: (dirId: string): boolean => allow.mayContainBelow(dirId) && !deny.coversAllBelow(dirId),
   };

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Limits } from './types.js';
 import { MAX_PATTERNS, MAX_PATTERN_CHARS, PATTERN_REASON_TEXT, validatePattern } from './glob.js';
+import { MAX_ID } from '../trust/writers.js';
 
 /** One row of the limit table: the key, its default and hard ceiling (every limit is at least 1), its unit. */
 export interface LimitSpec {
@@ -154,6 +155,32 @@ function patternList(min: number) {
     });
 }
 
+/** Most entries in `writers.users` and in `writers.groups`. */
+export const MAX_WRITERS = 64;
+
+/**
+ * A user or group name as `useradd`/`groupadd` accept it (letters, digits, ".", "_", "-", not starting with "-",
+ * optionally ending in "$"), at most 256 characters.
+ */
+const WRITER_NAME = /^[A-Za-z0-9._][A-Za-z0-9._-]{0,254}\$?$/;
+
+function writerList(kind: 'user' | 'group') {
+  const what = `each ${kind} must be a ${kind} name (letters, digits, ".", "_", "-") or a numeric id from 0 to ${MAX_ID}`;
+  return z
+    .array(z.union([z.int().min(0).max(MAX_ID), z.string().regex(WRITER_NAME)], { error: what }), {
+      error: `must be a list of ${kind} names or ids`,
+    })
+    .max(MAX_WRITERS, { error: `must list at most ${MAX_WRITERS} ${kind}s` })
+    .default([])
+    .describe(
+      `${kind === 'user' ? 'Users' : 'Groups'} whose writes below the root are trusted: names (resolved on every ` +
+        `call from /etc/${kind === 'user' ? 'passwd' : 'group'}; an unknown name makes the policy invalid) or ` +
+        `numeric ids. Default []; at most ${MAX_WRITERS}.`,
+    );
+}
+
+const writersSchema = z.strictObject({ users: writerList('user'), groups: writerList('group') });
+
 const limitsSchema = z
   .strictObject({
     max_results: limitField('max_results'),
@@ -226,6 +253,13 @@ export const PolicySchema = z
       .describe(
         'Name rule for every path segment below the root. "portable" (default): [A-Za-z0-9._-]+. "unicode": ' +
           'letters, marks, numbers, punctuation, symbols and spaces, NFC, no leading dot or edge spaces.',
+      ),
+    writers: writersSchema
+      .prefault({})
+      .describe(
+        'Team memory: users and groups, besides root and the running user, whose writes below the root are trusted ' +
+          '(owner, group write, ACL entries). Never applies to the policy file or the directories above the root. ' +
+          'Default none.',
       ),
     limits: limitsSchema
       .prefault({})

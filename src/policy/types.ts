@@ -3,6 +3,7 @@
  * against its default, ceiling and cross-constraints.
  */
 import type { NameRule, NoteFilter } from '../trust/types.js';
+import type { WritersSpec } from './accounts.js';
 
 /** Effective limits after defaults (docs/POLICY.md table). Characters are Unicode code points. */
 export interface Limits {
@@ -27,4 +28,6 @@ export interface Policy extends NoteFilter {
   readonly allowSubagents: boolean;
   readonly names: NameRule;
   readonly limits: Readonly<Limits>;
+  /** Named writers as written (names not yet resolved; `resolveWriters` in accounts.ts does that every call). */
+  readonly writers: WritersSpec;
 }

@@ -5,7 +5,8 @@
  * walk judged in this call (usually `/`, `/home` or `/tmp` and a few more); it is closed before this returns.
  */
 import type { Native } from '../../native/types.js';
-import { loadPolicy } from '../policy/load.js';
+import { loadPolicyAndWriters } from '../policy/load.js';
+import type { Writers } from '../trust/writers.js';
 import type { Policy } from '../policy/types.js';
 import { openTrustedDir, WalkMemo } from '../trust/path.js';
 import { checkRunKind, type CheckedCaller } from './caller.js';
@@ -13,20 +14,25 @@ import { checkRunKind, type CheckedCaller } from './caller.js';
 /**
  * @param caller the checked caller (`parseCaller`): its home, and the `cron` and `subagent` flags of the run-kind rule
  * @param check  the tool's own refusals that depend on the policy (throws BridgeError), run before the root opens
- * @returns the policy and an open descriptor of the root, which the caller closes
- * @throws BridgeError from `loadPolicy`, `checkRunKind`, `check` or the root's walk (`openTrustedDir`)
+ * @returns the policy, this call's named writers (resolved now; the root itself and everything below it are judged
+ *   with them) and an open descriptor of the root, which the caller closes
+ * @throws BridgeError from `loadPolicyAndWriters`, `checkRunKind`, `check` or the root's walk (`openTrustedDir`)
  */
 export function policyAndRoot(
   caller: CheckedCaller,
   native: Native,
   check: (policy: Policy) => void,
-): { policy: Policy; rootFd: number } {
+): { policy: Policy; writers: Writers; rootFd: number } {
   const memo = new WalkMemo(native);
   try {
-    const policy = loadPolicy(caller.home, memo);
+    const { policy, writers } = loadPolicyAndWriters(caller.home, memo);
     checkRunKind(caller, policy);
     check(policy);
-    return { policy, rootFd: openTrustedDir(policy.root, 'root', native, memo) };
+    return {
+      policy,
+      writers: writers.writers,
+      rootFd: openTrustedDir(policy.root, 'root', native, memo, writers.writers),
+    };
   } finally {
     memo.close();
   }
