@@ -45,12 +45,12 @@ export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number
   const who = parseCaller(caller);
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  const { policy, rootFd } = policyAndRoot(who, native, (p) => {
+  const { policy, writers, rootFd } = policyAndRoot(who, native, (p) => {
     if (!p.allowsNote(id)) throw new BridgeError('not_found_or_denied', 'denied');
   });
   let text: string;
   try {
-    text = readNoteById(rootFd, id, policy, { ...scanLimitsOf(policy), rawEntryCeiling }, native);
+    text = readNoteById(rootFd, id, policy, { ...scanLimitsOf(policy), rawEntryCeiling, writers }, native);
   } finally {
     native.close(rootFd);
   }

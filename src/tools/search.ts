@@ -224,7 +224,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
   const home = who.home;
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  const { policy, rootFd } = policyAndRoot(who, native, ({ limits }) => {
+  const { policy, writers, rootFd } = policyAndRoot(who, native, ({ limits }) => {
     if (asked !== undefined && asked > limits.max_results) {
       throw new BridgeError('invalid_request', 'bad_arguments', HINTS.limit(limits.max_results));
     }
@@ -237,7 +237,12 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
     const scan = scanTree(
       rootFd,
       policy,
-      { ...scanLimitsOf(policy), racyMarginMs: indexes.racyMarginMs, rawEntryCeiling: indexes.rawEntryCeiling },
+      {
+        ...scanLimitsOf(policy),
+        racyMarginMs: indexes.racyMarginMs,
+        rawEntryCeiling: indexes.rawEntryCeiling,
+        writers,
+      },
       index,
       native,
       { memo: indexes.memoOf(key), statThread: statPool() },

@@ -31,7 +31,7 @@ export interface SearchResult {
   /**
    * Present (always `true`) only when the scan itself was cut: `max_entries` or `max_total_bytes` stopped it, or an
    * allowed trusted note lies deeper than `max_depth`, so notes this caller may see were not searched. Budgets count
-   * only trusted, policy-matching notes, so it reveals nothing about hidden ones (docs/DESIGN.md, "Deliberate departures").
+   * only trusted, policy-matching notes, so it reveals nothing about hidden ones (docs/TRUST.md §Budgets).
    */
   incomplete?: true;
 }

@@ -16,6 +16,7 @@ import {
   requireNative,
   runningUid,
 } from './rule.js';
+import { NO_WRITERS } from './writers.js';
 import { closeQuietly, openFailureReason, walkDirs } from './walk.js';
 import { rawCeilingOf, type NoteFilter, type ScanLimits } from './types.js';
 
@@ -65,6 +66,7 @@ export function readNoteById(
   }
 
   const uid = runningUid();
+  const writers = limits.writers ?? NO_WRITERS;
   let rawEntries = 0;
   const rawCeiling = rawCeilingOf(limits);
   /** Requires an entry named exactly `segment` (byte comparison) in the directory `fd`. */
@@ -78,7 +80,12 @@ export function readNoteById(
   let dirFd = rootFd;
   try {
     const rootPlace = placeOf(native.fstat(rootFd));
-    const end = walkDirs(native, rootFd, segments.slice(0, -1), { uid, place: rootPlace, beforeOpen: requireEntry });
+    const end = walkDirs(native, rootFd, segments.slice(0, -1), {
+      uid,
+      place: rootPlace,
+      beforeOpen: requireEntry,
+      writers,
+    });
     if (!end.ok) deny(end.reason);
     dirFd = end.fd;
     requireEntry(dirFd, last);
@@ -92,7 +99,9 @@ export function readNoteById(
     }
     try {
       const st = native.fstat(fd);
-      const reason = noteStatReason(st, uid, rootPlace, limits.maxFileBytes) ?? fileDescriptorReason(native, fd, uid);
+      const reason =
+        noteStatReason(st, uid, rootPlace, limits.maxFileBytes, writers) ??
+        fileDescriptorReason(native, fd, uid, writers, st.gid);
       if (reason !== null) deny(reason);
       const bytes = readSettled(native, dirFd, last, fd, st);
       if (bytes === null) deny('io_error');

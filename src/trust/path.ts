@@ -17,6 +17,7 @@ import {
   requireNative,
   runningUid,
 } from './rule.js';
+import { NO_WRITERS, type Writers } from './writers.js';
 import { closeQuietly, openFailureReason, walkDirs } from './walk.js';
 
 /** What the directory is for; every role gets the same rule (the sticky-temp exception never covers the target). */
@@ -89,6 +90,9 @@ export class WalkMemo {
  * @param native  bindings (defaults to this platform's; tests may pass a counting wrapper)
  * @param memo    this call's directories already judged on earlier walks (see `WalkMemo`); the walk continues
  *   below the deepest one on this path and leaves the intermediates it opens there (the memo closes them)
+ * @param writers named writers, applied to the target only (the memory root or an export target: a team folder
+ *   may be owned by a writer and writable by a writer group); `/` and every intermediate keep the rule without
+ *   them (docs/TRUST.md §Named writers). A target is never taken from the memo, so it is always judged with them.
  * @returns an open directory descriptor (O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC); the caller closes it
  * @throws BridgeError('unavailable', reason) with reason `bad_name` (path syntax), `denied` (/proc),
  *   `symlink`, `missing`, `not_directory`, `untrusted_owner`, `group_writable`, `world_writable`, `sticky_tmp`,
@@ -99,6 +103,7 @@ export function openTrustedDir(
   role: TrustedDirRole,
   native: Native = requireNative(),
   memo?: WalkMemo,
+  writers: Writers = NO_WRITERS,
 ): number {
   void role;
   if (!isNormalAbsolute(absPath)) refuse('bad_name');
@@ -152,6 +157,8 @@ export function openTrustedDir(
     const end = walkDirs(native, startFd, segments.slice(start), {
       uid,
       absolute: base,
+      writers,
+      writersLastOnly: true,
       ...(memo === undefined
         ? {}
         : {

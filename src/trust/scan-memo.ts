@@ -156,6 +156,8 @@ export class ScanMemo {
   /** Root identity and name rule the listings were prepared for; another root or rule starts over. */
   root = '';
   names: NameRule | '' = '';
+  /** `Writers.tag` the kept keys were built with; other writers start over (docs/TRUST.md §Named writers). */
+  writers = '';
 
   /**
    * @param racyMarginMs how long after a directory's last change its listing may be kept for reuse (ms)
@@ -166,13 +168,17 @@ export class ScanMemo {
     readonly now: () => number = Date.now,
   ) {}
 
-  /** Starts a scan of the root whose fstat is `rootStat` under the name rule `names` (another root starts over). */
-  begin(rootStat: FileStat, names: NameRule): void {
+  /**
+   * Starts a scan of the root whose fstat is `rootStat` under the name rule `names` and the writers whose tag is
+   * `writers` (another root, rule or set of writers starts over).
+   */
+  begin(rootStat: FileStat, names: NameRule, writers = ''): void {
     const rootId = `${rootStat.dev}:${rootStat.ino}:${rootStat.mntId ?? ''}`;
-    if (this.root !== rootId || this.names !== names) {
+    if (this.root !== rootId || this.names !== names || this.writers !== writers) {
       this.listings.clear();
       this.root = rootId;
       this.names = names;
+      this.writers = writers;
     }
     this.generation++;
   }

@@ -24,6 +24,7 @@ import {
   runningUid,
   type RootPlace,
 } from './rule.js';
+import { NO_WRITERS, type Writers } from './writers.js';
 import {
   MAX_ID_SEGMENTS,
   rawCeilingOf,
@@ -148,6 +149,8 @@ class TreeScan {
   /** The budget that stopped the scan, when one did (`ScanResult.cut`). */
   private cut: ScanResult['cut'];
   private stopped = false;
+  /** This call's named writers (docs/TRUST.md §Named writers); every check below the root uses them. */
+  private readonly writers: Writers;
 
   constructor(
     private readonly rootStat: FileStat,
@@ -161,7 +164,8 @@ class TreeScan {
     this.budget = new RawEntryBudget(rawCeilingOf(limits));
     this.keepText = limits.keepText ?? true;
     this.memo = options.memo ?? new ScanMemo();
-    this.memo.begin(rootStat, limits.names);
+    this.writers = limits.writers ?? NO_WRITERS;
+    this.memo.begin(rootStat, limits.names, this.writers.tag);
     this.racyMargin = limits.racyMarginMs ?? RACY_MARGIN_MS;
     this.thread = options.statThread?.beginScan() === true ? options.statThread : null;
   }
@@ -293,7 +297,7 @@ class TreeScan {
   private openChild(parentFd: number, name: string, count: boolean): { fd: number; stat: FileStat } | null {
     let end: ReturnType<typeof walkDirs>;
     try {
-      end = walkDirs(this.native, parentFd, [name], { uid: this.uid, place: this.rootPlace });
+      end = walkDirs(this.native, parentFd, [name], { uid: this.uid, place: this.rootPlace, writers: this.writers });
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       if (count) this.skip('io_error');
@@ -385,14 +389,17 @@ class TreeScan {
    * the depth limit, and an untrusted one must not set `truncated` (docs/TRUST.md §Budgets).
    */
   private trustedFileAt(dirFd: number, name: string): boolean {
-    const { native, uid, rootPlace } = this;
+    const { native, uid, rootPlace, writers } = this;
     const maxFileBytes = this.limits.maxFileBytes;
     try {
-      if (noteStatReason(native.statAt(dirFd, name), uid, rootPlace, maxFileBytes) !== null) return false;
+      if (noteStatReason(native.statAt(dirFd, name), uid, rootPlace, maxFileBytes, writers) !== null) return false;
       const fd = native.openFileAt(dirFd, name);
       try {
         const fst = native.fstat(fd);
-        return (noteStatReason(fst, uid, rootPlace, maxFileBytes) ?? fileDescriptorReason(native, fd, uid)) === null;
+        return (
+          (noteStatReason(fst, uid, rootPlace, maxFileBytes, writers) ??
+            fileDescriptorReason(native, fd, uid, writers, fst.gid)) === null
+        );
       } finally {
         closeQuietly(native, fd);
       }
@@ -448,8 +455,18 @@ class TreeScan {
    * started within the racy margin of the note's ctime, the key gets a suffix that no stat ever produces, so the
    * warm path does not vouch for it and the next call verifies the note again (git's "racy" rule for its index).
    */
+  /**
+   * The identity key a note is stored and looked up under: its identity plus the writers it was judged with, so a
+   * note verified under other writers (an ACL entry naming a writer since removed, which no stat field shows) is
+   * never vouched for by its unchanged identity: it is opened and judged again.
+   */
+  private keyOf(st: FileStat): IdentityKey {
+    const tag = this.writers.tag;
+    return tag === '' ? identityKey(st) : `${identityKey(st)}:${tag}`;
+  }
+
   private verifiedKey(st: FileStat): IdentityKey {
-    const key = identityKey(st);
+    const key = this.keyOf(st);
     // A margin of 0 turns the rule off (tests that count opens of notes written a moment before).
     const margin = this.racyMargin;
     return margin <= 0 || this.callStarted - Number(st.ctimeNs / 1_000_000n) > margin ? key : `${key}:racy`;
@@ -462,7 +479,7 @@ class TreeScan {
    * note is returned without text and never opened.
    */
   private candidate(dirFd: number, e: Entry, listing: Listing, job: number): void {
-    const { native, uid, rootPlace } = this;
+    const { native, uid, rootPlace, writers } = this;
     const name = e.name!;
     const id = e.id;
     let st: FileStat;
@@ -473,16 +490,16 @@ class TreeScan {
       this.skip(err.code === 'ENOENT' ? 'missing' : 'io_error');
       return;
     }
-    const metaReason = noteStatReason(st, uid, rootPlace, this.limits.maxFileBytes);
+    const metaReason = noteStatReason(st, uid, rootPlace, this.limits.maxFileBytes, writers);
     if (metaReason !== null) {
       this.skip(metaReason);
       return;
     }
     const memoized = e.stat === st;
     let key: IdentityKey;
-    if (!memoized) key = identityKey(st);
+    if (!memoized) key = this.keyOf(st);
     else {
-      key = e.key ?? identityKey(st);
+      key = e.key ?? this.keyOf(st);
       e.key = key;
     }
     if (this.known.has(id, key)) {
@@ -506,7 +523,8 @@ class TreeScan {
       // The descriptor is authoritative: judge what was opened, not what was statted a moment ago.
       const fst = native.fstat(fd);
       const reason =
-        noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes) ?? fileDescriptorReason(native, fd, uid);
+        noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes, writers) ??
+        fileDescriptorReason(native, fd, uid, writers, fst.gid);
       if (reason !== null) {
         this.skip(reason);
         return;

@@ -4,6 +4,7 @@
  * policy or search (dependencies point one way: tools → policy/search → trust → native).
  */
 import type { FileStat } from '../../native/types.js';
+import type { Writers } from './writers.js';
 
 /** Name rule of docs/POLICY.md `names`. */
 export type NameRule = 'portable' | 'unicode';
@@ -48,6 +49,11 @@ export interface ScanLimits {
    * Tools always use the ceiling; tests lower it to reach the limit on a small tree (`BridgeOptions.rawEntryCeiling`).
    */
   rawEntryCeiling?: number | undefined;
+  /**
+   * Named writers of this call (resolved from the policy's `writers`): widen the owner, group and ACL checks of
+   * every directory and note below the root (docs/TRUST.md §Named writers). Default none.
+   */
+  writers?: Writers | undefined;
 }
 
 /** Hard ceiling on raw directory entries listed per call (docs/TRUST.md): more → `unavailable`. */

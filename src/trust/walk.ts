@@ -10,6 +10,7 @@
 import { NativeError, type FileStat, type Native } from '../../native/types.js';
 import type { Reason } from '../errors.js';
 import { checkDirDescriptor, isSymlink, type RootPlace } from './rule.js';
+import { NO_WRITERS, type Writers } from './writers.js';
 
 /**
  * Maps a failed openat of one component to a reason: ELOOP means the component is a symlink (O_NOFOLLOW); ENOENT
@@ -53,6 +54,13 @@ export interface DirWalk {
   uid: number;
   /** Below a memory root (or `--out`): every directory must be on this device and mount (`other_device`). */
   place?: RootPlace;
+  /**
+   * Named writers (docs/TRUST.md §Named writers) for the directories this walk judges: every one, or with
+   * `writersLastOnly` only the last component (the memory root at the end of its walk from `/`, whose ancestors keep
+   * the rule without writers). Default none.
+   */
+  writers?: Writers;
+  writersLastOnly?: boolean;
   /**
    * Absolute path of the start descriptor, for a walk from `/`: the sticky-temp exception (docs/TRUST.md
    * §Directories) then applies to intermediate directories at exactly /tmp, /var/tmp and their /private forms.
@@ -128,7 +136,8 @@ export function walkDirs(native: Native, startFd: number, names: readonly string
         walk.absolute === undefined
           ? undefined
           : { path: walk.absolute === '/' ? `/${rel}` : `${walk.absolute}/${rel}`, intermediate: i < names.length - 1 };
-      const checked = checkDirDescriptor(native, fd, walk.uid, walk.place, sticky);
+      const writers = walk.writersLastOnly === true && i < names.length - 1 ? NO_WRITERS : walk.writers;
+      const checked = checkDirDescriptor(native, fd, walk.uid, walk.place, sticky, writers);
       if (checked.reason !== null) return { ok: false, at: i, stage: 'judge', reason: checked.reason };
       stat = checked.stat;
       if (i < names.length - 1 && walk.keep?.(fd, i, rel) === true) owned = false;
