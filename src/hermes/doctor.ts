@@ -16,18 +16,29 @@ import { getNative } from '../../native/index.js';
 import { bridgeErrorOf } from '../errors.js';
 import { PatternSet } from '../policy/glob.js';
 import { MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
-import type { Policy } from '../policy/types.js';
+import type { Limits, Policy } from '../policy/types.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
 import { isNoteName, segmentReason, validateId } from '../trust/names.js';
 import { readNoteById } from '../trust/note.js';
 import { openTrustedDir, readTrustedFile } from '../trust/path.js';
 import { closeQuietly } from '../trust/walk.js';
 import { scanTree } from '../trust/scan.js';
+import { describeTrust, type IdNames } from '../trust/explain.js';
+import { isRegularFile, runningUid } from '../trust/rule.js';
+import { NO_WRITERS, type Writers } from '../trust/writers.js';
+import type { ResolvedWriters } from '../policy/accounts.js';
 import { MAX_ID_SEGMENTS, type ScanResult } from '../trust/types.js';
 import { LIMIT_TABLE } from '../policy/schema.js';
 import type { Native } from '../../native/types.js';
 import { firstUntrustedDir, MAX_NAMED_PROBLEMS, workerProgramProblems } from './program-trust.js';
-import { hermesApiLines, MCP_RUN_KIND_NOTE, pluginStatus, policyStatus, type PluginStatus } from './status.js';
+import {
+  describeWriter,
+  hermesApiLines,
+  MCP_RUN_KIND_NOTE,
+  pluginStatus,
+  policyStatus,
+  type PluginStatus,
+} from './status.js';
 
 /** One doctor check (the `--json` shape). `reason` on an ok check is a warning. */
 export interface DoctorCheck {
@@ -121,9 +132,148 @@ export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   internal: 'unexpected failure: run again; if it persists, report it',
 });
 
-function remedyOf(reason: string): string {
+/** What to do about a reason; with named writers in the policy, owner, group and ACL refusals say how they apply. */
+function remedyOf(reason: string, withWriters = false, limits?: Readonly<Limits>): string {
+  if (withWriters && reason in WRITER_REMEDIES) return WRITER_REMEDIES[reason]!;
+  // Never advise raising a limit that is already at its ceiling.
+  if (limits !== undefined && reason in AT_CEILING) {
+    const [key, remedy] = AT_CEILING[reason]!;
+    const row = LIMIT_TABLE.find((r) => r.key === key)!;
+    if (limits[key] >= row.ceiling) return `${key} is already at its ceiling (${row.ceiling}): ${remedy}`;
+  }
   return REMEDIES[reason] ?? 'see the reason code in the README';
 }
+
+/** Reasons whose usual remedy raises a limit, with what to do instead once that limit is at its ceiling. */
+const AT_CEILING: Readonly<Record<string, readonly [keyof Limits, string]>> = Object.freeze({
+  too_large: ['max_file_bytes', 'split the note into smaller ones'],
+  too_deep: ['max_depth', 'move the note up the tree'],
+});
+
+/** Remedies for the owner, group and ACL parts when the policy names writers (README "Team memory"). */
+const WRITER_REMEDIES: Readonly<Record<string, string>> = Object.freeze({
+  untrusted_owner:
+    'its owner is not root, you or a named writer user: chown it to one of them, or name the owner in writers.users if you trust every note they write',
+  group_writable:
+    'writable by a group that is not a named writer group (with an ACL, the group bits show its mask): chmod g-w, chgrp it to a writer group (a setgid team directory does this), or name the group in writers.groups',
+  acl_write:
+    'an ACL entry lets someone who is not root, you or a named writer write it: remove that entry (setfacl -x …), or name them in writers',
+});
+
+/** Names for the writers' ids (from the resolved list), for the writer-rule lines. */
+function namesOf(resolved: ResolvedWriters | undefined): IdNames {
+  const users = new Map<number, string>();
+  const groups = new Map<number, string>();
+  for (const w of resolved?.list ?? [])
+    if (w.name !== undefined) (w.kind === 'user' ? users : groups).set(w.id, w.name);
+  return { user: (id) => users.get(id), group: (id) => groups.get(id) };
+}
+
+/**
+ * Opens `absPath` one component at a time from `/` with no-follow opens and no judgement (doctor only, to describe
+ * an object the trusted walk refused), runs `fn` on it and closes it; undefined when it cannot be opened.
+ */
+function withUnjudgedDir<T>(absPath: string, native: Native, fn: (fd: number) => T): T | undefined {
+  let fd = -1;
+  try {
+    fd = native.openRoot();
+    for (const name of absPath.slice(1).split('/')) {
+      const next = native.openDirAt(fd, name);
+      closeQuietly(native, fd);
+      fd = next;
+    }
+    return fn(fd);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd >= 0) closeQuietly(native, fd);
+  }
+}
+
+/** The root directory's writer rule in words (owner, group, others, ACL) for the root check's details. */
+function rootRuleLines(root: string, native: Native, writers: Writers, resolved?: ResolvedWriters): string[] {
+  const line = withUnjudgedDir(root, native, (fd) => {
+    const { parts } = describeTrust(native.fstat(fd), native.readAcl(fd), runningUid(), writers, namesOf(resolved));
+    return `the root: ${parts.join('; ')}`;
+  });
+  return line === undefined ? [] : [line];
+}
+
+/**
+ * The writer rule of every object from the root down to the note `id` (root, each directory, the note), one line
+ * each: what admitted it and, for the first refused part, what refused it. Objects are opened without judgement
+ * (no-follow; a note only when a no-follow stat shows a regular file) and only described.
+ */
+function pathRuleLines(
+  root: string,
+  id: string,
+  native: Native,
+  writers: Writers,
+  resolved?: ResolvedWriters,
+): string[] {
+  const names = namesOf(resolved);
+  const uid = runningUid();
+  const segments = id.split('/');
+  const lines: string[] = [];
+  const say = (label: string, fd: number): void => {
+    const { parts, refused } = describeTrust(native.fstat(fd), native.readAcl(fd), uid, writers, names);
+    lines.push(`${label}: ${refused === null ? 'admitted' : `REFUSED (${refused})`}: ${parts.join('; ')}`);
+  };
+  withUnjudgedDir(root, native, (rootFd) => {
+    say('the root', rootFd);
+    let dirFd = rootFd;
+    try {
+      for (let i = 0; i < segments.length - 1; i++) {
+        const next = native.openDirAt(dirFd, segments[i]!);
+        if (dirFd !== rootFd) closeQuietly(native, dirFd);
+        dirFd = next;
+        say(segments.slice(0, i + 1).join('/'), dirFd);
+      }
+      const last = segments[segments.length - 1]!;
+      if (!isRegularFile(native.statAt(dirFd, last))) return;
+      const fd = native.openFileAt(dirFd, last);
+      try {
+        say(id, fd);
+      } finally {
+        closeQuietly(native, fd);
+      }
+    } catch {
+      // Missing or unopenable: the trusted read above already gave the reason.
+    } finally {
+      if (dirFd !== rootFd) closeQuietly(native, dirFd);
+    }
+  });
+  return lines;
+}
+
+/** With named writers: how many visible notes each writer rule admitted (owner a writer user, group write). */
+function writerRuleCounts(
+  notes: readonly { stat: { uid: number; gid: number; mode: number } }[],
+  writers: Writers,
+  resolved?: ResolvedWriters,
+): string[] {
+  if (writers === NO_WRITERS) return [];
+  const names = namesOf(resolved);
+  const byOwner = new Map<number, number>();
+  const byGroup = new Map<number, number>();
+  const me = runningUid();
+  for (const { stat } of notes) {
+    if (stat.uid !== 0 && stat.uid !== me && writers.uids.has(stat.uid))
+      byOwner.set(stat.uid, (byOwner.get(stat.uid) ?? 0) + 1);
+    if ((stat.mode & 0o020) !== 0 && writers.gids.has(stat.gid))
+      byGroup.set(stat.gid, (byGroup.get(stat.gid) ?? 0) + 1);
+  }
+  const lines: string[] = [];
+  for (const [uid, n] of byOwner)
+    lines.push(`admitted ${n} × owner uid ${uid}${label(names.user(uid))}: a named writer user`);
+  for (const [gid, n] of byGroup)
+    lines.push(`admitted ${n} × writable by group gid ${gid}${label(names.group(gid))}: a named writer group`);
+  if (lines.length === 0)
+    lines.push("no visible note needed a writer rule (all are yours or root's and not group-writable)");
+  return lines;
+}
+
+const label = (name: string | undefined): string => (name === undefined ? '' : ` (${name})`);
 
 function reasonOf(err: unknown): string {
   return bridgeErrorOf(err)?.reason ?? 'internal';
@@ -298,7 +448,8 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
   const api = hermesApiCheck(pluginStatus(home), details);
   if (api !== undefined) checks.push(api);
 
-  const { status, policy } = policyStatus(home);
+  const { status, policy, writers: resolved } = policyStatus(home);
+  const writers = resolved?.writers ?? NO_WRITERS;
   const policyFile = policyPath(home);
   if (!status.loads || policy === undefined) {
     const reason = status.loads ? 'internal' : status.reason;
@@ -323,17 +474,20 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
   }
   const policyLines = [policyFile, `allow_cron: ${policy.allowCron}, allow_subagents: ${policy.allowSubagents}`];
   if (!(policy.allowCron && policy.allowSubagents)) policyLines.push(MCP_RUN_KIND_NOTE);
+  if (resolved !== undefined && resolved.list.length > 0)
+    policyLines.push(`writers (besides you and root): ${resolved.list.map(describeWriter).join(', ')}`);
   details.set('policy', policyLines);
   checks.push({ name: 'policy', ok: true });
 
   let rootFd: number;
   try {
-    rootFd = openTrustedDir(policy.root, 'root', native!);
+    rootFd = openTrustedDir(policy.root, 'root', native!, undefined, writers);
   } catch (err) {
     const reason = reasonOf(err);
     const lines = [policy.root];
     if (native !== null) {
-      const culprit = firstUntrustedDir(policy.root, native);
+      const culprit = firstUntrustedDir(policy.root, native, writers);
+      if (culprit?.dir === policy.root) lines.push(...rootRuleLines(policy.root, native, writers, resolved));
       if (culprit !== undefined) lines.push(`first failing directory: ${culprit.dir} (${culprit.reason})`);
     }
     details.set('root', lines);
@@ -341,23 +495,24 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
     return finish();
   }
   try {
-    details.set('root', [policy.root]);
+    details.set('root', [policy.root, ...rootRuleLines(policy.root, native!, writers, resolved)]);
     checks.push({ name: 'root', ok: true });
     try {
       const scan = scanTree(
         rootFd,
         policy,
-        { ...scanLimitsOf(policy), keepText: false },
+        { ...scanLimitsOf(policy), keepText: false, writers },
         { has: () => false },
         native!,
       );
       for (const [reason, n] of Object.entries(scan.skipped)) if (n !== undefined && n > 0) counts[reason] = n;
       const lines = [`${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`];
+      lines.push(...writerRuleCounts(scan.notes, writers, resolved));
       for (const [reason, n] of Object.entries(counts).sort())
-        lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason)}`);
+        lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason, writers !== NO_WRITERS, policy.limits)}`);
       details.set('tree', lines);
       if (scan.truncated) {
-        const cut = describeCut(rootFd, policy, scan, native!);
+        const cut = describeCut(rootFd, policy, scan, native!, writers);
         lines.push(cut.line);
         checks.push({ name: 'tree', ok: true, reason: 'incomplete', remedy: cut.remedy });
       } else if (scan.notes.length === 0)
@@ -389,6 +544,7 @@ export function describeCut(
   policy: Policy,
   scan: ScanResult,
   native: Native,
+  writers: Writers = NO_WRITERS,
 ): { line: string; remedy: string } {
   const which = scan.cut ?? 'max_depth';
   const row = LIMIT_TABLE.find((r) => r.key === which)!;
@@ -406,6 +562,7 @@ export function describeCut(
         maxTotalBytes: Number.MAX_SAFE_INTEGER,
         maxDepth: MAX_ID_SEGMENTS,
         keepText: false,
+        writers,
       },
       { has: () => false },
       native,
@@ -461,7 +618,8 @@ export function explainNote(home: string, id: string): DoctorResult {
     return fail('id', 'bad_id', 'write the id exactly as memory_bridge_search returns it');
   }
 
-  const { status, policy } = policyStatus(home);
+  const { status, policy, writers: resolved } = policyStatus(home);
+  const writers = resolved?.writers ?? NO_WRITERS;
   if (!status.loads || policy === undefined) {
     const reason = status.loads ? 'internal' : status.reason;
     if (!status.loads && status.detail !== undefined) details.set('policy', [`problem: ${status.detail}`]);
@@ -471,7 +629,8 @@ export function explainNote(home: string, id: string): DoctorResult {
 
   const segments = id.split('/');
   details.set('depth', [`${segments.length} segments; max_depth ${policy.limits.max_depth}`]);
-  if (segments.length > policy.limits.max_depth) return fail('depth', 'too_deep');
+  if (segments.length > policy.limits.max_depth)
+    return fail('depth', 'too_deep', remedyOf('too_deep', false, policy.limits));
   checks.push({ name: 'depth', ok: true });
 
   for (const segment of segments) {
@@ -526,18 +685,27 @@ export function explainNote(home: string, id: string): DoctorResult {
   if (native === null) return fail('trust', 'unsupported_platform');
   let rootFd: number;
   try {
-    rootFd = openTrustedDir(policy.root, 'root', native);
+    rootFd = openTrustedDir(policy.root, 'root', native, undefined, writers);
   } catch (err) {
-    details.set('trust', [`the root ${policy.root} is not trusted`]);
-    return fail('trust', reasonOf(err));
+    details.set('trust', [
+      `the root ${policy.root} is not trusted`,
+      ...pathRuleLines(policy.root, id, native, writers, resolved),
+    ]);
+    return fail('trust', reasonOf(err), remedyOf(reasonOf(err), writers !== NO_WRITERS));
   }
   try {
-    readNoteById(rootFd, id, policy as Policy, scanLimitsOf(policy), native);
-    details.set('trust', [`${path.join(policy.root, id)} passes every check: visible`]);
+    readNoteById(rootFd, id, policy as Policy, { ...scanLimitsOf(policy), writers }, native);
+    details.set('trust', [
+      `${path.join(policy.root, id)} passes every check: visible`,
+      ...pathRuleLines(policy.root, id, native, writers, resolved),
+    ]);
     checks.push({ name: 'trust', ok: true });
   } catch (err) {
-    details.set('trust', [`${path.join(policy.root, id)} is refused`]);
-    return fail('trust', reasonOf(err));
+    details.set('trust', [
+      `${path.join(policy.root, id)} is refused`,
+      ...pathRuleLines(policy.root, id, native, writers, resolved),
+    ]);
+    return fail('trust', reasonOf(err), remedyOf(reasonOf(err), writers !== NO_WRITERS, policy.limits));
   } finally {
     closeQuietly(native, rootFd);
   }

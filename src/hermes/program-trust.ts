@@ -15,6 +15,7 @@ import { type FileStat, type Native, NativeError } from '../../native/types.js';
 import { BridgeError } from '../errors.js';
 import { openTrustedDir } from '../trust/path.js';
 import { closeQuietly, walkDirs } from '../trust/walk.js';
+import { NO_WRITERS, type Writers } from '../trust/writers.js';
 import { descriptorAclReason, isDirectory, isRegularFile, isSymlink, runningUid } from '../trust/rule.js';
 
 /** One object that fails the rule: its absolute path and the reason code (src/errors.ts and doctor's REMEDIES). */
@@ -44,13 +45,19 @@ function reasonOf(err: unknown): string {
 /**
  * The first directory on `absPath` (from `/` down) that fails the trust walk, for pointing at the culprit.
  * A sticky temp directory is only reported when it is the last component (it is accepted as an ancestor).
+ * `writers` (the memory root's named writers) apply to `absPath` itself only, never to the directories above it.
  */
-export function firstUntrustedDir(absPath: string, native: Native): { dir: string; reason: string } | undefined {
+export function firstUntrustedDir(
+  absPath: string,
+  native: Native,
+  writers: Writers = NO_WRITERS,
+): { dir: string; reason: string } | undefined {
   const segments = absPath === '/' ? [] : absPath.slice(1).split('/');
   for (let i = 0; i <= segments.length; i++) {
     const dir = `/${segments.slice(0, i).join('/')}`;
     try {
-      closeQuietly(native, openTrustedDir(dir, 'root', native));
+      const own = i === segments.length ? writers : NO_WRITERS;
+      closeQuietly(native, openTrustedDir(dir, 'root', native, undefined, own));
     } catch (err) {
       const reason = reasonOf(err);
       if (reason === 'sticky_tmp' && i < segments.length) continue;

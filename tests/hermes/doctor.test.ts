@@ -219,6 +219,13 @@ test('doctor › never advises raising a limit already at its ceiling', (t) => {
   const cut = run('doctor', '--home', small.home, '--json');
   t.is(check(cut.json, 'tree').reason, 'incomplete');
   t.regex(check(cut.json, 'tree').remedy, /raise limits\.max_depth to at least 3 \(now 1, ceiling 16\)/);
+  // A note over max_file_bytes at its ceiling: split it, never "raise max_file_bytes".
+  const big = setup({ limits: { max_file_bytes: 1_048_576 } });
+  writeNote(big.root, 'projects/huge.md', `# Huge\n${'x'.repeat(1_048_577)}`);
+  const huge = run('doctor', '--home', big.home);
+  t.regex(huge.stdout, /skipped 1 × too_large: max_file_bytes is already at its ceiling \(1048576\): split the note/);
+  const explained = run('doctor', '--home', big.home, '--explain', 'projects/huge.md', '--json');
+  t.notRegex(JSON.stringify(explained.json), /raise/);
   // A vault past the entry and byte ceilings is too big to build here, so the policy at its ceilings judges the
   // counts of a scan cut lower (the same tree, the same second scan): the advice must not be to raise them.
   for (const [key, limit] of [
