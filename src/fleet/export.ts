@@ -14,6 +14,7 @@ import { getWriteNative } from '../../native/write-linux.js';
 import { BridgeError } from '../errors.js';
 import { openTrustedDir } from '../trust/path.js';
 import { closeQuietly } from '../trust/walk.js';
+import { NO_WRITERS, writersOf } from '../trust/writers.js';
 import { isLive, parseCard, type Card } from './card.js';
 import { DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_PER_DOMAIN, selectUnderCaps, type CapShortfall } from './caps.js';
 import { ExportError } from './errors.js';
@@ -264,16 +265,19 @@ export async function runExport(opts: ExportOptions): Promise<ExportReport> {
   const wn = getWriteNative();
   if (native === null || wn === null) throw new ExportError('export-fleet is not supported on this platform');
   const gid = opts.group === null ? null : resolveGroup(opts.group, wn);
-  const modes: TreeModes = gid === null ? { dir: 0o700, file: 0o600, gid: null } : { dir: 0o750, file: 0o640, gid };
+  // With --group, that group counts as a named writer group for --out and below (a team folder it may write).
+  const writers = gid === null ? NO_WRITERS : writersOf([], [gid]);
+  const modes: TreeModes =
+    gid === null ? { dir: 0o700, file: 0o600, gid: null } : { dir: 0o750, file: 0o640, gid, writers };
 
   const out = path.resolve(opts.out);
   let outFd: number;
   try {
-    outFd = openTrustedDir(out, 'out', native);
+    outFd = openTrustedDir(out, 'out', native, undefined, writers);
   } catch (e) {
     if (e instanceof BridgeError) {
       throw new ExportError(
-        `--out ${out} does not pass the trust rule (${e.reason}); it must be an existing directory owned by you or root, not writable by anyone else, reached without symlinks`,
+        `--out ${out} does not pass the trust rule (${e.reason}); it must be an existing directory owned by you or root, not writable by anyone else (with --group: except that group, as in a team folder), reached without symlinks`,
       );
     }
     throw e;

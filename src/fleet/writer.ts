@@ -21,6 +21,7 @@ import { NativeError, type FileStat, type Native } from '../../native/types.js';
 import type { WriteNative } from '../../native/write-linux.js';
 import { isRegularFile, onRootPlace, placeOf, readExactly, type RootPlace } from '../trust/rule.js';
 import { closeQuietly, walkDirs } from '../trust/walk.js';
+import type { Writers } from '../trust/writers.js';
 import { isPortableName } from './layout.js';
 
 const LOCK_EX = 2;
@@ -59,6 +60,12 @@ export interface TreeModes {
   file: number;
   /** Group id to give every created object, or null to keep the creator's group. */
   gid: number | null;
+  /**
+   * Whose writes the directories below `--out` may carry besides root and the exporter: with `--group`, that group
+   * as a named writer group, so a team folder (group-writable by that group) is usable exactly as a memory policy
+   * naming the group would trust it (docs/TRUST.md §Named writers). None otherwise.
+   */
+  writers?: Writers;
 }
 
 /** One file the exporter wrote, as the manifest records it. */
@@ -229,6 +236,7 @@ export class OutTree {
     const end = walkDirs(this.native, fd, segs.slice(start), {
       uid: this.uid,
       place: this.place,
+      writers: this.modes.writers,
       create: (parentFd, name, _i, rel) => {
         if (!create || this.dryRun) return false;
         try {
