@@ -90,7 +90,7 @@ function databaseOf(file: string): Database {
     throw new WritersError(`${file} could not be read as a trusted file (${err.reason})`);
   }
   const last = parsedDatabases.get(file);
-  if (last !== undefined && last.bytes.equals(bytes)) return last.db;
+  if (last?.bytes.equals(bytes)) return last.db;
   const db = parseDatabase(bytes.toString('utf8'));
   parsedDatabases.set(file, { bytes, db });
   return db;

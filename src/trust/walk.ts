@@ -59,7 +59,7 @@ export interface DirWalk {
    * `writersLastOnly` only the last component (the memory root at the end of its walk from `/`, whose ancestors keep
    * the rule without writers). Default none.
    */
-  writers?: Writers;
+  writers?: Writers | undefined;
   writersLastOnly?: boolean;
   /**
    * Absolute path of the start descriptor, for a walk from `/`: the sticky-temp exception (docs/TRUST.md
