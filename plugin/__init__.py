@@ -236,6 +236,33 @@ def _session_value(get_session_env, name: str) -> str:
     return value.strip()
 
 
+# How Hermes itself reads the cron session flag (its approval code: the value as text, stripped and lower-cased,
+# is cron when one of these): Hermes binds it as the string "1" or "", some releases as True/False (kept as bools
+# by set_session_vars), and operators set it in the environment as "true", "yes" or "on".
+_CRON_FLAG_TRUE = frozenset({"1", "true", "yes", "on"})
+_CRON_FLAG_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def _cron_flag(value) -> bool:
+    """The session value ``HERMES_CRON_SESSION`` → True (cron) or False, or refuse ``context_signal_conflict``.
+
+    None, a bool, or a string whose stripped, lower-cased form is in ``_CRON_FLAG_TRUE`` / ``_CRON_FLAG_FALSE``
+    (Hermes's own reading, docs/HERMES.md "Cron and subagents"); any other value or type is not a signal we
+    understand, so the call is refused rather than guessed."""
+    if value is None:
+        return False
+    if value is True or value is False:
+        return value
+    if not isinstance(value, str):
+        raise _Refused("context_signal_conflict")
+    text = value.strip().lower()
+    if text in _CRON_FLAG_TRUE:
+        return True
+    if text in _CRON_FLAG_FALSE:
+        return False
+    raise _Refused("context_signal_conflict")
+
+
 class _CallerProbe:
     """Builds the caller record for one call from Hermes's context (see the module docstring)."""
 
@@ -292,7 +319,7 @@ class _CallerProbe:
     def _cron(self, get_session_env, delegation, subagent: bool) -> bool:
         """True when any cron signal Hermes gives says cron (docs/HERMES.md, "Cron and subagents"):
 
-        1. the session flag ``HERMES_CRON_SESSION`` is "1" ("" or "0": not cron; anything else: refuse);
+        1. the session flag ``HERMES_CRON_SESSION`` says cron, read the way Hermes reads it (``_cron_flag``);
         2. ``ctx.current_cron_execution()`` returns an execution; Hermes answers None inside a delegated child, so
            for a subagent it is asked again in a copy of this context with the child marker cleared, which is the
            parent's view (the copy is discarded; nothing of the caller's context changes);
@@ -300,12 +327,7 @@ class _CallerProbe:
 
         A signal Hermes does not offer counts as absent; a helper that is there but malformed refuses.
         """
-        cron = False
-        flag = _session_value(get_session_env, "HERMES_CRON_SESSION")
-        if flag == "1":
-            cron = True
-        elif flag not in ("", "0"):
-            raise _Refused("context_signal_conflict")
+        cron = _cron_flag(get_session_env("HERMES_CRON_SESSION"))
 
         if _session_value(get_session_env, "HERMES_SESSION_PLATFORM").lower() == "cron":
             cron = True

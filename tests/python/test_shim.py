@@ -424,10 +424,32 @@ class RunKindTests(ShimTestCase):
         self.set_policy(self.home, _policy(self.notes, allow_subagents=True))
         self.assertIs(self.search()["ok"], True, self.reasons)
 
+    def test_the_cron_flag_is_read_the_way_hermes_reads_it(self):
+        # Hermes's approval code takes "1", "true", "yes", "on" (any case, spaces around) as cron, and some releases
+        # bind the flag as a bool; "", "0", "false", "no", "off" and False are not cron.
+        log = self.recording_worker()
+        cron_values = ("1", "true", " Yes ", "ON", True)
+        plain_values = ("", "0", "false", "No", " off ", False)
+        for value in cron_values + plain_values:
+            with stub.session(HERMES_CRON_SESSION=value):
+                self.assertIs(self.search()["ok"], True, self.reasons)
+        self.assertEqual(self.callers(log), [(True, False)] * len(cron_values) + [(False, False)] * len(plain_values))
+
+    def test_a_cron_flag_bound_as_a_bool_is_served_by_the_opt_in(self):
+        with stub.session(HERMES_CRON_SESSION=True):
+            self.assertEqual(self.search(), UNAVAILABLE)
+        self.assertIn("cron_refused", str(self.reasons))
+        with stub.session(HERMES_CRON_SESSION=False):
+            self.assertIs(self.search()["ok"], True, self.reasons)
+        self.set_policy(self.home, _policy(self.notes, allow_cron=True))
+        with stub.session(HERMES_CRON_SESSION=True):
+            self.assertIs(self.search()["ok"], True, self.reasons)
+
     def test_an_unexpected_cron_flag_value_is_refused(self):
         self.set_policy(self.home, _policy(self.notes, allow_cron=True, allow_subagents=True))
-        with stub.session(HERMES_CRON_SESSION="yes"):
-            self.assertEqual(self.search(), UNAVAILABLE)
+        for value in ("maybe", "2", 1, ["1"]):
+            with self.subTest(value=value), stub.session(HERMES_CRON_SESSION=value):
+                self.assertEqual(self.search(), UNAVAILABLE)
         self.assertIn("context_signal_conflict", str(self.reasons))
 
     def test_a_non_boolean_delegation_signal_is_refused(self):

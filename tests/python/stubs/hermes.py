@@ -152,7 +152,7 @@ def cron_execution(job_id: str = "job-1"):
 
 
 @contextlib.contextmanager
-def session(**values: str):
+def session(**values: object):
     """Bind session values by their legacy names, e.g. ``session(HERMES_CRON_SESSION="1")``."""
     tokens = [(_SESSION_VARS[name], _SESSION_VARS[name].set(value)) for name, value in values.items()]
     try:
