@@ -466,6 +466,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       void mcp.close();
     });
     await mcp.connect(transport);
+    // The tool call itself is synchronous. Without this pause each request would run to its answer before Node
+    // read the next connection, so requests waiting in the kernel's socket buffers would never count as in
+    // flight and the concurrency limit could not see a backlog (measured: no 503 at all, and calls timing out on
+    // the client after 60 s, with 32 busy clients on an overloaded machine). Yielding to the event loop here lets
+    // every request that has arrived be read and counted first; the ones past the limit get 503 at once.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (res.destroyed) return;
     if (!isToolCall) rec.result = 'ok';
     await transport.handleRequest(req, res, message);
     if (res.statusCode >= 400 && rec.result === 'ok') rec.result = 'refused';
