@@ -1,7 +1,7 @@
 /**
  * The first search of a view, answered straight from the texts its scan just read and verified, without building
- * the view's index first (docs/TOOLS.md, docs/SEARCH.md; docs/DESIGN.md, "The first search of a view": cold indexing as fast as the libraries allow, work deferred
- * where it helps). The caller builds the index after the answer is sent (see src/tools/search.ts).
+ * the view's index first (docs/DESIGN.md, "The first search of a view"). The caller builds the index after the
+ * answer is sent (see src/tools/search.ts).
  *
  * Contract: for notes that all carry text, `rankCold(notes, q, max)` equals `NoteIndex.rank(q, max)` and
  * `searchCold(notes, q, limit, limits)` equals `NoteIndex.search(q, limit, limits)` of a fresh index after
@@ -11,32 +11,29 @@
  *   '\n') and `noteName` (the file name without `.md`);
  * - field length = distinct terms in the field; average field length = exact integer sum / note count;
  * - BM25+ per (term, field), document frequency = notes holding the term in that field (`bm25` of index.ts);
- * - MiniSearch's visiting order, which fixes the floating-point summation order: per query term the exact term,
- *   then prefix expansions in radix-tree order (`atPrefix`), then typo expansions in `fuzzyGet` order, each in
- *   field order title, body, meta, each field's postings in scan order.
+ * - the index's visiting order, which fixes the floating-point summation order per note: per query term the exact
+ *   term, then prefix expansions, then typo expansions, each in lexicographic order and capped as the index caps
+ *   them, each in field order title, body, meta.
  *
  * Cost: one pass over every field's terms that counts distinct terms per field and keeps term frequencies only
  * for the terms that can match the query (exact, prefix or one edit away), instead of postings for every term.
  */
-import SearchableMap from 'minisearch/SearchableMap';
 import type { ScannedNote } from '../trust/types.js';
 import {
   bm25,
   FIELD_BOOST,
   FIELDS,
+  keepMostInOrder,
   MAX_QUERY_TERMS,
   NoteIndex,
+  oneEditApart,
   prefixCap,
-  type RankedMatch,
-  type ResponseLimits,
-  type SearchHit,
 } from './index.js';
 import { noteName, noteTitle, parseNote } from './markdown.js';
 import {
   bestMatches,
   boundedHits,
   FUZZY_MIN_CHARS,
-  keepMost,
   matchedTerms,
   ScoreSheet,
   scoreQuery,
@@ -46,6 +43,7 @@ import {
 import { countCodePoints } from './snippet.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
+import type { RankedMatch, ResponseLimits, SearchHit } from './types.js';
 
 /** Postings of one term in one field: note positions (scan order, ascending) and their term frequencies. */
 interface FieldPostings {
@@ -84,8 +82,8 @@ interface Corpus {
 /**
  * Most corpus terms a query may reach (equal, prefix of the last term, one edit away) for the ranking straight from
  * texts. A query that reaches more (a short last term over a vault of hashes and numbers) is answered from a built
- * index instead: reproducing MiniSearch's expansion order costs a tree over every reached term, and the cap keeps
- * that work bounded.
+ * index instead: the candidates' postings would cost more than the index itself, and the cap keeps that work
+ * bounded.
  */
 export const COLD_MAX_CANDIDATES = 16_384;
 
@@ -95,27 +93,6 @@ class TooBroad extends Error {}
 /** The query as `NoteIndex.rank` reads it: distinct terms in order, at most MAX_QUERY_TERMS. */
 function queryTerms(query: string): string[] {
   return [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
-}
-
-/**
- * True when `a` and `b` are at Levenshtein distance exactly 1 in UTF-16 code units (one insertion, deletion or
- * substitution), the unit `SearchableMap.fuzzyGet` compares in.
- */
-export function oneEditApart(a: string, b: string): boolean {
-  const la = a.length;
-  const lb = b.length;
-  if (la === lb) {
-    let diff = 0;
-    for (let i = 0; i < la; i++) if (a.charCodeAt(i) !== b.charCodeAt(i) && ++diff > 1) return false;
-    return diff === 1;
-  }
-  if (la - lb !== 1 && lb - la !== 1) return false;
-  const [long, short] = la > lb ? [a, b] : [b, a];
-  let i = 0;
-  while (i < short.length && long.charCodeAt(i) === short.charCodeAt(i)) i++;
-  // Everything after the one extra unit of `long` must match the rest of `short`.
-  for (let j = i; j < short.length; j++) if (long.charCodeAt(j + 1) !== short.charCodeAt(j)) return false;
-  return true;
 }
 
 /**
@@ -287,156 +264,29 @@ function postingCount(c: Candidate): number {
   return n;
 }
 
-/**
- * Prefix expansions of the last query term (excluding the term itself) in MiniSearch's radix-tree order, bounded
- * for short terms as `NoteIndex.rank` bounds them.
- *
- * Order: the subtree of a radix tree below a prefix P, and the order of every node's children in it, depend only
- * on the keys that start with P and the order they were inserted in (a key without P never reaches a node below
- * P, and splitting an edge below P takes two keys that both start with P). So inserting just the keys that start
- * with P, in first-sight order, into a fresh SearchableMap and walking `atPrefix(P)` gives the order of the full
- * index.
- */
+/** `list` sorted by term (UTF-16 order). */
+function byTerm(list: Candidate[]): Candidate[] {
+  return list.sort((a, b) => (a.term < b.term ? -1 : a.term > b.term ? 1 : 0));
+}
+
+/** The `cap` candidates of `sorted` (in term order) with the most postings, ties by term, as the index keeps them. */
+function keepMost(sorted: Candidate[], cap: number): Candidate[] {
+  return keepMostInOrder(
+    sorted.map((_, i) => i),
+    cap,
+    (i) => postingCount(sorted[i]!),
+  ).map((i) => sorted[i]!);
+}
+
+/** Prefix expansions of the last query term (longer terms starting with it), in term order, capped like the index's. */
 function prefixExpansions(corpus: Corpus, term: string): Candidate[] {
-  return keepMost(inPrefixOrder(corpus.list, term), prefixCap(term), (c) => c.term, postingCount);
+  const all = byTerm(corpus.list.filter((c) => c.term.length > term.length && c.term.startsWith(term)));
+  return keepMost(all, prefixCap(term));
 }
 
-/**
- * The items of `keys` (in insertion order) whose term starts with `prefix` and is longer, in the order
- * `SearchableMap.atPrefix(prefix)` yields them from a tree built by inserting every key in that order (see
- * `prefixExpansions` for why the other keys do not matter).
- */
-function inPrefixOrder<T extends { term: string }>(keys: readonly T[], prefix: string): T[] {
-  const tree = new SearchableMap<T>();
-  for (const k of keys) if (k.term.startsWith(prefix)) tree.set(k.term, k);
-  const out: T[] = [];
-  for (const [t, k] of tree.atPrefix(prefix)) if (t.length !== prefix.length) out.push(k);
-  return out;
-}
-
-/**
- * Terms of `keys` (distinct, in insertion order) that extend `prefix`, in the order MiniSearch's radix tree of
- * all of them lists them at that prefix (for tests of the ordering argument).
- */
-export function prefixExpansionsOf(keys: readonly string[], prefix: string): string[] {
-  return inPrefixOrder(
-    keys.map((term) => ({ term })),
-    prefix,
-  ).map((k) => k.term);
-}
-
-/** A node of a trie over the prefixes of some terms, with the state `fuzzyExpansions` tracks per prefix. */
-interface PrefixNode {
-  next: Map<number, PrefixNode>;
-  /** A key holding the running longest common prefix of the keys seen with this prefix, and that prefix's length. */
-  lcpKey: string;
-  lcpLength: number;
-  /** Term id (first-sight time) of the last key that created or shortened that common prefix; -1 before any. */
-  changed: number;
-}
-
-/**
- * Typo expansions of `term` (edit distance exactly 1, UTF-16 code units) in the order `SearchableMap.fuzzyGet`
- * returns them from the index a fresh `sync` builds, without building that radix tree.
- *
- * Why this order is computable: fuzzyGet walks the tree depth first, each node's entries (its children and its
- * leaf) in Map insertion order. Two matches part at the node whose path X is their longest common prefix (it is
- * a node: they branch there, or one ends there). MiniSearch's tree inserts a key by walking down, appending a new
- * child or leaf at the end of a node's Map, or splitting an edge — which deletes the edge and sets the shortened
- * one again, so it moves to the end. Hence a node's entries are in ascending order of: for its leaf, the
- * insertion time of X itself; for the child starting with character c, the last time the longest common prefix of
- * all keys starting with X + c was created or shortened (an edge is split exactly when that prefix shortens; a
- * node made by a split starts with the old child, whose keys are all older than the splitting key). Keys are
- * inserted in order of first sight, which is term id order, so one pass over the term ids gives those times for
- * every prefix of every match.
- */
+/** Typo expansions of `term` (edit distance exactly 1 in UTF-16 code units), in term order, capped like the index's. */
 function fuzzyExpansions(corpus: Corpus, term: string): Candidate[] {
-  const found: Candidate[] = [];
-  for (const c of corpus.list) if (oneEditApart(c.term, term)) found.push(c);
-  const { table } = corpus;
-  return keepMost(
-    inFuzzyOrder(found, table.size, (id) => table.term(id)!),
-    TYPO_MAX_TERMS,
-    (c) => c.term,
-    postingCount,
-  );
-}
-
-/**
- * Terms of `keys` (distinct, in insertion order) at edit distance exactly 1 from `term`, in the order
- * `SearchableMap.fuzzyGet(term, 1)` lists them from a tree built by inserting the keys in that order (for tests
- * of the ordering argument).
- */
-export function typoExpansionsOf(keys: readonly string[], term: string): string[] {
-  const found = keys.map((k, id) => ({ term: k, id })).filter((k) => oneEditApart(k.term, term));
-  return inFuzzyOrder(found, keys.length, (id) => keys[id]!).map((k) => k.term);
-}
-
-/**
- * `found` (items whose `id` is their term's insertion time among `size` keys, `keyAt(id)` the key) sorted into
- * the depth-first order of the radix tree of all keys (see `fuzzyExpansions`).
- */
-function inFuzzyOrder<T extends { term: string; id: number }>(
-  found: T[],
-  size: number,
-  keyAt: (id: number) => string,
-): T[] {
-  if (found.length <= 1) return found;
-  const root: PrefixNode = { next: new Map(), lcpKey: '', lcpLength: 0, changed: -1 };
-  for (const c of found) {
-    let node = root;
-    for (let i = 0; i < c.term.length; i++) {
-      const code = c.term.charCodeAt(i);
-      let child = node.next.get(code);
-      if (child === undefined) {
-        child = { next: new Map(), lcpKey: '', lcpLength: 0, changed: -1 };
-        node.next.set(code, child);
-      }
-      node = child;
-    }
-  }
-  for (let id = 0; id < size; id++) {
-    const key = keyAt(id);
-    let node = root;
-    for (let depth = 0; depth < key.length; depth++) {
-      const child = node.next.get(key.charCodeAt(depth));
-      if (child === undefined) break;
-      node = child;
-      if (node.changed < 0) {
-        node.lcpKey = key;
-        node.lcpLength = key.length;
-        node.changed = id;
-        continue;
-      }
-      // The key starts with the node's prefix (depth + 1 units); see how much more of the common prefix it keeps.
-      const { lcpKey, lcpLength } = node;
-      let l = depth + 1;
-      while (l < lcpLength && l < key.length && key.charCodeAt(l) === lcpKey.charCodeAt(l)) l++;
-      if (l < lcpLength) {
-        node.lcpLength = l;
-        node.changed = id;
-      }
-    }
-  }
-  // Per match: the change time of each of its prefixes (index = prefix length).
-  const times = new Map<T, number[]>();
-  for (const c of found) {
-    const t: number[] = [-1];
-    let node = root;
-    for (let i = 0; i < c.term.length; i++) {
-      node = node.next.get(c.term.charCodeAt(i))!;
-      t.push(node.changed);
-    }
-    times.set(c, t);
-  }
-  const time = (c: T, common: number): number => (common === c.term.length ? c.id : times.get(c)![common + 1]!);
-  return found.sort((a, b) => {
-    const x = a.term;
-    const y = b.term;
-    let common = 0;
-    while (common < x.length && common < y.length && x.charCodeAt(common) === y.charCodeAt(common)) common++;
-    return time(a, common) - time(b, common);
-  });
+  return keepMost(byTerm(corpus.list.filter((c) => oneEditApart(c.term, term))), TYPO_MAX_TERMS);
 }
 
 /** Ranking of `terms` over a read corpus (the body of `rankCold`; see there). */
@@ -500,8 +350,7 @@ interface ColdMatch {
  * The best `max` matches of `query` over `notes` (all matches when `max` is omitted), exactly as
  * `NoteIndex.rank(query, max)` after a fresh index's `sync(notes)` returns them (ranking rules in src/search/index.ts).
  *
- * @param notes this call's scanned notes, every one with text, in scan order (the order fixes ties in MiniSearch's
- *   summation order, as insertion order does in the index)
+ * @param notes this call's scanned notes, every one with text, in scan order
  * @throws Error when a note has no text or an id repeats
  */
 export function rankCold(notes: readonly ScannedNote[], query: string, max = Infinity): RankedMatch[] {

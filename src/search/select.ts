@@ -4,7 +4,7 @@
  * their expansions are scored (`scoreQuery`), choosing the best matches (`bestMatches`), and bounding the response
  * (`boundedHits`, docs/TOOLS.md). The two differ only in where postings come from.
  */
-import type { ResponseLimits, SearchHit } from './index.js';
+import type { ResponseLimits, SearchHit } from './types.js';
 import { countCodePoints, makeSnippet } from './snippet.js';
 import { cutVisible, escapeHidden } from '../text/visible.js';
 

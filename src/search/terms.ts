@@ -19,7 +19,7 @@
  * dead terms builds a new table). Memory: per term its string, three int32 and its bytes; about 50 bytes for a
  * short term.
  */
-import { APOSTROPHES, fold, MAX_TERM_CHARS, SEGMENT_PIECE, SPACELESS, WORD } from './tokenize.js';
+import { APOSTROPHES, fold, MAX_TERM_CHARS, needsSegmenter, SEGMENT_PIECE, WORD } from './tokenize.js';
 
 /**
  * For a byte: its lowercase form when it is a word character of `tokenize`'s ASCII rules (0–9, A–Z,
@@ -98,7 +98,7 @@ function termsOfPiece(piece: string): string[] {
   WORD.lastIndex = 0;
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
     const word = m[0];
-    if (!SPACELESS.test(word)) {
+    if (!needsSegmenter(word)) {
       pushTerm(out, word);
       continue;
     }

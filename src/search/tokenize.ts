@@ -33,6 +33,19 @@ export const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
 /** Characters of scripts that do not separate words with spaces (Script_Extensions, so U+30FC "ー" counts). */
 export const SPACELESS =
   /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
+/**
+ * A word of Hangul, ASCII letters and digits and apostrophes only. The segmenter never splits one (Korean has no
+ * dictionary segmentation: Hangul is ALetter in UAX #29, which joins with letters, digits and inner apostrophes),
+ * so such a word skips it: one segmenter call per Korean word made Korean notes index four times slower than
+ * English ones. tests/search/tokenize.test.ts checks the shortcut against the segmenter on real Korean notes.
+ */
+const HANGUL_WORD = /^[\uAC00-\uD7A3]+$/;
+
+/** True when `word` (folded) must go through the word segmenter (rule 3), false when it is one term as it is. */
+export function needsSegmenter(word: string): boolean {
+  return SPACELESS.test(word) && !HANGUL_WORD.test(word);
+}
+
 /** The apostrophes that join words (U+0027, U+2019), all of them. */
 export const APOSTROPHES = /['\u2019]/g;
 /** Fast path: pure ASCII text needs neither NFKC nor the spaceless-script check. */
@@ -116,7 +129,7 @@ type Span = [word: string, at: number];
 function* wordSpans(text: string): Generator<Span> {
   const spaceless = NON_ASCII.test(text);
   for (const m of text.matchAll(WORD)) {
-    if (spaceless && SPACELESS.test(m[0])) yield* segments(m[0], m.index);
+    if (spaceless && SPACELESS.test(m[0]) && !HANGUL_WORD.test(m[0].toLowerCase())) yield* segments(m[0], m.index);
     else yield [m[0], m.index];
   }
 }
@@ -197,7 +210,7 @@ function tokenizeMixed(text: string): string[] {
       break;
     }
     const word = text.slice(start, i);
-    if (nonAscii && SPACELESS.test(word)) {
+    if (nonAscii && needsSegmenter(word)) {
       for (const [seg] of segments(word, start)) push(out, seg);
     } else {
       push(out, word);

@@ -2,6 +2,7 @@
  * Tool-facing shapes: the caller record and the public results of docs/TOOLS.md.
  */
 import type { ErrorResult } from '../errors.js';
+import type { SearchHit } from '../search/types.js';
 
 /**
  * Who is calling (docs/POLICY.md). Comes from the host, never from tool arguments.
@@ -16,12 +17,8 @@ export interface Caller {
   profile?: string;
 }
 
-export interface SearchHit {
-  id: string;
-  /** Front matter title, else first level-1 heading, else file name without `.md` (docs/DESIGN.md). */
-  title?: string;
-  snippet: string;
-}
+/** One search hit: defined once, beside the search code that builds it (src/search/types.ts). */
+export type { SearchHit };
 
 export interface SearchResult {
   ok: true;

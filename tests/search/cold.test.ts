@@ -9,8 +9,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import SearchableMap from 'minisearch/SearchableMap';
 import type { FileStat } from '../../native/types.js';
-import { oneEditApart, prefixExpansionsOf, rankCold, searchCold, typoExpansionsOf } from '../../src/search/cold.js';
-import { NoteIndex, type ResponseLimits } from '../../src/search/index.js';
+import { rankCold, searchCold } from '../../src/search/cold.js';
+import { NoteIndex, oneEditApart, type ResponseLimits, TermDictionary } from '../../src/search/index.js';
+import { TermTable } from '../../src/search/terms.js';
 import { tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 
@@ -310,25 +311,52 @@ const probeArb = fc
   .array(fc.constantFrom('a', 'b', 'c', '😀'), { minLength: 1, maxLength: 6 })
   .map((cs) => cs.join(''));
 
-test('cold › typo expansions come in SearchableMap.fuzzyGet order for any insertion order', (t) => {
+/** A dictionary of `keys`: the first `sorted` merged into its sorted array, the rest left as recent additions. */
+function dictionaryOf(keys: readonly string[], sorted: number): { dict: TermDictionary; table: TermTable } {
+  const table = new TermTable();
+  const dict = new TermDictionary(
+    (id) => table.term(id),
+    () => true,
+  );
+  for (const [i, k] of keys.entries()) {
+    dict.add(table.intern(k));
+    if (i === sorted - 1) dict.settle(() => undefined, true);
+  }
+  return { dict, table };
+}
+
+test('cold › the dictionary lists the terms one edit away exactly as MiniSearch finds them, in lexicographic order', (t) => {
   fc.assert(
-    fc.property(keysArb, probeArb, (keys, probe) => {
+    fc.property(keysArb, probeArb, fc.nat(60), (keys, probe, sorted) => {
       const tree = new SearchableMap<number>();
       for (const [i, k] of keys.entries()) tree.set(k, i);
-      const expected = [...tree.fuzzyGet(probe, 1)].filter(([, [, d]]) => d === 1).map(([k]) => k);
-      t.deepEqual(typoExpansionsOf(keys, probe), expected, `${JSON.stringify(keys)} ${probe}`);
+      const expected = [...tree.fuzzyGet(probe, 1)]
+        .filter(([, [, d]]) => d === 1)
+        .map(([k]) => k)
+        .sort();
+      const { dict, table } = dictionaryOf(keys, sorted);
+      const found = dict.oneEditFrom(probe, (k) => table.find(k)).map((id) => table.term(id));
+      t.deepEqual(found, expected, `${JSON.stringify(keys)} ${probe}`);
     }),
     { numRuns: 3000, seed: 7 },
   );
 });
 
-test('cold › prefix expansions come in SearchableMap.atPrefix order of the full tree for any insertion order', (t) => {
+test('cold › the dictionary lists the terms extending a prefix exactly as MiniSearch finds them, in lexicographic order', (t) => {
   fc.assert(
-    fc.property(keysArb, probeArb, (keys, probe) => {
+    fc.property(keysArb, probeArb, fc.nat(60), (keys, probe, sorted) => {
       const tree = new SearchableMap<number>();
       for (const [i, k] of keys.entries()) tree.set(k, i);
-      const expected = [...tree.atPrefix(probe)].map(([k]) => k).filter((k) => k !== probe);
-      t.deepEqual(prefixExpansionsOf(keys, probe), expected, `${JSON.stringify(keys)} ${probe}`);
+      const expected = [...tree.atPrefix(probe)]
+        .map(([k]) => k)
+        .filter((k) => k !== probe)
+        .sort();
+      const { dict, table } = dictionaryOf(keys, sorted);
+      t.deepEqual(
+        dict.extending(probe).map((id) => table.term(id)),
+        expected,
+        `${JSON.stringify(keys)} ${probe}`,
+      );
     }),
     { numRuns: 3000, seed: 8 },
   );

@@ -1,17 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { FileStat } from '../../native/types.js';
-import MiniSearch from 'minisearch';
-import {
-  addDocument,
-  addDocuments,
-  miniSearchOptions,
-  NoteIndex,
-  removeDocument,
-  TermCache,
-  type Doc,
-} from '../../src/search/index.js';
+import { NoteIndex } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
+import { MiniSearchOracle, sameRanking } from './oracle.js';
 
 const STAT: FileStat = {
   dev: 1n,
@@ -337,50 +329,14 @@ test('the sum of id, title and snippet code points never exceeds total_chars', (
   t.pass();
 });
 
-test('addDocument builds exactly the index MiniSearch.add builds, also after removals', (t) => {
-  const docs: Doc[] = [
-    {
-      id: 'a.md',
-      title: 'River stones',
-      body: 'river river stone moss, river; the 庭の水やり moss',
-      meta: 'tag1\nalias one',
-      name: 'a',
-    },
-    { id: 'b.md', title: '', body: '', meta: '', name: 'b' },
-    { id: 'c.md', title: 'Don’t panic', body: "don't panic ＡＢＣ ﬁle 😀 stone stone", meta: 'river', name: 'c-file' },
-    { id: 'd.md', title: 'Moss', body: 'only moss here, and a tag1', meta: '', name: 'd' },
-  ];
-  const own = new MiniSearch<Doc>(miniSearchOptions());
-  const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const terms = new TermCache(fast);
-  const both = (fn: (m: MiniSearch<Doc>, own: boolean) => void) => {
-    fn(own, true);
-    fn(fast, false);
-  };
-  for (const d of docs) both((m, isOwn) => (isOwn ? m.add(d) : addDocument(m, d, terms)));
-  t.is(JSON.stringify(fast), JSON.stringify(own));
-  // Remove documents so some terms leave the tree, then add them back through the (now stale) cache.
-  both((m, isOwn) => (isOwn ? m.remove(docs[0]!) : removeDocument(m, docs[0]!, terms)));
-  both((m, isOwn) => (isOwn ? m.remove(docs[3]!) : removeDocument(m, docs[3]!, terms)));
-  t.is(JSON.stringify(fast), JSON.stringify(own));
-  both((m, isOwn) => (isOwn ? m.add(docs[3]!) : addDocument(m, docs[3]!, terms)));
-  both((m, isOwn) => (isOwn ? m.add(docs[0]!) : addDocument(m, docs[0]!, terms)));
-  t.is(JSON.stringify(fast), JSON.stringify(own));
-  t.deepEqual(fast.search('moss tag1'), own.search('moss tag1'));
-  // Remove everything, in another order, then rebuild: the same state at each step.
-  for (const d of [docs[2]!, docs[0]!, docs[3]!, docs[1]!]) {
-    both((m, isOwn) => (isOwn ? m.remove(d) : removeDocument(m, d, terms)));
-    t.is(JSON.stringify(fast), JSON.stringify(own));
-  }
-  for (const d of docs) both((m, isOwn) => (isOwn ? m.add(d) : addDocument(m, d, terms)));
-  t.is(JSON.stringify(fast), JSON.stringify(own));
-  t.throws(() => removeDocument(fast, { id: 'zz.md', title: '', body: '', meta: '', name: 'zz' }, terms), {
-    message: /unknown id/,
-  });
-  t.throws(() => addDocument(fast, docs[1]!, terms), { message: /duplicate/ });
-});
+/** A generated document: id and field texts (title '' when none). */
+interface Doc {
+  id: string;
+  title: string;
+  body: string;
+  meta: string;
+}
 
-/** `count` documents over a vocabulary of `vocabulary` words (seeded, so every run builds the same corpus). */
 function generatedDocs(count: number, vocabulary: number, seed: number): Doc[] {
   let state = seed;
   const next = (n: number): number => {
@@ -399,83 +355,45 @@ function generatedDocs(count: number, vocabulary: number, seed: number): Doc[] {
       title: next(4) === 0 ? '' : `${word()} ${word()}`,
       body,
       meta: next(3) === 0 ? `${word()}\n${word()}` : '',
-      name: `g${i}`,
     });
   }
   return docs;
 }
 
-test('addDocuments (the cold build) builds exactly the index MiniSearch.add builds', (t) => {
-  const docs = generatedDocs(400, 900, 5);
-  const own = new MiniSearch<Doc>(miniSearchOptions());
-  for (const d of docs) own.add(d);
-  const fast = new MiniSearch<Doc>(miniSearchOptions());
-  addDocuments(fast, docs, new TermCache(fast));
-  t.is(JSON.stringify(fast), JSON.stringify(own));
-  t.deepEqual(fast.search('w1 w2z'), own.search('w1 w2z'));
-  // The same with a staging log of 100 postings: flushed many times within the batch, and once for a field that
-  // alone has more distinct terms than that.
-  const big: Doc = {
-    id: 'big.md',
-    title: '',
-    body: Array.from({ length: 400 }, (_, i) => `u${i}`).join(' '),
-    meta: '',
-    name: 'big',
-  };
-  own.add(big);
-  const small = new MiniSearch<Doc>(miniSearchOptions());
-  addDocuments(small, [...docs, big], new TermCache(small, 100));
-  t.is(JSON.stringify(small), JSON.stringify(own));
-});
+/** The note text whose fields are `d`'s (front matter aliases carry the meta lines). */
+function textOf(d: Doc): string {
+  const meta = d.meta === '' ? '' : `---\naliases: [${d.meta.split('\n').join(', ')}]\n---\n`;
+  return `${meta}${d.title === '' ? '' : `# ${d.title}\n`}${d.body}`;
+}
 
-test('staged postings of many batches, small and large, with removals between them, equal MiniSearch', (t) => {
+test('batches of syncs, small and large, with removals between them, answer like a fresh index and like MiniSearch', (t) => {
   const docs = generatedDocs(300, 400, 9);
-  const own = new MiniSearch<Doc>(miniSearchOptions());
-  const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const cache = new TermCache(fast);
-  // Batches of 1 (entry-by-entry flush), 2..40 and 120 documents (counting-sort flush), each followed by the
-  // removal of some earlier documents, so lists are appended to after they were built, emptied and rebuilt.
+  // A small staging log, so large batches are written in several flushes.
+  const ix = new NoteIndex(512);
   let at = 0;
-  const removed = new Set<number>();
+  const held = new Map<string, Doc>();
   for (const size of [1, 1, 2, 40, 120, 3, 1, 60, 72]) {
-    const batch = docs.slice(at, at + size);
-    for (const d of batch) own.add(d);
-    addDocuments(fast, batch, cache);
+    for (const d of docs.slice(at, at + size)) held.set(d.id, d);
     at += size;
-    for (let i = 0; i < at; i += 7 + size) {
-      if (removed.has(i)) continue;
-      removed.add(i);
-      own.remove(docs[i]!);
-      removeDocument(fast, docs[i]!, cache);
+    let k = 0;
+    for (const id of [...held.keys()]) if (k++ % (7 + size) === 0 && held.size > 1) held.delete(id);
+    const notes = [...held.values()].map((d) => note(d.id, textOf(d), textOf(d)));
+    ix.sync(notes);
+    const fresh = new NoteIndex();
+    fresh.sync(notes);
+    const oracle = new MiniSearchOracle(notes.map((n) => ({ id: n.id, text: n.text! })));
+    t.deepEqual(ix.stats(), fresh.stats(), `stats after a batch of ${size}`);
+    // Last terms of 3 or more code points: under the prefix cap, where the oracle (uncapped) must agree.
+    for (const q of ['w1a', 'w2a w3b', 'w10', "w1's", 'w1z w2 w3b']) {
+      t.deepEqual(ix.rank(q), fresh.rank(q), `${q} after a batch of ${size}`);
+      sameRanking(t, ix.rank(q), oracle.rank(q), `${q} (oracle) after a batch of ${size}`);
     }
-    t.is(JSON.stringify(fast), JSON.stringify(own), `after a batch of ${size}`);
   }
 });
 
-test('removing a document whose text changed falls back to MiniSearch.remove and leaves its state', (t) => {
-  const docs = generatedDocs(30, 60, 3);
-  const own = new MiniSearch<Doc>(miniSearchOptions());
-  const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const cache = new TermCache(fast);
-  for (const d of docs) own.add(d);
-  addDocuments(fast, docs, cache);
-  // A field that no longer matches what was indexed: a term the note never held.
-  const changed = { ...docs[4]!, body: `${docs[4]!.body} neverindexed` };
-  own.remove(changed);
-  removeDocument(fast, changed, cache);
-  t.is(JSON.stringify(fast), JSON.stringify(own));
-  // The cache was reset and still serves further additions and removals exactly.
-  const more = generatedDocs(10, 60, 4).map((d) => ({ ...d, id: `more-${d.id}` }));
-  for (const d of more) own.add(d);
-  addDocuments(fast, more, cache);
-  own.remove(docs[5]!);
-  removeDocument(fast, docs[5]!, cache);
-  t.is(JSON.stringify(fast), JSON.stringify(own));
-});
-
-test('after enough removals to compact the term cache, the index still answers like a fresh one', (t) => {
-  // Every sync replaces all notes with ones of fresh vocabulary, so most interned terms die and the cache is
-  // compacted (more than 512 removals with dead terms outnumbering live ones).
+test('after enough removals to compact terms and note numbers, the index still answers like a fresh one', (t) => {
+  // Every sync replaces all notes with ones of fresh vocabulary, so most interned terms die and most note numbers
+  // fall out of use: both are compacted.
   const ix = new NoteIndex();
   let last: Doc[] = [];
   for (let round = 0; round < 4; round++) {
@@ -483,17 +401,15 @@ test('after enough removals to compact the term cache, the index still answers l
       ...d,
       body: `${d.body} r${round}x`.replace(/w/g, `v${round}`),
     }));
-    ix.sync(last.map((d) => note(d.id, `# ${d.title}\n${d.body}`, `r${round}`)));
+    ix.sync(last.map((d) => note(d.id, textOf(d), `r${round}`)));
   }
   const fresh = new NoteIndex();
-  fresh.sync(last.map((d) => note(d.id, `# ${d.title}\n${d.body}`, 'f')));
+  fresh.sync(last.map((d) => note(d.id, textOf(d), 'f')));
   t.deepEqual(ix.stats(), fresh.stats());
   for (const q of ['v31 v32', 'r3x', 'v3a', 'r2x']) t.deepEqual(ix.rank(q), fresh.rank(q), q);
 });
 
-test('terms sharing prefixes, split edges and thousands of first characters build the same radix tree as MiniSearch', (t) => {
-  // Prefix chains inserted long-first and short-first, edges split at every depth, Japanese and astral first
-  // characters (a root with many children), and removals between batches so later insertions meet a pruned tree.
+test('terms sharing prefixes, thousands of first characters and astral characters expand like MiniSearch', (t) => {
   const words = [
     'abcdef',
     'abc',
@@ -513,34 +429,16 @@ test('terms sharing prefixes, split edges and thousands of first characters buil
     'x𠀌',
   ];
   for (let c = 0x4e00; c < 0x4e00 + 1500; c += 3) words.push(String.fromCharCode(c, c + 1), String.fromCharCode(c));
-  const docs: Doc[] = [];
+  const notes: ScannedNote[] = [];
   for (let i = 0; i < 60; i++) {
     const body = words.filter((_, k) => (k * 7 + i) % 5 === 0 || k % 61 === i).join(' ');
-    docs.push({
-      id: `t${i}.md`,
-      title: words[(i * 13) % words.length]!,
-      body,
-      meta: i % 4 === 0 ? words.slice(i, i + 3).join('\n') : '',
-      name: `t${i}`,
-    });
+    notes.push(note(`t${i}.md`, `# ${words[(i * 13) % words.length]!}\n${body}`));
   }
-  const own = new MiniSearch<Doc>(miniSearchOptions());
-  const fast = new MiniSearch<Doc>(miniSearchOptions());
-  const cache = new TermCache(fast);
-  for (const [from, to] of [
-    [0, 25],
-    [25, 26],
-    [26, 60],
-  ] as const) {
-    const batch = docs.slice(from, to);
-    for (const d of batch) own.add(d);
-    addDocuments(fast, batch, cache);
-    t.is(JSON.stringify(fast), JSON.stringify(own), `after documents ${from} to ${to}`);
-    for (let i = from; i < to; i += 3) {
-      own.remove(docs[i]!);
-      removeDocument(fast, docs[i]!, cache);
-    }
-    t.is(JSON.stringify(fast), JSON.stringify(own), `after removals in ${from} to ${to}`);
-  }
-  t.deepEqual(fast.search('庭 abc', { prefix: true, fuzzy: 1 }), own.search('庭 abc', { prefix: true, fuzzy: 1 }));
+  const ix = new NoteIndex();
+  ix.sync(notes.slice(0, 40));
+  ix.sync(notes.filter((_, i) => i % 3 !== 0));
+  const final = notes.filter((_, i) => i % 3 !== 0);
+  const oracle = new MiniSearchOracle(final.map((n) => ({ id: n.id, text: n.text! })));
+  for (const q of ['庭', 'ab', 'abc', 'abcdeh', '𠀋', 'x', '一', 'bcd abcdef', 'abcdez'])
+    sameRanking(t, ix.rank(q), oracle.rank(q), q);
 });

@@ -1,6 +1,16 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { MAX_TERM_CHARS, scanTerms, tokenize } from '../../src/search/tokenize.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  fold,
+  MAX_TERM_CHARS,
+  needsSegmenter,
+  SPACELESS,
+  scanTerms,
+  tokenize,
+  WORD,
+} from '../../src/search/tokenize.js';
 
 test('lowercases, folds compatibility forms and splits on non-word characters', (t) => {
   t.deepEqual(tokenize('Hello, WORLD! ＡＢＣ ﬁne foo_bar v1.2 naïve'), [
@@ -86,4 +96,31 @@ test('the ASCII fast path gives the same terms as the general path on random ASC
     { numRuns: 2000, seed: 21 },
   );
   t.deepEqual(tokenize("Don't STOP '90s rock'n'roll o'"), ['dont', 'stop', '90s', 'rocknroll', 'o']);
+});
+
+test('a word of Hangul syllables is one term without the segmenter, exactly what the segmenter gives (real Korean notes)', (t) => {
+  const dir = new URL('../../../../shared/corpora/tldr-cjk/pages.ko/common', import.meta.url).pathname;
+  let texts: string[];
+  try {
+    texts = readdirSync(dir)
+      .filter((n) => n.endsWith('.md'))
+      .slice(0, 400)
+      .map((n) => readFileSync(join(dir, n), 'utf8'));
+  } catch {
+    // Without the corpus: hand-written Korean, with the mixed forms the segmenter splits (x축, 인자1, lone jamo).
+    texts = ['파일을 압축합니다 x축 인자1 ᄎ두가 로그아웃 사용자의 홈 디렉토리'];
+  }
+  const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
+  let shortcut = 0;
+  for (const text of texts) {
+    for (const m of fold(text).matchAll(WORD)) {
+      const word = m[0];
+      const segments = [...segmenter.segment(word)].filter((s) => s.isWordLike).map((s) => s.segment);
+      if (!needsSegmenter(word) && SPACELESS.test(word)) {
+        shortcut++;
+        t.deepEqual(segments, [word], word);
+      }
+    }
+  }
+  t.true(shortcut > 0);
 });

@@ -1,0 +1,181 @@
+/**
+ * The per-view search indexes a bridge keeps between calls (docs/DESIGN.md, "Why warm calls are cheap and still
+ * safe" and "The first search of a view"): one `NoteIndex` per (profile home, root, names rule), bounded in number
+ * and in summed note bytes, with the first call's deferred build.
+ */
+import type { Policy } from '../policy/types.js';
+import { NoteIndex } from '../search/index.js';
+import { ScanMemo } from '../trust/scan.js';
+import type { ScannedNote } from '../trust/types.js';
+
+/** Default number of per-view indexes kept in memory (BridgeOptions.maxIndexes). */
+export const DEFAULT_MAX_INDEXES = 8;
+/**
+ * Default bound on the summed note bytes of all held indexes (BridgeOptions.maxIndexBytes): 256 MiB of note
+ * files. The index of one view costs a few times its note bytes in memory (text plus postings), so this keeps a
+ * worker serving many large homes bounded. It only ever drops other views: the view just searched is kept whole
+ * even when it alone is larger (a 100,000-note vault within max_total_bytes is never cut by it).
+ */
+export const DEFAULT_MAX_INDEX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * One view's index, and the notes of a first call that answered without it and whose build was deferred until
+ * after that answer (`IndexCache.defer`).
+ */
+interface View {
+  readonly index: NoteIndex;
+  /** What this view's scans keep between calls (listings, raw stats; src/trust/scan-memo.ts). */
+  readonly memo: ScanMemo;
+  /** Notes verified by this view's cold call, still to be synced into `index` (which is empty meanwhile). */
+  pending: readonly ScannedNote[] | undefined;
+  /** Summed file sizes of `pending` (0 when nothing is pending), counted against the byte bound like held notes. */
+  pendingBytes: number;
+}
+
+/** Note bytes a view holds or is about to hold (what the byte bound counts). */
+function viewBytes(view: View): number {
+  return view.index.bytes + view.pendingBytes;
+}
+
+/**
+ * Indexes by view — (profile home, root, names rule) — least recently used dropped first. One view per home keeps
+ * two profiles with different allow lists from sharing statistics (and from churning one index between them).
+ * Two bounds: at most `max` indexes, and, after each search, at most `maxBytes` summed note bytes over the held
+ * indexes — least recently used ones are dropped until the sum fits, never the index just used (a single view
+ * larger than the bound is kept alone).
+ *
+ * Deferred builds (docs/DESIGN.md, "The first search of a view"): the first call of a view answers from the
+ * texts its scan read (`searchCold`) and hands those notes to `defer`; they are synced into the view's index on the
+ * next turn of the event loop after the answer was written, or by `get` when the view is asked for before that, so
+ * every scan runs against an index that holds exactly the notes of the view's last call. A view dropped while its
+ * notes are pending loses them (its next call is cold again); a build that throws drops the view.
+ */
+export class IndexCache {
+  private readonly views = new Map<string, View>();
+
+  /**
+   * @param max most indexes held at once (an integer ≥ 1)
+   * @param maxBytes most summed note bytes held across indexes (a number ≥ 1; default DEFAULT_MAX_INDEX_BYTES)
+   * @throws RangeError on a bad bound
+   */
+  constructor(
+    private readonly max: number,
+    private readonly maxBytes: number = DEFAULT_MAX_INDEX_BYTES,
+    /** ScanLimits.racyMarginMs for scans into these indexes (undefined: the trust layer's default). */
+    readonly racyMarginMs?: number,
+    /** ScanLimits.rawEntryCeiling for these scans (undefined: RAW_ENTRY_CEILING; tests lower it). */
+    readonly rawEntryCeiling?: number,
+  ) {
+    if (!Number.isInteger(max) || max < 1) throw new RangeError('maxIndexes: an integer ≥ 1');
+    if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1)
+      throw new RangeError('maxIndexBytes: a number ≥ 1');
+  }
+
+  /** Summed note bytes of the held indexes, pending notes included. */
+  get bytes(): number {
+    let sum = 0;
+    for (const view of this.views.values()) sum += viewBytes(view);
+    return sum;
+  }
+
+  /** Drop least recently used indexes other than `key` until the byte bound holds (call after a sync). */
+  fit(key: string): void {
+    let total = this.bytes;
+    for (const [other, view] of this.views) {
+      if (total <= this.maxBytes) return;
+      if (other === key) continue;
+      this.views.delete(other);
+      total -= viewBytes(view);
+    }
+  }
+
+  /** True when the view's index is held. */
+  holds(key: string): boolean {
+    return this.views.has(key);
+  }
+
+  /** True when the view holds notes of a cold call not yet synced into its index. */
+  isPending(key: string): boolean {
+    return this.views.get(key)?.pending !== undefined;
+  }
+
+  static keyOf(home: string, policy: Pick<Policy, 'root' | 'names'>): string {
+    return JSON.stringify([home, policy.root, policy.names]);
+  }
+
+  /**
+   * The index of a view, created empty on first use, marked most recently used. Pending notes of the view are
+   * synced first; when that sync throws, the view is dropped and a new empty index takes its place.
+   */
+  get(key: string): NoteIndex {
+    let view = this.views.get(key);
+    if (view !== undefined) {
+      this.views.delete(key);
+      if (view.pending !== undefined && !this.build(view)) view = undefined;
+    }
+    view ??= { index: new NoteIndex(), memo: new ScanMemo(), pending: undefined, pendingBytes: 0 };
+    this.views.set(key, view);
+    while (this.views.size > this.max) this.views.delete(this.views.keys().next().value!);
+    return view.index;
+  }
+
+  /**
+   * The scan memo of a view (call right after `get`, which creates the view); a view not held gets a fresh memo that
+   * lives for one scan.
+   */
+  memoOf(key: string): ScanMemo {
+    return this.views.get(key)?.memo ?? new ScanMemo();
+  }
+
+  /**
+   * Keep `notes` (what a cold call of this view just verified and answered from) to be synced into the view's
+   * index after the current turn of the event loop (an unreferenced `setImmediate`, so a one-shot process exits
+   * without building). The byte bound is applied now, counting the pending notes' file sizes as held (so other
+   * views are dropped exactly as an immediate sync would have dropped them), and again after the sync. If the view
+   * is dropped before the sync, the notes are lost; if the sync throws, the view is dropped.
+   *
+   * @throws Error when the view is not held, its index is not empty, or notes are already pending (caller bugs)
+   */
+  defer(key: string, notes: readonly ScannedNote[]): void {
+    const view = this.views.get(key);
+    if (view === undefined || view.index.size !== 0 || view.pending !== undefined)
+      throw new Error('IndexCache.defer: not a fresh view');
+    view.pending = notes;
+    let bytes = 0;
+    for (const note of notes) bytes += note.stat.size;
+    view.pendingBytes = bytes;
+    this.fit(key);
+    setImmediate(() => {
+      if (view.pending === undefined) return;
+      if (this.views.get(key) !== view) {
+        view.pending = undefined;
+        view.pendingBytes = 0;
+        return;
+      }
+      if (this.build(view)) this.fit(key);
+      else this.views.delete(key);
+    }).unref();
+  }
+
+  /** Sync a view's pending notes into its index; false when the sync threw (the view must then be dropped). */
+  private build(view: View): boolean {
+    const notes = view.pending!;
+    view.pending = undefined;
+    view.pendingBytes = 0;
+    try {
+      view.index.sync(notes);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Forget a view (after a failure that may have left its index half-updated). */
+  drop(key: string): void {
+    this.views.delete(key);
+  }
+
+  get size(): number {
+    return this.views.size;
+  }
+}
