@@ -202,7 +202,7 @@ function writeOwner(file: string, text: string): void {
 
 /**
  * Generate `count` notes under `<parent>/vault-<count>` with the seeded generator, and a home whose policy allows
- * `**` with max_entries 10000, max_total_bytes 67108864 and max_depth 16 (the docs/POLICY.md ceilings).
+ * `**` with max_entries max(10000, count), max_total_bytes 1 GiB and max_depth 16.
  * Folders hold 20–50 notes each and nest up to three levels, so ids have 1 to 4 segments; a few notes sit in the
  * root. Names are portable (`[a-z0-9-]` plus `.md`). `parent` must be an existing owner-only directory.
  */
@@ -266,7 +266,7 @@ export function generateCorpus(parent: string, count: number, v: Vocabulary, see
     version: 1,
     root: canonicalRoot,
     allow: ['**'],
-    limits: { max_entries: 10000, max_total_bytes: 67108864, max_depth: 16 },
+    limits: { max_entries: Math.max(10000, count), max_total_bytes: 1073741824, max_depth: 16 },
   };
   writeOwner(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), `${JSON.stringify(policy, null, 2)}\n`);
   return {

@@ -6,9 +6,9 @@
  * `node dist/bench/relevance.js` runs it alone).
  *
  * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
- *          --sections relevance,sizes,worst,http (which parts to run: the known-item relevance evaluation of
+ *          --sections relevance,sizes,worst,http,cjk (which parts to run: the known-item relevance evaluation of
  *          bench/relevance.ts, the sized corpora, the worst cases of bench/worst.ts, the HTTP endpoint of bench/http.ts
- *          on the largest size)
+ *          on the largest size, the CJK tree of bench/cjk.ts)
  *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
  *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
  *          Markdown file, e.g. docs/BENCHMARKS.md)
@@ -32,6 +32,7 @@ import {
 import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
 import { measureHttp, type HttpResult } from './http.js';
 import { median, summarise, type Summary, pushTo } from './stats.js';
+import { type CjkSection, renderCjk, runCjk } from './cjk.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
 
@@ -46,10 +47,10 @@ interface Reps {
 }
 
 function repsFor(notes: number, quick: boolean): Reps {
-  const warm = quick ? 3 : notes >= 10000 ? 8 : 10;
+  const warm = quick ? 3 : notes >= 100000 ? 4 : notes >= 10000 ? 8 : 10;
   // Cold starts at 2,000 and reads are judged against targets and vary most from run to run on a shared
   // machine, so they get more samples (a read round is 20 notes, well under a second per side).
-  const cold = quick ? 3 : notes >= 10000 ? 5 : 11;
+  const cold = quick ? 3 : notes >= 100000 ? 3 : notes >= 10000 ? 5 : 11;
   return { cold, warm, read: quick ? 3 : 15, changed: warm * CHANGES_PER_ROUND.length };
 }
 
@@ -393,7 +394,37 @@ function evaluate(results: SizeResult[], http: HttpResult | null): Target[] {
   const mid = at(2000);
   const rounds = http?.load.rounds ?? [];
   const failures = http === null ? null : rounds.reduce((sum, r) => sum + r.failures, 0);
+  const huge = at(100000);
   return [
+    target(
+      'warm search p50 @100k ÷ rg p50 @100k',
+      huge?.ours?.warmSearch.p50,
+      huge?.rg?.search.p50,
+      0.25,
+      'same tree, same 12 queries',
+    ),
+    target(
+      'warm search p50 @100k ÷ warm p50 @10k',
+      huge?.ours?.warmSearch.p50,
+      big?.ours?.warmSearch.p50,
+      8,
+      'no worse than linear',
+    ),
+    target(
+      'cold first search p50 @100k ÷ rg p50 @100k',
+      huge?.ours?.coldFirstSearch.p50,
+      huge?.rg?.search.p50,
+      10,
+      'spawn to first result vs rg over the tree',
+    ),
+    target(
+      'RSS after warm-up @100k ÷ 600 MB',
+      huge?.ours?.rssAfterWarmupMB,
+      600,
+      1,
+      'VmRSS of the server process, MB = 10^6 bytes',
+    ),
+    target('RSS after warm-up @10k ÷ 150 MB', big?.ours?.rssAfterWarmupMB, 150, 1, 'VmRSS, MB = 10^6 bytes'),
     target(
       'warm search p50 @10k ÷ rg p50 @10k',
       big?.ours?.warmSearch.p50,
@@ -564,7 +595,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
       doc: { type: 'string' },
-      sections: { type: 'string', default: 'relevance,sizes,worst,http' },
+      sections: { type: 'string', default: 'relevance,sizes,worst,http,cjk' },
     },
   });
   const sections = new Set(values.sections!.split(',').map((s) => s.trim()));
@@ -610,6 +641,7 @@ async function main(): Promise<void> {
   const results: SizeResult[] = [];
   let worst: WorstSection | null = null;
   let http: HttpResult | null = null;
+  let cjk: CjkSection | null = null;
   try {
     for (const n of sizes) {
       const t0 = performance.now();
@@ -634,6 +666,7 @@ async function main(): Promise<void> {
     }
     if (sections.has('worst') && hasOurs)
       worst = await runWorstCases(parent, vocab, (home) => ourArgs(home, null), log);
+    if (sections.has('cjk') && hasOurs) cjk = await runCjk(parent, vocab, (home) => ourArgs(home, null), hasRg, log);
   } finally {
     if (values.keep) log(`corpora kept in ${parent}`);
     else fs.rmSync(parent, { recursive: true, force: true });
@@ -644,7 +677,8 @@ async function main(): Promise<void> {
   const tables =
     renderTables(results, targets, env, http) +
     (worst === null ? '' : `\n\n${renderWorst(worst)}`) +
-    (relevance === null ? '' : `\n\n${renderRelevance(relevance)}`);
+    (relevance === null ? '' : `\n\n${renderRelevance(relevance)}`) +
+    (cjk === null ? '' : `\n\n${renderCjk(cjk)}`);
   process.stdout.write(`\n${tables}\n`);
   const report = {
     started: started.toISOString(),
@@ -668,6 +702,7 @@ async function main(): Promise<void> {
     targets,
     worstCases: worst,
     relevance,
+    cjk,
   };
   if (!values['no-write']) {
     const out = values.out ? path.resolve(values.out) : path.join(repoRoot, 'bench', 'results', 'latest.json');
