@@ -17,7 +17,7 @@ export const TYPO_MAX_TERMS = 64;
  * so a query's own terms come before their expansions. Bounds the per-hit work and the snippet's term set.
  */
 export const HIT_MAX_TERMS = 64;
-/** MiniSearch 7.2 defaults: weights of prefix and typo expansions. */
+/** Weights of prefix and typo expansions (docs/DESIGN.md, "The search index"). */
 export const PREFIX_WEIGHT = 0.375;
 export const FUZZY_WEIGHT = 0.45;
 
@@ -77,16 +77,16 @@ export class ScoreSheet {
 export interface TermSource<T> {
   /** The postings of exactly `term`, or undefined. */
   exact(term: string): T | undefined;
-  /** Prefix expansions of `term` (not `term` itself), in MiniSearch's radix-tree order, bounded as NoteIndex.rank says. */
+  /** Prefix expansions of `term` (not `term` itself), in lexicographic order, bounded as NoteIndex.rank says. */
   prefixes(term: string): Iterable<readonly [string, T]>;
-  /** Terms at edit distance ≤ 1 of `term` with that distance, in the order MiniSearch's `fuzzyGet` lists them. */
+  /** Terms at edit distance 1 of `term` with that distance, in lexicographic order, bounded as NoteIndex.rank says. */
   typos(term: string): Iterable<readonly [string, T, number]>;
   /** Adds weight × field boost × BM25+ of every posting of `data` to `sheet`, fields in FIELDS order (index.ts). */
   score(data: T, weight: number, sheet: ScoreSheet): void;
 }
 
 /**
- * Scores the distinct query `terms` into `sheet` in MiniSearch's order, which fixes floating-point summation: per
+ * Scores the distinct query `terms` into `sheet` in one fixed order, which fixes floating-point summation: per
  * query term, the exact term (weight 1), then — for the last query term only — its prefix expansions (weight
  * PREFIX_WEIGHT × len / (len + 0.3 × extra length)), then, for a term of at least FUZZY_MIN_CHARS code points, its
  * typo expansions at distance 1 not already used as a prefix expansion (weight FUZZY_WEIGHT × len / (len +
