@@ -78,6 +78,11 @@ const INITIAL_IDS = 16;
  */
 const PROBE_LIMIT = 16;
 
+/** Most code units of whitespace-separated pieces joined into one pass of the general path (see `idsOfMixed`). */
+const MERGE_PIECES_UNITS = 2048;
+/** Largest ASCII gap, in code units, between two non-ASCII pieces that are still joined. */
+const MERGE_GAP_UNITS = 64;
+
 /** Longest text whose byte copy the table keeps for the next call (larger ones get a buffer of their own). */
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
@@ -232,7 +237,16 @@ export class TermTable {
       let start = at;
       while (start > from && !isSpace(text.charCodeAt(start - 1))) start--;
       SPACE.lastIndex = at;
-      const end = SPACE.test(text) ? SPACE.lastIndex - 1 : n;
+      let end = SPACE.test(text) ? SPACE.lastIndex - 1 : n;
+      // Take in the following pieces while the next non-ASCII unit is close (a sentence of Korean or Greek words
+      // separated by spaces): one general pass over the joined pieces costs far less than one per word, and the
+      // terms are the same (the cut points are still whitespace).
+      while (end < n && end - start < MERGE_PIECES_UNITS) {
+        NON_ASCII.lastIndex = end;
+        if (!NON_ASCII.test(text) || NON_ASCII.lastIndex - 1 - end > MERGE_GAP_UNITS) break;
+        SPACE.lastIndex = NON_ASCII.lastIndex - 1;
+        end = SPACE.test(text) ? SPACE.lastIndex - 1 : n;
+      }
       if (start > from) count = this.idsOfAscii(text, from, start, count);
       // NFKC can turn one code unit into several words (U+FDFA into four), so room is made by the terms' count.
       const terms = termsOfPiece(text.slice(start, end));

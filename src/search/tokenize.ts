@@ -148,6 +148,12 @@ function* segments(word: string, at: number): Generator<Span> {
   }
 }
 
+/**
+ * Longest prefix of a word `scanTerms` folds, in UTF-16 code units: room for MAX_TERM_CHARS code points of two
+ * units each, and a few mark runs of MAX_MARK_RUN that folding may drop or compose.
+ */
+const SCAN_WORD_UNITS = 4 * MAX_TERM_CHARS + 4 * MAX_MARK_RUN;
+
 /** A term with its UTF-16 offsets in the string that was scanned (see `scanTerms`). */
 export interface TermSpan {
   term: string;
@@ -268,7 +274,9 @@ function push(out: string[], word: string): void {
  */
 export function* scanTerms(text: string): Generator<TermSpan> {
   for (const [word, at] of wordSpans(text)) {
-    const lower = fold(word);
+    // Only the start of a word can reach its term (at most MAX_TERM_CHARS code points after folding), so a very long
+    // word (a run of marks, a hash) is folded from a bounded prefix: snippets scan words on every search.
+    const lower = fold(word.length > SCAN_WORD_UNITS ? word.slice(0, SCAN_WORD_UNITS) : word);
     const term = clip(lower.replace(APOSTROPHES, ''));
     if (term !== '') yield { term, start: at, end: at + word.length };
   }
