@@ -1,60 +1,146 @@
 /**
- * memory_bridge_read (docs/TOOLS.md, docs/TRUST.md): caller → policy → run kind → resolve the id component by component →
- * capped content.
+ * memory_bridge_read (docs/TOOLS.md, docs/TRUST.md; docs/DESIGN.md "Reading long notes"): caller → policy → run kind
+ * → resolve the id component by component → the window of the note's text that starts at `offset`.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { BridgeError } from '../errors.js';
-import { countCodePoints } from '../search/snippet.js';
+import { getNative } from '../../native/index.js';
 import { noteTitle, parseNote } from '../search/markdown.js';
 import { cutVisible, escapeHidden } from '../text/visible.js';
-import { getNative } from '../../native/index.js';
-import { readNoteById } from '../trust/note.js';
+import { readVerifiedNote } from '../trust/note.js';
 import { validateId } from '../trust/names.js';
+import type { IdentityKey } from '../trust/types.js';
 import { parseReadArgs } from './args.js';
 import { parseCaller } from './caller.js';
 import { policyAndRoot } from './start.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
 import type { ReadResult } from './types.js';
 
+/** The window of a note one read returns (see `readWindow`). */
+export interface ReadWindow {
+  /** The text from `offset` on, at most `readChars` code points, plus the truncation line when more follows. */
+  content: string;
+  /** True when text follows the window (then `nextOffset` says where). */
+  truncated: boolean;
+  /** Code point offset of the first character not returned; only when `truncated`. */
+  nextOffset?: number;
+}
+
+/** UTF-16 index of the code point `n` code points after index `from` of `text` (text.length when it ends first). */
+function advance(text: string, from: number, n: number): { at: number; taken: number } {
+  let at = from;
+  let taken = 0;
+  while (at < text.length && taken < n) {
+    const c = text.charCodeAt(at);
+    at += c >= 0xd800 && c <= 0xdbff && at + 1 < text.length && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+    taken++;
+  }
+  return { at, taken };
+}
+
 /**
- * The content a read returns for the note text `text` (docs/TOOLS.md §Results; docs/DESIGN.md "Returned text"): hidden
- * controls shown as `<U+XXXX>` escapes, and at most `readChars` code points of that escaped form. A cut falls
- * between two code points of the note, never inside a surrogate pair or an escape, and is followed by a newline
- * and the fixed note `[truncated: first N characters shown]`, N being the code points shown above it (`readChars`
- * unless an escape did not fit whole), so the note always sits on its own line; the note is not counted in
- * `readChars`.
+ * The part of `text` a read at code point `offset` returns (docs/DESIGN.md "Reading long notes", "Returned text"):
+ * the note from source code point `offset` on, hidden controls shown as `<U+XXXX>` escapes, at most `readChars`
+ * code points of that returned form; a cut never splits a surrogate pair or an escape. When text follows, the window
+ * is followed by a newline and the fixed line `[truncated: characters O to E-1 of N shown; continue with offset E]`
+ * (not counted in `readChars`), where O, E and N count code points of the note as stored (an escape stands for the
+ * one code point it replaces), and `nextOffset` is E. An offset at or past the end gives empty content, not
+ * truncated. Reading from 0 and then from each `nextOffset` returns every code point of the note exactly once, in
+ * order (escaped where hidden). A window always moves on by at least one code point, even when `readChars` is
+ * smaller than the escape at its start.
+ *
+ * Cost: linear in the UTF-16 length of `text`.
+ *
+ * @param offset   code points of the note to skip (an integer ≥ 0)
+ * @param readChars the policy's read_chars (≥ 1)
+ */
+export function readWindow(text: string, offset: number, readChars: number): ReadWindow {
+  const start = offset === 0 ? { at: 0, taken: 0 } : advance(text, 0, offset);
+  if (start.taken < offset || start.at >= text.length) return { content: '', truncated: false };
+  let shown = cutVisible(text, readChars, start.at);
+  if (shown.sourceCodePoints === 0) {
+    // Only an escape wider than readChars stands at the start: return it whole rather than never moving on.
+    const one = advance(text, start.at, 1).at;
+    shown = { text: escapeHidden(text.slice(start.at, one)), cut: one < text.length, end: one, sourceCodePoints: 1 };
+  }
+  if (!shown.cut) return { content: shown.text, truncated: false };
+  const next = offset + shown.sourceCodePoints;
+  const total = next + countFrom(text, shown.end);
+  return {
+    content: `${shown.text}\n[truncated: characters ${offset} to ${next - 1} of ${total} shown; continue with offset ${next}]`,
+    truncated: true,
+    nextOffset: next,
+  };
+}
+
+/** Code points of `text` from UTF-16 index `from` to its end. */
+function countFrom(text: string, from: number): number {
+  return advance(text, from, Number.POSITIVE_INFINITY).taken;
+}
+
+/**
+ * Cut `text` to at most `readChars` code points from its start (`readWindow` at offset 0, without the offset).
+ * Kept for callers that only need the first window.
  */
 export function capContent(text: string, readChars: number): { content: string; truncated: boolean } {
-  const shown = cutVisible(text, readChars);
-  if (!shown.cut) return { content: shown.text, truncated: false };
-  const n = countCodePoints(shown.text);
-  return { content: `${shown.text}\n[truncated: first ${n} characters shown]`, truncated: true };
+  const { content, truncated } = readWindow(text, 0, readChars);
+  return { content, truncated };
+}
+
+/** The key of `noteVersion`: random, made once per process, never stored or shown. */
+let versionKey: Buffer | undefined;
+
+/**
+ * The opaque `version` of a read answer: HMAC-SHA256 under a per-process random key of the note's identity key
+ * (device, inode, size, mtime and ctime of the descriptor that was read), base64url, 22 characters (128 bits). It
+ * changes whenever the identity changes (any write, chmod, chown, ACL change or replacement changes ctime or the
+ * inode), and without the key it reveals nothing about the identity. A restart of the process changes every version,
+ * which a caller only takes as "re-read from the start".
+ */
+export function noteVersion(key: IdentityKey): string {
+  versionKey ??= randomBytes(32);
+  return createHmac('sha256', versionKey).update(key).digest('base64url').slice(0, 22);
 }
 
 /**
  * Run one read. The id's syntax is validated before the policy is loaded or any filesystem call is made; an id
  * the policy does not allow is refused before the root is opened. Every refusal of the note itself (denied,
  * missing, symlink, hard link, untrusted, too deep, too big, binary, invalid UTF-8) is the same
- * `not_found_or_denied`.
+ * `not_found_or_denied`. Every call is a whole fresh read (policy, trust walk, identity): a note changed between two
+ * reads of a series is read as it is now, and its `version` differs.
  *
  * @param rawEntryCeiling ScanLimits.rawEntryCeiling (undefined: RAW_ENTRY_CEILING; tests lower it)
+ * @returns `{ok, id, title, content, truncated, offset, version}` and `next_offset` when text follows the window
  * @throws BridgeError: `invalid_request` (arguments, id syntax), `unavailable` (caller, platform, policy, run kind,
  *   root trust, the raw entry ceiling), `not_found_or_denied` (the note)
  */
 export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number): ReadResult {
-  const id = validateId(parseReadArgs(args).id);
+  const parsed = parseReadArgs(args);
+  const id = validateId(parsed.id);
+  const offset = parsed.offset ?? 0;
   const who = parseCaller(caller);
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
   const { policy, writers, rootFd } = policyAndRoot(who, native, (p) => {
     if (!p.allowsNote(id)) throw new BridgeError('not_found_or_denied', 'denied');
   });
-  let text: string;
+  let note: { text: string; key: IdentityKey };
   try {
-    text = readNoteById(rootFd, id, policy, { ...scanLimitsOf(policy), rawEntryCeiling, writers }, native);
+    note = readVerifiedNote(rootFd, id, policy, { ...scanLimitsOf(policy), rawEntryCeiling, writers }, native);
   } finally {
     native.close(rootFd);
   }
-  const { content, truncated } = capContent(text, policy.limits.read_chars);
+  const window = readWindow(note.text, offset, policy.limits.read_chars);
   // The same title search shows (docs/DESIGN.md "Titles and file names"), from the whole note, escaped alike.
-  return { ok: true, id, title: escapeHidden(noteTitle(parseNote(text), id)), content, truncated };
+  const result: ReadResult = {
+    ok: true,
+    id,
+    title: escapeHidden(noteTitle(parseNote(note.text), id)),
+    content: window.content,
+    truncated: window.truncated,
+    offset,
+    version: noteVersion(note.key),
+  };
+  if (window.nextOffset !== undefined) result.next_offset = window.nextOffset;
+  return result;
 }

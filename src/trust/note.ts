@@ -9,6 +9,7 @@ import { isNoteName, segmentReason } from './names.js';
 import {
   fileDescriptorReason,
   decodeNoteText,
+  identityKey,
   noteStatReason,
   placeOf,
   readSettled,
@@ -18,7 +19,7 @@ import {
 } from './rule.js';
 import { NO_WRITERS } from './writers.js';
 import { closeQuietly, openFailureReason, walkDirs } from './walk.js';
-import { rawCeilingOf, type NoteFilter, type ScanLimits } from './types.js';
+import { rawCeilingOf, type IdentityKey, type NoteFilter, type ScanLimits } from './types.js';
 
 function deny(reason: Reason): never {
   throw new BridgeError('not_found_or_denied', reason);
@@ -50,6 +51,22 @@ export function readNoteById(
   limits: ScanLimits,
   native: Native = requireNative(),
 ): string {
+  return readVerifiedNote(rootFd, id, filter, limits, native).text;
+}
+
+/**
+ * `readNoteById`, also giving the identity key (`identityKey`: device, inode, size, mtime, ctime) of the very
+ * descriptor the text was read from, as checked before and after the read by `readSettled`.
+ *
+ * @throws as `readNoteById`
+ */
+export function readVerifiedNote(
+  rootFd: number,
+  id: string,
+  filter: NoteFilter,
+  limits: ScanLimits,
+  native: Native = requireNative(),
+): { text: string; key: IdentityKey } {
   const segments = id.split('/');
   if (segments.length > limits.maxDepth) deny('too_deep');
   for (const segment of segments) {
@@ -107,7 +124,7 @@ export function readNoteById(
       if (bytes === null) deny('io_error');
       const decoded = decodeNoteText(bytes);
       if ('reason' in decoded) deny(decoded.reason);
-      return decoded.text;
+      return { text: decoded.text, key: identityKey(st) };
     } finally {
       closeQuietly(native, fd);
     }

@@ -107,7 +107,10 @@ test('mcp › search then read return the allowed notes as tool JSON text', asyn
       title: 'Lantern Garden',
       content: NOTES['projects/garden.md'],
       truncated: false,
+      offset: 0,
+      version: read.json.version,
     });
+    t.regex(String(read.json.version), /^[A-Za-z0-9_-]{22}$/);
     t.is(read.text, JSON.stringify(read.json), 'the text is the compact JSON of the result');
   } finally {
     await s.close();
@@ -115,7 +118,12 @@ test('mcp › search then read return the allowed notes as tool JSON text', asyn
 });
 
 const badArguments: Array<[string, string, unknown, RegExp]> = [
-  ['an extra key', 'memory_bridge_search', { query: 'garden', path: '/etc' }, /^arguments: only query and limit/],
+  [
+    'an extra key',
+    'memory_bridge_search',
+    { query: 'garden', path: '/etc' },
+    /^arguments: only query, limit and within/,
+  ],
   ['limit 0', 'memory_bridge_search', { query: 'garden', limit: 0 }, /^limit: an integer from 1 to/],
   ['limit as the string "5"', 'memory_bridge_search', { query: 'garden', limit: '5' }, /^limit: an integer from 1 to/],
   ['limit 2.5', 'memory_bridge_search', { query: 'garden', limit: 2.5 }, /^limit: an integer from 1 to/],

@@ -1,7 +1,7 @@
 import test from 'ava';
 import * as publicSurface from '../../src/index.js';
 import { createBridge, stderrLog } from '../../src/tools/bridge.js';
-import type { LogEvent } from '../../src/tools/types.js';
+import type { LogEvent, ReadResult } from '../../src/tools/types.js';
 import { removeTree, writeNote } from '../helpers/fixtures.js';
 import { makeWorld } from './world.js';
 
@@ -19,13 +19,9 @@ test('bridge › call dispatches by tool name', (t) => {
     bridge.call('memory_bridge_search', { query: 'alpha' }, w.caller),
     bridge.search({ query: 'alpha' }, w.caller),
   );
-  t.deepEqual(bridge.call('memory_bridge_read', { id: 'a.md' }, w.caller), {
-    ok: true,
-    id: 'a.md',
-    title: 'A',
-    content: '# A\nalpha text\n',
-    truncated: false,
-  });
+  const { version, ...read } = bridge.call('memory_bridge_read', { id: 'a.md' }, w.caller) as ReadResult;
+  t.deepEqual(read, { ok: true, id: 'a.md', title: 'A', content: '# A\nalpha text\n', truncated: false, offset: 0 });
+  t.is(version, (bridge.read({ id: 'a.md' }, w.caller) as ReadResult).version);
 });
 
 test('bridge › an unexpected exception is unavailable, logged as internal with the class name only', (t) => {
@@ -60,7 +56,7 @@ test('bridge › a throwing logger never makes a method throw', (t) => {
     error: {
       code: 'invalid_request',
       message: 'The request is invalid.',
-      hint: 'arguments: only query and limit are accepted',
+      hint: 'arguments: only query, limit and within are accepted',
     },
   });
 });

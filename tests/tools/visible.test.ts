@@ -67,29 +67,47 @@ test('read_chars counts the escaped form and a cut never splits an escape', (t) 
   writeNote(w.root, 'a.md', `ab${tags('x')}cd`);
   writeNote(w.root, 'b.md', `abcd${tags('x')}cd`);
   const bridge = createBridge();
+  const read = (id: string) => {
+    const { version: _v, ...rest } = bridge.read({ id }, w.caller) as unknown as Record<string, unknown>;
+    return rest;
+  };
   // 2 + 9 = 11 > 10: the escape does not fit, so the cut falls before it.
-  t.deepEqual(bridge.read({ id: 'a.md' }, w.caller), {
+  t.deepEqual(read('a.md'), {
     ok: true,
     id: 'a.md',
     title: 'a',
-    content: 'ab\n[truncated: first 2 characters shown]',
+    content: 'ab\n[truncated: characters 0 to 1 of 5 shown; continue with offset 2]',
     truncated: true,
+    offset: 0,
+    next_offset: 2,
   });
   w.setPolicy({ limits: { read_chars: 11, snippet_chars: 10, total_chars: 100 } });
-  t.deepEqual(bridge.read({ id: 'a.md' }, w.caller), {
+  t.deepEqual(read('a.md'), {
     ok: true,
     id: 'a.md',
     title: 'a',
-    content: 'ab<U+E0078>\n[truncated: first 11 characters shown]',
+    content: 'ab<U+E0078>\n[truncated: characters 0 to 2 of 5 shown; continue with offset 3]',
     truncated: true,
+    offset: 0,
+    next_offset: 3,
   });
   w.setPolicy({ limits: { read_chars: 13, snippet_chars: 10, total_chars: 100 } });
-  t.deepEqual(bridge.read({ id: 'a.md' }, w.caller), {
+  t.deepEqual(read('a.md'), {
     ok: true,
     id: 'a.md',
     title: 'a',
     content: 'ab<U+E0078>cd',
     truncated: false,
+    offset: 0,
+  });
+  // Offsets count the note's code points: the escape stands for one.
+  t.like(bridge.read({ id: 'a.md', offset: 2 }, w.caller), { content: '<U+E0078>cd', truncated: false, offset: 2 });
+  t.like(bridge.read({ id: 'a.md', offset: 3 }, w.caller), { content: 'cd', truncated: false, offset: 3 });
+  // A read_chars smaller than the escape still moves on by one code point.
+  w.setPolicy({ limits: { read_chars: 2, snippet_chars: 2, total_chars: 100 } });
+  t.like(bridge.read({ id: 'a.md', offset: 2 }, w.caller), {
+    content: '<U+E0078>\n[truncated: characters 2 to 2 of 5 shown; continue with offset 3]',
+    next_offset: 3,
   });
 });
 
