@@ -6,7 +6,7 @@ long-lived ``memory-bridge worker`` child process (Node.js), which applies the p
 
 Contract (docs/HERMES.md; the public result shapes are the README's):
 
-* Tools ``memory_bridge_search({query, limit?})`` and ``memory_bridge_read({id})`` in the toolset
+* Tools ``memory_bridge_search({query, limit?, within?})`` and ``memory_bridge_read({id, offset?})`` in the toolset
   ``memory_bridge``. A handler takes ``(args, **kwargs)`` and returns a JSON *string* with exactly the public
   result shapes; it never raises an ``Exception``.
 * The caller record ``{"home", "profile", "cron", "subagent"}`` (``profile`` is "" when Hermes names none) is
@@ -85,7 +85,21 @@ SEARCH_PARAMETERS = {
             "type": "integer",
             "minimum": 1,
             "maximum": 10,
-            "description": "Most results to return (default set by the operator, at most the policy max_results).",
+            "description": (
+                "Most results to return (default set by the operator; a value above the policy max_results is"
+                " lowered to it)."
+            ),
+        },
+        "within": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 8,
+            "items": {"type": "string", "minLength": 1, "maxLength": 256},
+            "description": (
+                'Optional: only search notes whose id matches one of these glob patterns, e.g. ["decisions/**",'
+                ' "projects/*.md"]. * stays inside a folder, ** spans folders, {a,b} alternatives, [a-z] classes;'
+                " case-insensitive. It only narrows what you may see, never widens it."
+            ),
         },
     },
     "required": ["query"],
@@ -101,14 +115,28 @@ READ_PARAMETERS = {
             "maxLength": 512,
             "description": "A document id exactly as memory_bridge_search returned it (root-relative path).",
         },
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "description": (
+                "Characters (Unicode code points) to skip, default 0. A cut answer gives next_offset: pass it to read"
+                " on. Compare version across reads: it changes when the note changed."
+            ),
+        },
     },
     "required": ["id"],
     "additionalProperties": False,
 }
 
 TOOL_DESCRIPTIONS = {
-    SEARCH_TOOL: "Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets.",
-    READ_TOOL: "Read one Markdown document by the id that memory_bridge_search returned.",
+    SEARCH_TOOL: (
+        "Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets. Pass"
+        ' within (glob patterns such as ["decisions/**"]) to search only part of it: it narrows, never widens.'
+    ),
+    READ_TOOL: (
+        "Read one Markdown document by the id that memory_bridge_search returned. Long notes come in pieces: pass"
+        " the next_offset of an answer as offset to read on."
+    ),
 }
 
 _MESSAGES = {
@@ -916,6 +944,11 @@ def _parse_reply(reply: dict, request_id: str, tool: str) -> dict:
     return reply["result"]
 
 
+def _is_count(value) -> bool:
+    """True for a JSON integer of at least 0 (a bool is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _is_str(value) -> bool:
     return isinstance(value, str)
 
@@ -950,12 +983,18 @@ def _valid_result(tool: str, result) -> bool:
                 return False
         return True
     if tool == READ_TOOL:
+        keys = {"ok", "id", "title", "content", "truncated", "offset", "version"}
+        if result.get("truncated") is True:
+            keys.add("next_offset")
         return (
-            set(result) == {"ok", "id", "title", "content", "truncated"}
+            set(result) == keys
             and _is_str(result["id"])
             and _is_str(result["title"])
             and _is_str(result["content"])
             and isinstance(result["truncated"], bool)
+            and _is_count(result["offset"])
+            and ("next_offset" not in result or _is_count(result["next_offset"]))
+            and _is_str(result["version"])
         )
     return False
 

@@ -529,6 +529,64 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
   return finish();
 }
 
+/** Reasons the tree scan skips objects for, which `doctor --list REASON` accepts. */
+export const LISTABLE_REASONS = Object.freeze([
+  'acl_unreadable',
+  'acl_write',
+  'bad_name',
+  'binary',
+  'denied',
+  'group_writable',
+  'hard_link',
+  'hidden',
+  'invalid_utf8',
+  'io_error',
+  'missing',
+  'not_directory',
+  'not_markdown',
+  'not_regular',
+  'other_device',
+  'symlink',
+  'too_large',
+  'untrusted_owner',
+  'world_writable',
+]);
+
+/**
+ * The paths below the root that the tree scan skipped for `reason` (`doctor --list REASON`), in scan order,
+ * root-relative. The scan is the one tool calls run (policy, name rule, trust checks), with an operator-only hook
+ * that names each skipped object (ScanLimits.onSkip). A scan that stops at a budget lists what it saw until then.
+ *
+ * @returns `paths`, the root, the remedy of the reason; or `problem` (a sentence saying what to run instead) when
+ *   the policy does not load or the root cannot be opened
+ */
+export function listSkipped(
+  home: string,
+  reason: string,
+): { paths: string[]; root: string; remedy: string; truncated: boolean } | { problem: string } {
+  const native = getNative();
+  if (native === null) return { problem: 'no platform bindings here: run `memory-bridge doctor` for details' };
+  const { status, policy } = policyStatus(home);
+  if (!status.loads || policy === undefined)
+    return { problem: 'the policy does not load: run `memory-bridge doctor` to see why' };
+  let rootFd: number;
+  try {
+    rootFd = openTrustedDir(policy.root, 'root', native);
+  } catch {
+    return { problem: 'the root cannot be opened as a trusted directory: run `memory-bridge doctor` to see why' };
+  }
+  const paths: string[] = [];
+  try {
+    const limits = { ...scanLimitsOf(policy), onSkip: (r: string, p: string) => r === reason && paths.push(p) };
+    const scan = scanTree(rootFd, policy, limits, { has: () => false }, native);
+    return { paths, root: policy.root, remedy: remedyOf(reason), truncated: scan.truncated };
+  } catch (err) {
+    return { problem: `the scan stopped (${reasonOf(err)}): run \`memory-bridge doctor\` for the remedy` };
+  } finally {
+    closeQuietly(native, rootFd);
+  }
+}
+
 /**
  * What a cut scan left out, for the operator: a second scan of the same tree with the budgets lifted (entries and
  * bytes unbounded, depth at the id limit of 16 segments; the raw entry ceiling still applies) counts the visible

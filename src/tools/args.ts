@@ -8,16 +8,19 @@
  */
 import { z } from 'zod';
 import { BridgeError } from '../errors.js';
-import { LIMIT_CEILING, MAX_ID_CHARS, MAX_QUERY_CHARS } from './schemas.js';
+import { PatternSet } from '../policy/glob.js';
+import { LIMIT_CEILING, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_WITHIN_PATTERNS } from './schemas.js';
 
 /** Fixed hints (public text). */
 export const HINTS = Object.freeze({
-  searchArguments: 'arguments: an object with query and optionally limit',
-  searchKeys: 'arguments: only query and limit are accepted',
+  searchArguments: 'arguments: an object with query and optionally limit and within',
+  searchKeys: 'arguments: only query, limit and within are accepted',
+  within: `within: a list of 1 to ${MAX_WITHIN_PATTERNS} patterns in the policy's glob dialect, e.g. "decisions/**"`,
   query: `query: a non-empty string of at most ${MAX_QUERY_CHARS} characters`,
   limit: (max: number) => `limit: an integer from 1 to ${max}`,
-  readArguments: 'arguments: an object with id',
-  readKeys: 'arguments: only id is accepted',
+  readArguments: 'arguments: an object with id and optionally offset',
+  readKeys: 'arguments: only id and offset are accepted',
+  offset: 'offset: an integer of at least 0 (characters to skip; a read answer gives next_offset)',
   id: `id: a non-empty string of at most ${MAX_ID_CHARS} characters`,
 });
 
@@ -30,22 +33,31 @@ function codePoints(s: string): number {
 const SEARCH_ARGS = z.strictObject({
   query: z.string().refine((q) => /\S/u.test(q) && (q.length <= MAX_QUERY_CHARS || codePoints(q) <= MAX_QUERY_CHARS)),
   limit: z.number().int().min(1).max(LIMIT_CEILING).optional(),
+  within: z.array(z.string()).min(1).max(MAX_WITHIN_PATTERNS).optional(),
 });
 
 const READ_ARGS = z.strictObject({
   id: z.string().refine((id) => id.length > 0 && (id.length <= MAX_ID_CHARS || codePoints(id) <= MAX_ID_CHARS)),
+  offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 export interface SearchArgs {
   /** 1–500 code points, at least one non-whitespace character. */
   query: string;
-  /** 1–10 when given; the policy's max_results is checked later, once the policy is loaded. */
+  /** 1–10 when given; above the policy's max_results it is lowered to it, once the policy is loaded. */
   limit?: number;
+  /**
+   * 1–8 patterns in the policy's glob dialect, compiled (same validation and caps as `allow`); a note is searched
+   * only when the policy allows it and one of them matches. Undefined when not given.
+   */
+  within?: PatternSet;
 }
 
 export interface ReadArgs {
   /** 1–512 code points; its syntax is checked by `validateId` next. */
   id: string;
+  /** Code points to skip before the returned window (an integer ≥ 0; default 0). */
+  offset?: number;
 }
 
 type Issue = { code: string; path: PropertyKey[] };
@@ -72,13 +84,25 @@ function hintFor(
  */
 export function parseSearchArgs(raw: unknown): SearchArgs {
   const r = SEARCH_ARGS.safeParse(raw);
-  if (r.success)
-    return r.data.limit === undefined ? { query: r.data.query } : { query: r.data.query, limit: r.data.limit };
+  if (r.success) {
+    const args: SearchArgs = { query: r.data.query };
+    if (r.data.limit !== undefined) args.limit = r.data.limit;
+    if (r.data.within !== undefined) {
+      try {
+        args.within = PatternSet.compile(r.data.within);
+      } catch {
+        // Which pattern failed and why stays out of the answer: the hint is fixed (the dialect is documented).
+        throw new BridgeError('invalid_request', 'bad_arguments', HINTS.within);
+      }
+    }
+    return args;
+  }
   const hint = hintFor(
     r.error.issues,
     [
       ['query', HINTS.query],
       ['limit', HINTS.limit(LIMIT_CEILING)],
+      ['within', HINTS.within],
     ],
     HINTS.searchArguments,
     HINTS.searchKeys,
@@ -92,7 +116,15 @@ export function parseSearchArgs(raw: unknown): SearchArgs {
  */
 export function parseReadArgs(raw: unknown): ReadArgs {
   const r = READ_ARGS.safeParse(raw);
-  if (r.success) return { id: r.data.id };
-  const hint = hintFor(r.error.issues, [['id', HINTS.id]], HINTS.readArguments, HINTS.readKeys);
+  if (r.success) return r.data.offset === undefined ? { id: r.data.id } : { id: r.data.id, offset: r.data.offset };
+  const hint = hintFor(
+    r.error.issues,
+    [
+      ['id', HINTS.id],
+      ['offset', HINTS.offset],
+    ],
+    HINTS.readArguments,
+    HINTS.readKeys,
+  );
   throw new BridgeError('invalid_request', 'bad_arguments', hint);
 }

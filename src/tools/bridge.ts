@@ -70,7 +70,16 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
 
   const bridge: Bridge = {
     search(args, caller): SearchResult | ErrorResult {
-      return guarded('memory_bridge_search', caller, () => runSearch(args, caller, indexes));
+      return guarded('memory_bridge_search', caller, () =>
+        runSearch(args, caller, indexes, (reason, detail) => {
+          const profile = profileOf(caller);
+          emit(
+            profile === undefined
+              ? { tool: 'memory_bridge_search', reason, detail }
+              : { tool: 'memory_bridge_search', reason, detail, profile },
+          );
+        }),
+      );
     },
     read(args, caller): ReadResult | ErrorResult {
       return guarded('memory_bridge_read', caller, () => runRead(args, caller, options.rawEntryCeiling));

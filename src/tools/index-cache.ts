@@ -99,8 +99,14 @@ export class IndexCache {
     return this.views.get(key)?.pending !== undefined;
   }
 
-  static keyOf(home: string, policy: Pick<Policy, 'root' | 'names'>): string {
-    return JSON.stringify([home, policy.root, policy.names]);
+  /**
+   * The view of a call: profile home, root, names rule and, for a narrowed search, its `within` patterns (so the
+   * narrowed index holds exactly the narrowed notes and its statistics come from them alone).
+   */
+  static keyOf(home: string, policy: Pick<Policy, 'root' | 'names'>, within?: { patterns: readonly string[] }): string {
+    return within === undefined
+      ? JSON.stringify([home, policy.root, policy.names])
+      : JSON.stringify([home, policy.root, policy.names, [...new Set(within.patterns)].sort()]);
   }
 
   /**

@@ -78,15 +78,6 @@ function countFrom(text: string, from: number): number {
   return advance(text, from, Number.POSITIVE_INFINITY).taken;
 }
 
-/**
- * Cut `text` to at most `readChars` code points from its start (`readWindow` at offset 0, without the offset).
- * Kept for callers that only need the first window.
- */
-export function capContent(text: string, readChars: number): { content: string; truncated: boolean } {
-  const { content, truncated } = readWindow(text, 0, readChars);
-  return { content, truncated };
-}
-
 /** The key of `noteVersion`: random, made once per process, never stored or shown. */
 let versionKey: Buffer | undefined;
 

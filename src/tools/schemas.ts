@@ -2,6 +2,7 @@
  * The public input schemas of the two tools (docs/TOOLS.md), as plain JSON Schema. The MCP server advertises them
  * in tools/list and the Hermes shim mirrors them; `src/tools/args.ts` enforces the same bounds with zod.
  */
+import { MAX_PATTERN_CHARS } from '../policy/glob.js';
 
 /** Longest query accepted, in code points. */
 export const MAX_QUERY_CHARS = 500;
@@ -9,6 +10,8 @@ export const MAX_QUERY_CHARS = 500;
 export const MAX_ID_CHARS = 512;
 /** Hard ceiling of `limit` (the policy's `max_results` may lower it). */
 export const LIMIT_CEILING = 10;
+/** Most `within` patterns in one search. */
+export const MAX_WITHIN_PATTERNS = 8;
 
 export const SEARCH_INPUT_SCHEMA = Object.freeze({
   type: 'object',
@@ -23,7 +26,16 @@ export const SEARCH_INPUT_SCHEMA = Object.freeze({
       type: 'integer',
       minimum: 1,
       maximum: LIMIT_CEILING,
-      description: 'Most results to return (default set by the operator, at most the policy max_results).',
+      description:
+        'Most results to return (default set by the operator; a value above the policy max_results is lowered to it).',
+    },
+    within: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_WITHIN_PATTERNS,
+      items: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_CHARS },
+      description:
+        'Optional: only search notes whose id matches one of these glob patterns, e.g. ["decisions/**", "projects/*.md"]. * stays inside a folder, ** spans folders, {a,b} alternatives, [a-z] classes; case-insensitive. It only narrows what you may see, never widens it.',
     },
   },
   required: ['query'],
@@ -39,6 +51,12 @@ export const READ_INPUT_SCHEMA = Object.freeze({
       maxLength: MAX_ID_CHARS,
       description: 'A document id exactly as memory_bridge_search returned it (root-relative path).',
     },
+    offset: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'Characters (Unicode code points) to skip, default 0. A cut answer gives next_offset: pass it to read on. Compare version across reads: it changes when the note changed.',
+    },
   },
   required: ['id'],
   additionalProperties: false,
@@ -46,6 +64,7 @@ export const READ_INPUT_SCHEMA = Object.freeze({
 
 export const TOOL_DESCRIPTIONS = Object.freeze({
   memory_bridge_search:
-    'Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets.',
-  memory_bridge_read: 'Read one Markdown document by the id that memory_bridge_search returned.',
+    'Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets. Pass within (glob patterns such as ["decisions/**"]) to search only part of it: it narrows, never widens.',
+  memory_bridge_read:
+    'Read one Markdown document by the id that memory_bridge_search returned. Long notes come in pieces: pass the next_offset of an answer as offset to read on.',
 } as const);

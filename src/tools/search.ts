@@ -13,17 +13,23 @@
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
+import type { PatternSet } from '../policy/glob.js';
+import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
 import { scanTree } from '../trust/scan.js';
 import { statPool } from '../trust/stat-pool.js';
-import type { ScanResult } from '../trust/types.js';
-import { HINTS, parseSearchArgs } from './args.js';
+import type { NoteFilter, ScanResult } from '../trust/types.js';
+import { parseSearchArgs } from './args.js';
 import { parseCaller } from './caller.js';
 import { IndexCache } from './index-cache.js';
 import { policyAndRoot } from './start.js';
 import type { SearchHit, SearchResult } from './types.js';
 
 export { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache } from './index-cache.js';
+
+/** The operator remedy logged when a search had no candidate because every name failed the portable rule. */
+export const NAMES_REMEDY =
+  'no note was searched: every name failed the "portable" names rule; set "names": "unicode" in the policy to accept names with spaces and non-ASCII letters';
 
 /**
  * The search answer (docs/TOOLS.md §Results) from the ranked hits and the scan: `truncated` when the selection or the scan left something out;
@@ -36,36 +42,86 @@ function answerOf(ranked: { hits: SearchHit[]; truncated: boolean }, scan: ScanR
 }
 
 /**
- * Run one search. Steps, in order: arguments; caller home; platform bindings; policy (fresh); run kind; limit
- * against the policy's max_results (default default_results); open the root through the trust walk; the view's
- * index (pending notes of its last call synced first, see IndexCache); scan with that index as KnownNotes; sync;
- * rank and bound the response. When the view's index is empty (its first call), the answer comes from the scanned
- * texts (`searchCold`, the same answer) and the sync is deferred until after it (`IndexCache.defer`). The root
- * descriptor is closed on every path.
+ * True when a scan that found no candidate skipped names for the name rule (`bad_name`) under `portable` and for
+ * nothing but reasons of the policy's own choosing (hidden, not Markdown, denied): the names rule is then why
+ * nothing was searched.
+ */
+function onlyNamesRule(policy: Policy, skipped: Partial<Record<string, number>>): boolean {
+  if (policy.names !== 'portable' || (skipped.bad_name ?? 0) === 0) return false;
+  for (const [reason, n] of Object.entries(skipped))
+    if (n !== undefined && n > 0 && !['bad_name', 'hidden', 'not_markdown', 'denied'].includes(reason)) return false;
+  return true;
+}
+
+/** Narrowed filters by policy object and `within` list (a Policy is reused for identical bytes; see `narrowed`). */
+const narrowedFilters = new WeakMap<Policy, Map<string, NoteFilter>>();
+/** Most narrowed filters kept per policy object (then the map starts over). */
+const MAX_NARROWED_PER_POLICY = 32;
+
+/**
+ * The policy narrowed by a search's `within` patterns (docs/DESIGN.md "Narrowing a search"): a note is allowed only
+ * when the policy allows it (allow and not deny) AND a `within` pattern matches it; a directory is entered only when
+ * the policy may enter it AND some `within` pattern may match below it (`mayContainBelow`), so the scan never opens
+ * a directory no pattern can reach. Neither side can widen the other. The same object is returned for the same
+ * policy object and patterns, so the scan's per-listing memo of policy answers keeps serving warm calls.
+ */
+export function narrowed(policy: Policy, within: PatternSet): NoteFilter {
+  let byWithin = narrowedFilters.get(policy);
+  if (byWithin === undefined) {
+    byWithin = new Map();
+    narrowedFilters.set(policy, byWithin);
+  }
+  const key = JSON.stringify(within.patterns);
+  let filter = byWithin.get(key);
+  if (filter === undefined) {
+    if (byWithin.size >= MAX_NARROWED_PER_POLICY) byWithin.clear();
+    filter = Object.freeze({
+      allowsNote: (id: string): boolean => policy.allowsNote(id) && within.matches(id),
+      mayEnter: (dirId: string): boolean => policy.mayEnter(dirId) && within.mayContainBelow(dirId),
+    });
+    byWithin.set(key, filter);
+  }
+  return filter;
+}
+
+/**
+ * Run one search. Steps, in order: arguments (`within` compiled and validated here, before the policy is read);
+ * caller home; platform bindings; policy (fresh); run kind; limit lowered to the policy's max_results (default
+ * default_results); open the root through the trust walk; the view's index (pending notes of its last call synced
+ * first, see IndexCache); scan with that index as KnownNotes — through the policy narrowed by `within` when given,
+ * in a view of its own; sync; rank and bound the response. When the view's index is empty (its first call), the
+ * answer comes from the scanned texts (`searchCold`, the same answer) and the sync is deferred until after it
+ * (`IndexCache.defer`). The root descriptor is closed on every path.
+ *
+ * A `within` that matches nothing the policy allows gives exactly the answer of a pattern matching nothing at all
+ * (no results, and `truncated` only from the narrowed scan), so it tells nothing about denied notes.
  *
  * @returns the search JSON (docs/TOOLS.md §Results)
  * @throws BridgeError (the bridge turns it into the error JSON of docs/TOOLS.md §Errors): `invalid_request` for arguments,
  *   `unavailable` for caller, platform, policy, run kind, root trust or the raw entry ceiling
  */
-export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): SearchResult {
-  const { query, limit: asked } = parseSearchArgs(args);
+export function runSearch(
+  args: unknown,
+  caller: unknown,
+  indexes: IndexCache,
+  notice: (reason: string, detail: string) => void = () => undefined,
+): SearchResult {
+  const { query, limit: asked, within } = parseSearchArgs(args);
   const who = parseCaller(caller);
   const home = who.home;
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  const { policy, writers, rootFd } = policyAndRoot(who, native, ({ limits }) => {
-    if (asked !== undefined && asked > limits.max_results) {
-      throw new BridgeError('invalid_request', 'bad_arguments', HINTS.limit(limits.max_results));
-    }
-  });
+  const { policy, writers, rootFd } = policyAndRoot(who, native, () => undefined);
   const { limits } = policy;
-  const limit = asked ?? limits.default_results;
-  const key = IndexCache.keyOf(home, policy);
+  // A limit the schema allows (1–10) but above this policy's max_results is lowered to it, not refused: a model that
+  // follows the advertised schema must get an answer (README "The two tools").
+  const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
+  const key = IndexCache.keyOf(home, policy, within);
   try {
     const index = indexes.get(key);
     const scan = scanTree(
       rootFd,
-      policy,
+      within === undefined ? policy : narrowed(policy, within),
       {
         ...scanLimitsOf(policy),
         racyMarginMs: indexes.racyMarginMs,
@@ -76,6 +132,7 @@ export function runSearch(args: unknown, caller: unknown, indexes: IndexCache): 
       native,
       { memo: indexes.memoOf(key), statThread: statPool() },
     );
+    if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
     if (index.size === 0 && scan.notes.length > 0) {
       // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
       // build the index after the answer is written (searchCold answers exactly what sync + search would).

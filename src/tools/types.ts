@@ -38,8 +38,16 @@ export interface ReadResult {
   id: string;
   /** The note's title, as search shows it. */
   title: string;
+  /** The text from `offset` on, at most read_chars code points (plus the truncation line when more follows). */
   content: string;
+  /** True when text follows `content` (then `next_offset` is set). */
   truncated: boolean;
+  /** The code point offset `content` starts at (the argument, default 0). */
+  offset: number;
+  /** Where the next read continues; only when text follows. */
+  next_offset?: number;
+  /** Opaque; changes whenever the note's identity (inode, size, times) changes (docs/DESIGN.md). */
+  version: string;
 }
 
 export type ToolResult = SearchResult | ReadResult | ErrorResult;
@@ -52,7 +60,10 @@ export interface LogEvent {
   tool: ToolName | 'policy' | 'worker' | 'server';
   reason: string;
   profile?: string;
-  /** For reason `internal` only: the exception's class name (never its message, which may hold a path). */
+  /**
+   * For reason `internal`: the exception's class name (never its message, which may hold a path). For an operator
+   * notice on an answered call (`no_candidate_names`): a fixed sentence with the remedy.
+   */
   detail?: string;
 }
 

@@ -192,8 +192,12 @@ class TreeScan {
     return result;
   }
 
+  /** Path of the entry being walked, kept only for `limits.onSkip` (operator listings). */
+  private current = '';
+
   private skip(reason: Reason): void {
     this.skipped[reason] = (this.skipped[reason] ?? 0) + 1;
+    this.limits.onSkip?.(reason, this.current);
   }
 
   private allows(e: Entry): boolean {
@@ -239,16 +243,18 @@ class TreeScan {
     // Before this returns (and the caller closes dirFd), retire takes back every entry the worker has not answered.
     const job = this.thread === null ? -1 : this.thread.publish(dirFd, listing, this.isCandidate);
     try {
-      this.walkEntries(dirFd, listing, depth, job);
+      this.walkEntries(dirFd, listing, prefix, depth, job);
     } finally {
       if (job >= 0) this.thread!.retire(job);
     }
   }
 
   /** The entries of `walk`'s listing, in order. */
-  private walkEntries(dirFd: number, listing: Listing, depth: number, job: number): void {
+  private walkEntries(dirFd: number, listing: Listing, prefix: string, depth: number, job: number): void {
     for (const e of listing.entries) {
       if (this.stopped) return;
+      if (this.limits.onSkip !== undefined)
+        this.current = prefix + (e.name ?? Buffer.from(e.sortKey, 'latin1').toString('utf8'));
       if (e.name === null) {
         this.skip('bad_name');
         continue;
@@ -333,6 +339,7 @@ class TreeScan {
       this.walk(child.fd, child.stat, prefix, depth);
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
+      this.current = e.id;
       this.skip('io_error');
     } finally {
       closeQuietly(this.native, child.fd);

@@ -54,6 +54,11 @@ export interface ScanLimits {
    * every directory and note below the root (docs/TRUST.md §Named writers). Default none.
    */
   writers?: Writers | undefined;
+  /**
+   * Operator listing only (`doctor --list REASON`): told the reason and the root-relative path of every object the
+   * scan skips (a name that is not UTF-8 is shown decoded with replacement characters). Never set for tool calls.
+   */
+  onSkip?: ((reason: string, path: string) => void) | undefined;
 }
 
 /** Hard ceiling on raw directory entries listed per call (docs/TRUST.md): more → `unavailable`. */

@@ -14,7 +14,7 @@ function hintOf(fn: () => unknown): string | undefined {
 
 const QUERY = 'query: a non-empty string of at most 500 characters';
 const LIMIT = 'limit: an integer from 1 to 10';
-const KEYS = 'arguments: only query and limit are accepted';
+const KEYS = 'arguments: only query, limit and within are accepted';
 
 test('search arguments › accepts a query with and without a limit', (t) => {
   t.deepEqual(parseSearchArgs({ query: 'garden' }), { query: 'garden' });
@@ -71,7 +71,7 @@ test('search arguments › a non-object gets the arguments hint', (t) => {
   for (const raw of [undefined, null, 'garden', ['garden'], 3]) {
     t.is(
       hintOf(() => parseSearchArgs(raw)),
-      'arguments: an object with query and optionally limit',
+      'arguments: an object with query and optionally limit and within',
     );
   }
 });
@@ -85,7 +85,7 @@ test('read arguments › accepts an id and refuses other shapes with fixed hints
   t.deepEqual(parseReadArgs({ id: 'projects/garden.md' }), { id: 'projects/garden.md' });
   t.is(
     hintOf(() => parseReadArgs({ id: 'a.md', query: 'x' })),
-    'arguments: only id is accepted',
+    'arguments: only id and offset are accepted',
   );
   t.is(
     hintOf(() => parseReadArgs({ id: 7 })),
@@ -101,6 +101,6 @@ test('read arguments › accepts an id and refuses other shapes with fixed hints
   );
   t.is(
     hintOf(() => parseReadArgs(null)),
-    'arguments: an object with id',
+    'arguments: an object with id and optionally offset',
   );
 });

@@ -4,7 +4,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { createBridge } from '../../src/tools/bridge.js';
 import { escapeHidden } from '../../src/text/visible.js';
-import { capContent, readWindow } from '../../src/tools/read.js';
+import { readWindow } from '../../src/tools/read.js';
 import type { LogEvent, ReadResult } from '../../src/tools/types.js';
 import { FOREIGN_UID, isRoot, writeNote } from '../helpers/fixtures.js';
 import { type World, worldTracker } from './world.js';

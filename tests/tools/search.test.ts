@@ -213,12 +213,21 @@ test('search › limit and total_chars omit accepted matches and set truncated',
   t.true(cut.truncated);
 });
 
-test('search › limit above the policy max_results is invalid with a hint naming that maximum', (t) => {
+test('search › a limit within 1–10 but above the policy max_results is lowered to max_results, not refused', (t) => {
   const w = world({ limits: { max_results: 4, default_results: 2 } });
-  writeNote(w.root, 'a.md', 'x');
-  t.deepEqual(createBridge({ log: () => undefined }).search({ query: 'x', limit: 5 }, w.caller), {
+  for (const n of ['a', 'b', 'c', 'd', 'e', 'f']) writeNote(w.root, `${n}.md`, 'gravel');
+  const bridge = createBridge({ log: () => undefined });
+  for (const limit of [5, 10]) {
+    const r = bridge.search({ query: 'gravel', limit }, w.caller) as SearchResult;
+    t.true(r.ok);
+    t.deepEqual(r, bridge.search({ query: 'gravel', limit: 4 }, w.caller));
+    t.is(r.results.length, 4);
+    t.true(r.truncated);
+  }
+  // Outside the schema's range it is still invalid.
+  t.like(bridge.search({ query: 'gravel', limit: 11 }, w.caller), {
     ok: false,
-    error: { code: 'invalid_request', message: 'The request is invalid.', hint: 'limit: an integer from 1 to 4' },
+    error: { code: 'invalid_request', hint: 'limit: an integer from 1 to 10' },
   });
 });
 

@@ -3,7 +3,7 @@
  * what to fix (docs/HERMES.md, docs/CLI.md). Read-only. Exit 0 when calls can be served (or, with --explain, when the note
  * is visible), 1 otherwise.
  */
-import { runDoctor, explainNote, formatDoctor } from '../../hermes/doctor.js';
+import { runDoctor, explainNote, formatDoctor, LISTABLE_REASONS, listSkipped } from '../../hermes/doctor.js';
 import { resolveHermesHome } from '../../hermes/home.js';
 import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, packageVersion, type Command } from '../command.js';
@@ -11,7 +11,7 @@ import { EXIT, packageVersion, type Command } from '../command.js';
 export const command: Command = {
   name: 'doctor',
   summary: 'probe the policy, the root and the tree of a profile and report what to fix',
-  usage: `usage: memory-bridge doctor [--home DIR] [--json] [--explain ID]
+  usage: `usage: memory-bridge doctor [--home DIR] [--json] [--explain ID | --list REASON]
 
 Checks, read-only: the platform bindings; the home (absolute, reached without a symbolic link); the installed
 plugin shim (its recorded node binary and CLI still exist, and everything Node would load for the worker is
@@ -22,16 +22,40 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
 
   --home DIR     the Hermes profile home
   --json         print {"ok", "checks": [{"name", "ok", "reason"?, "remedy"?}], "counts": {"<reason>": n}}
-  --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is`,
+  --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is
+  --list REASON  print the paths (relative to the root, one per line) that the scan skipped for REASON, one of
+                 the reason codes doctor counts: ${LISTABLE_REASONS.join(', ')}`,
   async run(argv) {
     const parsed = parseArgs(argv, {
       home: { type: 'string' },
       json: { type: 'boolean' },
       explain: { type: 'string' },
+      list: { type: 'string' },
     });
     if (parsed.positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const resolved = resolveHermesHome(stringFlag(parsed, 'home'));
+    const list = stringFlag(parsed, 'list');
+    if (list !== undefined) {
+      if (stringFlag(parsed, 'explain') !== undefined) throw new UsageError('--list and --explain do not go together');
+      if (!LISTABLE_REASONS.includes(list))
+        throw new UsageError(`--list: unknown reason ${JSON.stringify(list)}; one of ${LISTABLE_REASONS.join(', ')}`);
+      const listed = listSkipped(resolved.home, list);
+      if ('problem' in listed) {
+        process.stderr.write(`memory-bridge doctor: ${listed.problem}\n`);
+        return EXIT.FAILURE;
+      }
+      if (boolFlag(parsed, 'json')) {
+        process.stdout.write(`${JSON.stringify({ reason: list, root: listed.root, paths: listed.paths }, null, 2)}\n`);
+      } else {
+        for (const p of listed.paths) process.stdout.write(`${p}\n`);
+        const stopped = listed.truncated ? ' (the scan stopped at a budget: there may be more)' : '';
+        process.stderr.write(
+          `memory-bridge doctor: ${listed.paths.length} skipped as ${list} under ${listed.root}${stopped}; ${listed.remedy}\n`,
+        );
+      }
+      return EXIT.OK;
+    }
     const explain = stringFlag(parsed, 'explain');
     const result =
       explain === undefined
