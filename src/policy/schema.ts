@@ -141,11 +141,26 @@ export function rootProblem(root: string): string | null {
   return null;
 }
 
+/**
+ * `when` for a list's length checks: only a real array. Zod runs length checks on any value with a `length`
+ * property even after the type check failed, so `{"length": [{}]}` (an object from the strict parser, which has no
+ * prototype) would be compared with a number and throw instead of being reported as "not a list".
+ */
+const onlyArrays = (payload: { value: unknown }): boolean => Array.isArray(payload.value);
+
+/**
+ * A length check's parameters with `when: onlyArrays` added. `when` is a field of every Zod check's definition
+ * (`$ZodCheckDef.when`) that the public parameter types of `.min`/`.max` leave out; it is set here, once.
+ */
+function onArrays<T extends { error: string }>(params: T): T {
+  return Object.assign(params, { when: onlyArrays });
+}
+
 function patternList(min: number) {
   return z
     .array(z.string({ error: 'each pattern must be a string' }))
-    .min(min, { error: 'must list at least one pattern' })
-    .max(MAX_PATTERNS, { error: `must list at most ${MAX_PATTERNS} patterns` })
+    .min(min, onArrays({ error: 'must list at least one pattern' }))
+    .max(MAX_PATTERNS, onArrays({ error: `must list at most ${MAX_PATTERNS} patterns` }))
     .superRefine((list, ctx) => {
       if (list.length > MAX_PATTERNS) return; // reported by .max; never scan an oversized list
       list.forEach((p, i) => {
@@ -170,7 +185,7 @@ function writerList(kind: 'user' | 'group') {
     .array(z.union([z.int().min(0).max(MAX_ID), z.string().regex(WRITER_NAME)], { error: what }), {
       error: `must be a list of ${kind} names or ids`,
     })
-    .max(MAX_WRITERS, { error: `must list at most ${MAX_WRITERS} ${kind}s` })
+    .max(MAX_WRITERS, onArrays({ error: `must list at most ${MAX_WRITERS} ${kind}s` }))
     .default([])
     .describe(
       `${kind === 'user' ? 'Users' : 'Groups'} whose writes below the root are trusted: names (resolved on every ` +

@@ -272,3 +272,23 @@ test('schema › the policy predicates: deny wins, and a fully denied directory 
   t.false(p.mayEnter('decisions/old'));
   t.false(p.mayEnter('other'));
 });
+
+test('schema › a list key holding an object with a "length" member is reported as not a list, never thrown', (t) => {
+  // The strict parser's objects have no prototype, so a length check that ran on {"length": [{}]} compared an
+  // array of such objects with a number and threw a TypeError out of explainPolicyError.
+  const base = { version: 1, root: '/srv/notes', allow: ['**/*.md'] };
+  for (const doc of [
+    { ...base, allow: { length: [{}] } },
+    { ...base, deny: { length: [{}] } },
+    { ...base, deny: { length: 300 } },
+    { ...base, writers: { users: { length: [{}] } } },
+    { ...base, writers: { groups: { length: [{}] } } },
+  ]) {
+    const text = JSON.stringify(doc);
+    const why = explainPolicyError(bytes(text));
+    t.not(why, 'valid', text);
+    t.false(why.includes('at least') || why.includes('at most'), `${text}: ${why}`);
+    const err = t.throws(() => parsePolicyBytes(bytes(text)));
+    t.true(err instanceof BridgeError && err.reason === 'policy_invalid', text);
+  }
+});
