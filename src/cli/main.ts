@@ -60,15 +60,21 @@ function isCommand(value: unknown): value is Command {
  * Import one command module; null when it is missing, fails to load, or does not export a valid `command`.
  * `why` receives a one-line cause for the operator.
  */
-async function loadCommand(name: CommandName, why?: (cause: string) => void): Promise<Command | null> {
+async function loadCommand(
+  name: CommandName,
+  why?: (cause: string, exhausted: boolean) => void,
+): Promise<Command | null> {
   try {
     // Checked again at run time: a module replaced after the build must still not be run blindly.
     const mod: { command?: unknown } = await COMMANDS[name]();
     if (isCommand(mod.command)) return mod.command;
-    why?.('the module does not export a valid command');
+    why?.('the module does not export a valid command', false);
     return null;
   } catch (err) {
-    why?.(err instanceof Error ? (err.message.split('\n')[0] ?? err.name) : String(err));
+    // Loading a module opens files: with no descriptors or memory left the module is there but cannot be read.
+    const code = (err as { code?: unknown } | null)?.code;
+    const exhausted = code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM';
+    why?.(err instanceof Error ? (err.message.split('\n')[0] ?? err.name) : String(err), exhausted);
     return null;
   }
 }
@@ -125,9 +131,18 @@ async function main(argv: readonly string[]): Promise<number> {
     return EXIT.USAGE;
   }
   let cause = '';
-  const command = await loadCommand(first, (c) => (cause = c));
+  let exhausted = false;
+  const command = await loadCommand(first, (c, e) => {
+    cause = c;
+    exhausted = e;
+  });
   if (command === null) {
-    process.stderr.write(`${PROG}: ${first} is not available in this build\n  (${cause})\n`);
+    process.stderr.write(
+      exhausted
+        ? `${PROG}: ${first} could not be loaded: the process ran out of file descriptors or memory\n` +
+            `  (${cause})\n  Raise the open-file limit (ulimit -n) or free memory, then run it again.\n`
+        : `${PROG}: ${first} is not available in this build\n  (${cause})\n`,
+    );
     return EXIT.FAILURE;
   }
   if (wantsHelp(rest)) {
