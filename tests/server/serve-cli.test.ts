@@ -152,6 +152,13 @@ test('clients › refuses an untrusted directory or file, bad names and run kind
     cli(['clients', 'add', '--clients', file, '--name', 'x', '--home', world.workHome, '--run-kind', 'unknown']).status,
     2,
   );
+  // A relative home is refused, not resolved against the directory the command happens to run in.
+  for (const rel of ['relative/home', './home', '../home']) {
+    const relative = cli(['clients', 'add', '--clients', file, '--name', 'rel', '--home', rel]);
+    t.is(relative.status, 2, rel);
+    t.regex(relative.stderr, /--home must be an absolute path/, rel);
+  }
+  t.false(fs.existsSync(file));
   const noPolicy = cli([
     'clients',
     'add',

@@ -41,6 +41,12 @@ function add(argv: string[]): number {
     throw new UsageError('--name must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   const homeFlag = stringFlag(parsed, 'home');
   if (homeFlag === undefined || homeFlag === '') throw new UsageError('--home DIR is required');
+  // A relative home would be resolved against whatever directory this command runs in, silently binding the
+  // token to the wrong profile; every other mode refuses a relative home too (home_relative, docs/HERMES.md).
+  if (!path.isAbsolute(homeFlag))
+    throw new UsageError(
+      `--home must be an absolute path (got ${JSON.stringify(homeFlag)}): give the full path of the profile home`,
+    );
   const home = path.resolve(homeFlag);
   if (home === '/') throw new UsageError('--home may not be /');
   const kind = stringFlag(parsed, 'run-kind') ?? 'interactive';
