@@ -73,7 +73,7 @@ export interface HttpServerOptions {
   tls?: { cert: Buffer; key: Buffer };
   /** Plain HTTP on a non-loopback address is allowed only with this (a TLS-terminating proxy in front). */
   behindProxy?: boolean;
-  /** Host names accepted in `Host` besides the defaults (see `allowedHostNames`). */
+  /** `NAME` or `NAME:PORT` accepted in `Host` besides the defaults (see `allowedHosts`). */
   allowedHosts?: readonly string[];
   /** Origins accepted in `Origin`; a request with any other `Origin` gets 403. */
   allowedOrigins?: readonly string[];
@@ -83,6 +83,8 @@ export interface HttpServerOptions {
   rate?: { perSecond: number; burst: number };
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** The rate limiter's clock (default `performance.now`); tests stop it to count a burst exactly. */
+  clock?: Clock | undefined;
   /** Options of the one shared bridge (its log is this server's). */
   bridgeOptions?: Omit<BridgeOptions, 'log'>;
   /** The operator log: one line per request (default: stderr with the `memory-bridge serve:` prefix). */
@@ -116,41 +118,68 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/** A host name as compared with `Host`: lower case, IPv6 in brackets, no port. */
-export function normalHostName(name: string): string {
-  const h = name.trim().toLowerCase();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    return end < 0 ? h : h.slice(0, end + 1);
-  }
-  // Two or more colons: a bare IPv6 address (no port possible without brackets).
-  if ((h.match(/:/g) ?? []).length >= 2) return `[${h}]`;
-  const colon = h.indexOf(':');
-  return colon < 0 ? h : h.slice(0, colon);
+/** A `Host` value (or an `--allowed-host`) taken apart: lower-case name (IPv6 in brackets) and port if given. */
+export interface HostName {
+  name: string;
+  /** null when the value names no port. */
+  port: number | null;
+}
+
+/** Parse `NAME`, `NAME:PORT`, `[v6]` or `[v6]:PORT` (a bare IPv6 address gets its brackets); null when malformed. */
+export function parseHostName(value: string | undefined): HostName | null {
+  if (value === undefined) return null;
+  let v = value.trim().toLowerCase();
+  // Two or more colons and no bracket: a bare IPv6 address (no port possible without brackets).
+  if (!v.startsWith('[') && (v.match(/:/g) ?? []).length >= 2) v = `[${v}]`;
+  const m = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/.exec(v);
+  if (m === null) return null;
+  const port = m[2] === undefined ? null : Number(m[2]);
+  if (port !== null && port > 65535) return null;
+  return { name: m[1]!, port };
 }
 
 /**
- * The host names a `Host` header may carry: the listen host, on loopback also `localhost`, `127.0.0.1` and `[::1]`,
- * plus every `--allowed-host`. Ports are not compared: a rebinding page reaches us under its own name whatever the
- * port, so the name is what tells it apart.
+ * Which `Host` values are accepted (docs/HTTP.md, "What a request must pass"): `exact` holds `name:port` pairs,
+ * `anyPort` names accepted with any port or none. A `Host` without a port means the scheme's default port
+ * (RFC 9110 §7.2: 80 for http, 443 for https).
  */
-export function allowedHostNames(listenHost: string, extra: readonly string[] = []): Set<string> {
-  const names = new Set<string>([normalHostName(listenHost)]);
-  if (isLoopbackHost(listenHost)) for (const n of ['localhost', '127.0.0.1', '[::1]']) names.add(n);
-  for (const n of extra) names.add(normalHostName(n));
-  return names;
+export interface AllowedHosts {
+  exact: Set<string>;
+  anyPort: Set<string>;
+  defaultPort: number;
+}
+
+/**
+ * The accepted `Host` values: the listen address (host and port), on loopback also `localhost`, `127.0.0.1` and
+ * `[::1]` with the listen port, plus every `--allowed-host`: `NAME:PORT` exactly, a bare `NAME` with any port or
+ * none (behind a proxy the `Host` carries the proxy's port, or none, not ours). A rebinding page reaches us under
+ * its own name, so the name is what stops it; the port keeps other local services' names from reaching this one.
+ */
+export function allowedHosts(listen: ListenAddress, tls: boolean, extra: readonly string[] = []): AllowedHosts {
+  const hosts: AllowedHosts = { exact: new Set(), anyPort: new Set(), defaultPort: tls ? 443 : 80 };
+  const own = parseHostName(listen.host);
+  if (own !== null) hosts.exact.add(`${own.name}:${listen.port}`);
+  if (isLoopbackHost(listen.host))
+    for (const n of ['localhost', '127.0.0.1', '[::1]']) hosts.exact.add(`${n}:${listen.port}`);
+  for (const value of extra) {
+    const h = parseHostName(value);
+    if (h === null) continue;
+    if (h.port === null) hosts.anyPort.add(h.name);
+    else hosts.exact.add(`${h.name}:${h.port}`);
+  }
+  return hosts;
+}
+
+/** True when a `Host` header value is accepted by `hosts`; a missing or malformed value never is. */
+export function hostAllowed(value: string | undefined, hosts: AllowedHosts): boolean {
+  const h = value === undefined || value === '' ? null : parseHostName(value);
+  if (h === null) return false;
+  return hosts.anyPort.has(h.name) || hosts.exact.has(`${h.name}:${h.port ?? hosts.defaultPort}`);
 }
 
 /** An origin as compared with `Origin`: lower case, no trailing `/`. */
 export function normalOrigin(origin: string): string {
   return origin.trim().toLowerCase().replace(/\/+$/, '');
-}
-
-/** The host name part of a `Host` header value (lower case, IPv6 bracketed), or null when it is malformed. */
-function hostHeaderName(value: string | undefined): string | null {
-  if (value === undefined || value === '') return null;
-  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(value);
-  return m === null ? null : m[1]!.toLowerCase();
 }
 
 /**
@@ -178,16 +207,24 @@ export function parseListen(value: string): ListenAddress {
   return { host: m[1] ?? m[2]!, port };
 }
 
-/** One token bucket per client name (docs/HTTP.md, "Limits"). */
-class RateLimiter {
+/** Milliseconds from an arbitrary origin that never goes backwards (production: `performance.now`). */
+export type Clock = () => number;
+
+/**
+ * One token bucket per client name (docs/HTTP.md, "Limits"): `burst` tokens at most, refilled at `perSecond`, one
+ * taken per request. Time comes from `clock` (monotonic milliseconds), so a test can stop it.
+ */
+export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   constructor(
     private readonly perSecond: number,
     private readonly burst: number,
+    private readonly clock: Clock = () => performance.now(),
   ) {}
 
-  /** Take one token for `name`: 0 when granted, else the seconds to wait (at least 1). */
-  take(name: string, now: number): number {
+  /** Take one token for `name`: 0 when granted, else the whole seconds to wait (at least 1). */
+  take(name: string): number {
+    const now = this.clock();
     let b = this.buckets.get(name);
     if (b === undefined) {
       b = { tokens: this.burst, at: now };
@@ -204,8 +241,9 @@ class RateLimiter {
   }
 
   /** Drop buckets that are full again (they hold no information) once more than `keep` are kept. */
-  prune(keep: number, now: number): void {
+  prune(keep: number): void {
     if (this.buckets.size <= keep) return;
+    const now = this.clock();
     for (const [name, b] of this.buckets) {
       if (b.tokens + ((now - b.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(name);
     }
@@ -256,13 +294,14 @@ function methodLabel(message: unknown): { tool: string; isToolCall: boolean } {
 export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
   checkListenSafety(opts.listen, opts.tls !== undefined, opts.behindProxy === true);
   const log = opts.log ?? ((line: string) => process.stderr.write(`memory-bridge serve: ${line}\n`));
-  const hosts = allowedHostNames(opts.listen.host, opts.allowedHosts);
+  // The accepted Host values need the bound port (port 0 picks one): set once listening, before any request.
+  let hosts: AllowedHosts = { exact: new Set(), anyPort: new Set(), defaultPort: 0 };
   const origins = new Set((opts.allowedOrigins ?? []).map(normalOrigin));
   const maxConcurrency = opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY;
   const rate = opts.rate ?? DEFAULT_RATE;
   if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new RangeError('maxConcurrency: an integer ≥ 1');
   if (!(rate.perSecond > 0) || !(rate.burst >= 1)) throw new RangeError('rate: perSecond > 0 and burst ≥ 1');
-  const limiter = new RateLimiter(rate.perSecond, rate.burst);
+  const limiter = new RateLimiter(rate.perSecond, rate.burst, opts.clock);
 
   // The bridge runs one call at a time (its calls are synchronous), so the call being answered is known here and
   // the bridge's own refusal reason joins that request's single log line instead of printing a second one.
@@ -332,8 +371,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     };
 
     const pathname = (req.url ?? '').split('?', 1)[0];
-    const host = hostHeaderName(req.headers.host);
-    if (host === null || !hosts.has(host)) {
+    if (!hostAllowed(req.headers.host, hosts)) {
       refuse(403, 'forbidden_host', -32000, 'Forbidden: Host not allowed');
       return;
     }
@@ -377,9 +415,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       return;
     }
     rec.client = entry.name;
-    const now = performance.now();
-    const wait = limiter.take(entry.name, now);
-    limiter.prune(64, now);
+    const wait = limiter.take(entry.name);
+    limiter.prune(64);
     if (wait > 0) {
       refuse(429, 'rate_limited', -32000, 'Too many requests', { 'Retry-After': String(wait) });
       return;
@@ -523,6 +560,8 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     server.once('error', reject);
     server.listen(opts.listen.port, opts.listen.host, () => {
       server.off('error', reject);
+      const port = (server.address() as AddressInfo).port;
+      hosts = allowedHosts({ host: opts.listen.host, port }, opts.tls !== undefined, opts.allowedHosts);
       resolve();
     });
   });

@@ -1,7 +1,13 @@
 import test from 'ava';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { removeTree } from '../helpers/fixtures.js';
-import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
+import {
+  DEFAULT_RATE,
+  RateLimiter,
+  startHttpServer,
+  type HttpServerHandle,
+  type HttpServerOptions,
+} from '../../src/server/http.js';
 import {
   callJson,
   client,
@@ -13,6 +19,7 @@ import {
   setClients,
   toolCallBody,
   waitFor,
+  type RawResponse,
   type TestClient,
   type World,
 } from './http-world.js';
@@ -176,18 +183,31 @@ test('http › an unusable clients file refuses every request (503) and names th
   }
 });
 
-test('http › Host must be an allowed name; any Origin must be listed', async (t) => {
-  const s = await serve([work], { allowedHosts: ['hub.example.org'], allowedOrigins: ['https://app.example.org'] });
+test('http › Host must be an allowed name with the listen port (or an --allowed-host); any Origin must be listed', async (t) => {
+  const s = await serve([work], {
+    allowedHosts: ['hub.example.org', 'proxy.example.org:8443'],
+    allowedOrigins: ['https://app.example.org'],
+  });
   try {
     const port = s.server.port;
+    const other = port === 9999 ? 9998 : 9999;
     const body = toolCallBody('memory_bridge_search', { query: 'heron' });
     const send = (extra: Record<string, string>) =>
       rawRequest(port, { headers: mcpHeaders(port, work.token, extra), body });
-    for (const host of ['evil.example', `evil.example:${port}`, '127.0.0.2', 'localhost.evil.example', '']) {
+    const refused = ['evil.example', `evil.example:${port}`, '127.0.0.2', 'localhost.evil.example', ''];
+    // The default names count only with the listen port (no port means 80 for http).
+    refused.push(`127.0.0.1:${other}`, 'localhost:1', '127.0.0.1', 'localhost', `[::1]:${other}`);
+    // An --allowed-host with a port allows that port only.
+    refused.push('proxy.example.org', `proxy.example.org:${port}`, 'proxy.example.org:443');
+    refused.push(`127.0.0.1:${port}0`, `127.0.0.1:${port}:${port}`, '127.0.0.1:99999');
+    for (const host of refused) {
       const res = await send({ Host: host });
       t.is(res.status, 403, host);
     }
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'HUB.example.org:443']) {
+    // A bare --allowed-host accepts any port or none (behind a proxy the Host carries the proxy's port, or none).
+    const accepted = [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`];
+    accepted.push('HUB.example.org:443', 'hub.example.org', `hub.example.org:${port}`, 'proxy.example.org:8443');
+    for (const host of accepted) {
       t.is((await send({ Host: host })).status, 200, host);
     }
     t.is((await send({ Origin: 'https://evil.example' })).status, 403);
@@ -368,23 +388,62 @@ test('http › the per-client rate limit answers 429 with Retry-After and leaves
   }
 });
 
-test('http › the default rate limit (burst 40) lets a burst through and refuses past it', async (t) => {
-  // 120 requests at once: none would be refused only if taking them in lasted over 4 s (40 + 20/s × 4 s).
-  const s = await serve([work], { maxConcurrency: 200 });
+test('http › the default rate limit (20/s, burst 40) through the real server with a stopped clock', async (t) => {
+  t.deepEqual({ ...DEFAULT_RATE }, { perSecond: 20, burst: 40 });
+  // The limiter's clock stands still unless the test moves it: the counts are exact whatever the machine's speed.
+  let now = 1_000_000;
+  const s = await serve([work, personal], { maxConcurrency: 200, clock: () => now });
   try {
     const port = s.server.port;
     const call = toolCallBody('memory_bridge_search', { query: 'heron' });
-    const results = await Promise.all(
-      Array.from({ length: 120 }, () => rawRequest(port, { headers: mcpHeaders(port, work.token), body: call })),
-    );
-    const ok = results.filter((r) => r.status === 200).length;
-    const limited = results.filter((r) => r.status === 429).length;
-    t.is(ok + limited, 120);
-    t.true(ok >= 40, `${ok} passed`);
-    t.true(limited >= 1, `${limited} limited`);
+    const burst = async (token: string, n: number): Promise<RawResponse[]> =>
+      Promise.all(Array.from({ length: n }, () => rawRequest(port, { headers: mcpHeaders(port, token), body: call })));
+    const count = (rs: RawResponse[], status: number): number => rs.filter((r) => r.status === status).length;
+
+    const first = await burst(work.token, 60);
+    t.is(count(first, 200), 40);
+    t.is(count(first, 429), 20);
+    t.true(first.filter((r) => r.status === 429).every((r) => r.headers['retry-after'] === '1'));
+    // Half a second refills 10 tokens (20/s), one second 20; never more than the burst.
+    now += 500;
+    t.is(count(await burst(work.token, 15), 200), 10);
+    now += 1000;
+    t.is(count(await burst(work.token, 30), 200), 20);
+    now += 3_600_000;
+    t.is(count(await burst(work.token, 50), 200), 40);
+    // Another client has a bucket of its own.
+    t.is(count(await burst(personal.token, 41), 200), 40);
   } finally {
     await s.close();
   }
+});
+
+test('http › RateLimiter: refill per second up to the burst, Retry-After in whole seconds', (t) => {
+  let now = 0;
+  const limiter = new RateLimiter(2, 3, () => now);
+  t.deepEqual(
+    [0, 0, 0].map(() => limiter.take('a')),
+    [0, 0, 0],
+  );
+  // Empty: one token comes back in 0.5 s, reported as 1 s.
+  t.is(limiter.take('a'), 1);
+  now += 500;
+  t.is(limiter.take('a'), 0);
+  t.is(limiter.take('a'), 1);
+  const slow = new RateLimiter(0.25, 1, () => now);
+  t.is(slow.take('b'), 0);
+  t.is(slow.take('b'), 4);
+  // A full bucket holds no information: pruned once more than `keep` are kept.
+  // Half a second later 'a' holds 1 token and 'c' 2 (kept), 'd' is full again (dropped).
+  t.is(limiter.take('c'), 0);
+  t.is(limiter.take('c'), 0);
+  t.is(limiter.take('d'), 0);
+  now += 500;
+  limiter.prune(1);
+  t.is(limiter.size, 2);
+  now += 10_000;
+  limiter.prune(0);
+  t.is(limiter.size, 0);
 });
 
 test('http › one operator line per request with client, tool, result, status and duration; no secrets', async (t) => {

@@ -12,6 +12,7 @@ import {
   parseListen,
   ServeConfigError,
   SHUTDOWN_GRACE_MS,
+  parseHostName,
   startHttpServer,
   checkListenSafety,
 } from '../../server/http.js';
@@ -64,7 +65,7 @@ export const command: Command = {
   summary: 'serve the two tools over authenticated MCP Streamable HTTP (one token per client and home)',
   usage: `usage: memory-bridge serve --clients FILE [--listen HOST:PORT]
                             [--tls-cert FILE --tls-key FILE | --behind-proxy]
-                            [--allowed-host NAME]... [--allowed-origin ORIGIN]... [--max-concurrency N]
+                            [--allowed-host NAME[:PORT]]... [--allowed-origin ORIGIN]... [--max-concurrency N]
 
 Serve memory_bridge_search and memory_bridge_read over MCP Streamable HTTP at POST /mcp (stateless), and a bare
 health check at GET /healthz. Every request to /mcp needs "Authorization: Bearer <token>" for a client of the
@@ -77,8 +78,10 @@ Options:
   --tls-cert FILE         PEM certificate chain: serve HTTPS (with --tls-key)
   --tls-key FILE          PEM private key; must pass the trust rule (mode 0600, owned by you or root)
   --behind-proxy          allow plain HTTP on a non-loopback address (a TLS-terminating proxy is in front)
-  --allowed-host NAME     also accept this name in the Host header (repeatable; default: the listen host and,
-                          on loopback, localhost, 127.0.0.1 and [::1]); ports are not compared
+  --allowed-host NAME[:PORT]
+                          also accept this Host header (repeatable): NAME with any port or none (behind a
+                          proxy), NAME:PORT with that port only. Always accepted: the listen host with the listen
+                          port and, on loopback, localhost, 127.0.0.1 and [::1] with the listen port
   --allowed-origin ORIGIN accept requests carrying this Origin header (repeatable; default: none, so a request
                           from a web page is refused)
   --max-concurrency N     most requests in flight; more get 503 with Retry-After (default ${DEFAULT_MAX_CONCURRENCY})
@@ -120,7 +123,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
     const allowedHosts = listFlag(parsed, 'allowed-host');
     const allowedOrigins = listFlag(parsed, 'allowed-origin');
     for (const h of allowedHosts)
-      if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(h))
+      if (parseHostName(h) === null)
         throw new UsageError(`--allowed-host ${JSON.stringify(h)} is not a host name or address`);
     for (const o of allowedOrigins)
       if (!/^(https?:\/\/[^/\s]+\/?|null)$/i.test(o))
