@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { newToken, tokenHash, writeClients, type ClientEntry } from '../src/server/clients.js';
+import { MAX_CONNECTIONS } from '../src/server/http.js';
 import type { Corpus } from './corpus.js';
 import { QUERIES, serverMain } from './config.js';
 import { connect, disconnect, rssOf, timeCall, toolPayload, type McpSession } from './processes.js';
@@ -65,7 +66,18 @@ interface Served {
 async function startServe(nodeOptions: string[], clientsFile: string): Promise<Served> {
   const child = spawn(
     process.execPath,
-    [...nodeOptions, serverMain, 'serve', '--listen', '127.0.0.1:0', '--clients', clientsFile],
+    // Every load client connects from 127.0.0.1, so they share one peer's connection cap: lift it to the total.
+    [
+      ...nodeOptions,
+      serverMain,
+      'serve',
+      '--listen',
+      '127.0.0.1:0',
+      '--clients',
+      clientsFile,
+      '--max-connections-per-peer',
+      String(MAX_CONNECTIONS),
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let tail = '';

@@ -16,6 +16,9 @@
  * 4. At most `maxConcurrency` requests in flight (default 16): 503 with `Retry-After`.
  * 5. Body at most 1 MiB (413), strict JSON (400), one message (no batches: 400).
  *
+ * Connections are bounded before any of this (`ConnectionTable`, docs/HTTP.md "Connections"): at most
+ * `maxConnections` in all and `maxConnectionsPerPeer` from one peer address; at a cap the oldest idle keep-alive
+ * connection is closed to admit the new one. A health check and every refusal close their connection.
  * Node's `headersTimeout` and `requestTimeout` bound a slow client (408 and the connection closed). Every request
  * ends in exactly one operator line on stderr: client name, tool (or method), result code, HTTP status, duration.
  * Never a token, a query, an id or a path.
@@ -29,7 +32,13 @@ import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import { createBridge } from '../tools/bridge.js';
 import { TOOL_NAMES, type Bridge, type BridgeOptions, type LogEvent, type ToolName } from '../tools/types.js';
 import { authenticate, bearerToken, callerOf, ClientsFileError, type ClientEntry } from './clients.js';
+import { ConnectionTable } from './http-connections.js';
 import { createMcpServer } from './mcp.js';
+
+/** The TCP socket under a request's socket (a TLS socket wraps the one the `connection` event saw). */
+function tcpOf(socket: Socket): Socket {
+  return (socket as Socket & { _parent?: Socket | null })._parent ?? socket;
+}
 
 /** Largest request body accepted (1 MiB); a larger one gets 413. */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -37,8 +46,12 @@ export const MAX_BODY_BYTES = 1_048_576;
 export const DEFAULT_MAX_CONCURRENCY = 16;
 /** Default per-client rate: sustained requests per second and burst. */
 export const DEFAULT_RATE = Object.freeze({ perSecond: 20, burst: 40 });
-/** Default time to receive a request's headers, and the whole request, in ms (then 408 and close). */
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * Default time to receive a request's headers (and a TLS handshake), and the whole request, in ms (then 408 and
+ * close). A connection that has sent no complete request yet holds a slot of the connection budget for at most
+ * this long.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /**
  * Idle keep-alive connections are closed after this many ms. Longer than the idle timeout of common proxies and
@@ -50,8 +63,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** Longest a graceful stop waits for requests in flight (then their connections are closed). */
 export const SHUTDOWN_GRACE_MS = 10_000;
-/** Most connections open at once; further ones are closed as they arrive. */
+/** Most connections open at once (docs/HTTP.md, "Connections"). */
 export const MAX_CONNECTIONS = 1024;
+/** Default most connections open at once from one peer address (IPv6: one /64); see `ConnectionTable`. */
+export const DEFAULT_MAX_CONNECTIONS_PER_PEER = 64;
 /** Most body bytes discarded after a refusal before the connection is cut (so the client can read the answer). */
 const MAX_DISCARD_BYTES = 4 * MAX_BODY_BYTES;
 
@@ -79,6 +94,13 @@ export interface HttpServerOptions {
   allowedOrigins?: readonly string[];
   /** Default `DEFAULT_MAX_CONCURRENCY`. */
   maxConcurrency?: number;
+  /** Most connections open at once (default `MAX_CONNECTIONS`). */
+  maxConnections?: number | undefined;
+  /**
+   * Most connections from one peer (default `DEFAULT_MAX_CONNECTIONS_PER_PEER`; with `behindProxy`, where every
+   * connection comes from the proxy, `maxConnections`).
+   */
+  maxConnectionsPerPeer?: number | undefined;
   /** Default `DEFAULT_RATE`. */
   rate?: { perSecond: number; burst: number };
   headersTimeoutMs?: number;
@@ -96,8 +118,11 @@ export interface HttpServerHandle {
   /** `http://HOST:PORT` or `https://…` as bound (IPv6 in brackets). */
   origin: string;
   port: number;
-  /** Counters for tests and the operator: requests in flight, token buckets kept, open connections. */
-  stats(): { inFlight: number; buckets: number; connections: number };
+  /**
+   * Counters for tests and the operator: requests in flight, token buckets kept, open connections, connections
+   * refused at a cap, and idle or header-less connections closed to admit another.
+   */
+  stats(): { inFlight: number; buckets: number; connections: number; refused: number; evicted: number };
   /**
    * Stop: no new connections, idle ones closed, requests in flight may finish for up to `graceMs` (default
    * `SHUTDOWN_GRACE_MS`); then every connection is closed. Resolves when the server is closed.
@@ -302,6 +327,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) throw new RangeError('maxConcurrency: an integer ≥ 1');
   if (!(rate.perSecond > 0) || !(rate.burst >= 1)) throw new RangeError('rate: perSecond > 0 and burst ≥ 1');
   const limiter = new RateLimiter(rate.perSecond, rate.burst, opts.clock);
+  const maxConnections = opts.maxConnections ?? MAX_CONNECTIONS;
+  const perPeer =
+    opts.maxConnectionsPerPeer ?? (opts.behindProxy === true ? maxConnections : DEFAULT_MAX_CONNECTIONS_PER_PEER);
+  if (!Number.isInteger(maxConnections) || maxConnections < 1) throw new RangeError('maxConnections: an integer ≥ 1');
+  if (!Number.isInteger(perPeer) || perPeer < 1 || perPeer > maxConnections)
+    throw new RangeError('maxConnectionsPerPeer: an integer from 1 to maxConnections');
+  const connections = new ConnectionTable(maxConnections, perPeer);
 
   // The bridge runs one call at a time (its calls are synchronous), so the call being answered is known here and
   // the bridge's own refusal reason joins that request's single log line instead of printing a second one.
@@ -318,7 +350,6 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   let stopping = false;
   /** Responses whose connection Node is closing for a header or request timeout. */
   const timedOut = new WeakSet<http.ServerResponse>();
-  const sockets = new Set<Socket>();
 
   const serverOptions: http.ServerOptions = {
     headersTimeout: opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
@@ -329,17 +360,27 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     connectionsCheckingInterval: Math.min(1000, opts.headersTimeoutMs ?? 1000),
     maxHeaderSize: 16_384,
   };
+  const headersTimeout = serverOptions.headersTimeout!;
   const server =
     opts.tls !== undefined
-      ? https.createServer({ ...serverOptions, cert: opts.tls.cert, key: opts.tls.key })
+      ? https.createServer({
+          ...serverOptions,
+          cert: opts.tls.cert,
+          key: opts.tls.key,
+          // A handshake that never finishes holds a connection slot like unfinished headers (Node's default: 120 s).
+          handshakeTimeout: headersTimeout,
+        })
       : http.createServer(serverOptions);
 
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     const started = performance.now();
     const rec: Record = { client: '-', tool: '-', result: 'disconnected' };
     let holdsSlot = false;
+    const socket = tcpOf(req.socket);
+    connections.busy(socket);
     res.once('close', () => {
       if (holdsSlot) inFlight--;
+      connections.idleAgain(socket);
       let status = res.headersSent ? res.statusCode : 0;
       if (timedOut.has(res)) {
         rec.result = 'timeout';
@@ -388,7 +429,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         return;
       }
       rec.result = 'ok';
-      res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 3, 'Cache-Control': 'no-store' });
+      // No token, so no keep-alive: an idle connection held open after a health check would cost a slot for free.
+      res.writeHead(200, {
+        'Content-Type': 'text/plain',
+        'Content-Length': 3,
+        'Cache-Control': 'no-store',
+        Connection: 'close',
+      });
       res.end(req.method === 'HEAD' ? undefined : 'ok\n');
       return;
     }
@@ -528,11 +575,25 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       }
     }
   });
-  // Idle or slow connections cost memory until their timeout: bound how many may be open at once.
-  server.maxConnections = MAX_CONNECTIONS;
+  // Idle or slow connections cost memory until their timeout: bound how many may be open at once, in all and per
+  // peer (ConnectionTable). Node's own cap is only a backstop for sockets being torn down.
+  server.maxConnections = 2 * maxConnections;
+  let refusalsLogged = 0;
+  let refusalLoggedAt = Number.NEGATIVE_INFINITY;
   server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    const refusal = connections.admit(socket);
+    if (refusal !== null) {
+      socket.destroy();
+      // One line at most every 10 s under a flood, with the count since the last one.
+      const now = performance.now();
+      if (now - refusalLoggedAt >= 10_000) {
+        log(`connections refused reason=${refusal} count=${connections.refused - refusalsLogged}`);
+        refusalsLogged = connections.refused;
+        refusalLoggedAt = now;
+      }
+      return;
+    }
+    socket.once('close', () => connections.remove(socket));
   });
   // Malformed HTTP, and a client past the header or request timeout: answer when the socket can still take it.
   // Malformed HTTP, and a client past the header or request timeout: answer when the socket can still take it.
@@ -573,7 +634,13 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   return {
     origin,
     port: address.port,
-    stats: () => ({ inFlight, buckets: limiter.size, connections: sockets.size }),
+    stats: () => ({
+      inFlight,
+      buckets: limiter.size,
+      connections: connections.size,
+      refused: connections.refused,
+      evicted: connections.evicted,
+    }),
     close(graceMs = SHUTDOWN_GRACE_MS) {
       closing ??= new Promise<void>((resolve) => {
         stopping = true;

@@ -392,7 +392,7 @@ test('http › the default rate limit (20/s, burst 40) through the real server w
   t.deepEqual({ ...DEFAULT_RATE }, { perSecond: 20, burst: 40 });
   // The limiter's clock stands still unless the test moves it: the counts are exact whatever the machine's speed.
   let now = 1_000_000;
-  const s = await serve([work, personal], { maxConcurrency: 200, clock: () => now });
+  const s = await serve([work, personal], { maxConcurrency: 200, maxConnectionsPerPeer: 1024, clock: () => now });
   try {
     const port = s.server.port;
     const call = toolCallBody('memory_bridge_search', { query: 'heron' });

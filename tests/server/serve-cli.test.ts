@@ -198,6 +198,11 @@ test('serve › refuses plain HTTP on a non-loopback address unless --behind-pro
     /refusing to serve plain HTTP on 0\.0\.0\.0.*--tls-cert FILE --tls-key FILE, or --behind-proxy/s,
   );
   t.is(cli(['serve', '--clients', file, '--listen', 'nonsense']).status, 2);
+  for (const n of ['0', '1025', 'many']) {
+    const bad = cli(['serve', '--clients', file, '--listen', '127.0.0.1:0', '--max-connections-per-peer', n]);
+    t.is(bad.status, 2, n);
+    t.regex(bad.stderr, /--max-connections-per-peer/, n);
+  }
   t.is(cli(['serve', '--clients', file, '--tls-cert', file]).status, 2);
 
   const proxied = spawn(

@@ -8,9 +8,11 @@ import { BridgeError } from '../../errors.js';
 import { ClientsFileError, loadClients } from '../../server/clients.js';
 import {
   DEFAULT_MAX_CONCURRENCY,
+  DEFAULT_MAX_CONNECTIONS_PER_PEER,
   isLoopbackHost,
   parseListen,
   ServeConfigError,
+  MAX_CONNECTIONS,
   SHUTDOWN_GRACE_MS,
   parseHostName,
   startHttpServer,
@@ -66,6 +68,7 @@ export const command: Command = {
   usage: `usage: memory-bridge serve --clients FILE [--listen HOST:PORT]
                             [--tls-cert FILE --tls-key FILE | --behind-proxy]
                             [--allowed-host NAME[:PORT]]... [--allowed-origin ORIGIN]... [--max-concurrency N]
+                            [--max-connections-per-peer N]
 
 Serve memory_bridge_search and memory_bridge_read over MCP Streamable HTTP at POST /mcp (stateless), and a bare
 health check at GET /healthz. Every request to /mcp needs "Authorization: Bearer <token>" for a client of the
@@ -85,7 +88,13 @@ Options:
   --allowed-origin ORIGIN accept requests carrying this Origin header (repeatable; default: none, so a request
                           from a web page is refused)
   --max-concurrency N     most requests in flight; more get 503 with Retry-After (default ${DEFAULT_MAX_CONCURRENCY})
+  --max-connections-per-peer N
+                          most connections open at once from one address (an IPv6 /64); at the cap the peer's
+                          oldest idle keep-alive connection is closed, else a new one is refused (default
+                          ${DEFAULT_MAX_CONNECTIONS_PER_PEER}; with --behind-proxy ${MAX_CONNECTIONS}, as every connection comes from the proxy)
 
+At most ${MAX_CONNECTIONS} connections in all: at the cap the oldest idle keep-alive connection is closed to admit a new
+one. A health check and every refusal close their connection.
 Each client may make 20 requests per second (burst 40); more get 429 with Retry-After. A body over 1 MiB gets 413.
 One line per request goes to stderr (client, tool, result, status, milliseconds); never a token, query, id or path.
 SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUTDOWN_GRACE_MS / 1000} s), exit 0.`,
@@ -99,6 +108,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
       'allowed-host': { type: 'string', repeatable: true },
       'allowed-origin': { type: 'string', repeatable: true },
       'max-concurrency': { type: 'string' },
+      'max-connections-per-peer': { type: 'string' },
     });
     if (parsed.positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
@@ -115,6 +125,9 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
     const maxConcurrency = integerFlag(parsed, 'max-concurrency') ?? DEFAULT_MAX_CONCURRENCY;
     if (maxConcurrency < 1 || maxConcurrency > 65536)
       throw new UsageError('--max-concurrency must be an integer from 1 to 65536');
+    const perPeer = integerFlag(parsed, 'max-connections-per-peer');
+    if (perPeer !== undefined && (perPeer < 1 || perPeer > MAX_CONNECTIONS))
+      throw new UsageError(`--max-connections-per-peer must be an integer from 1 to ${MAX_CONNECTIONS}`);
     const certFlag = stringFlag(parsed, 'tls-cert');
     const keyFlag = stringFlag(parsed, 'tls-key');
     if ((certFlag === undefined) !== (keyFlag === undefined))
@@ -153,6 +166,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
         allowedHosts,
         allowedOrigins,
         maxConcurrency,
+        maxConnectionsPerPeer: perPeer,
       });
       say(`listening on ${server.origin}/mcp (${clients.clients.length} clients)`);
       let stopping = false;
