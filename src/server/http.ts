@@ -380,7 +380,12 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     connections.busy(socket);
     res.once('close', () => {
       if (holdsSlot) inFlight--;
-      connections.idleAgain(socket);
+      // A connection that is closing after this response is not idle: it may not be picked to make room (its
+      // answer could still be on its way out).
+      const closing =
+        !(res as http.ServerResponse & { shouldKeepAlive?: boolean }).shouldKeepAlive ||
+        String(res.getHeader('connection') ?? '').toLowerCase() === 'close';
+      if (!closing) connections.idleAgain(socket);
       let status = res.headersSent ? res.statusCode : 0;
       if (timedOut.has(res)) {
         rec.result = 'timeout';
