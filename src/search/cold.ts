@@ -7,8 +7,8 @@
  * `searchCold(notes, q, limit, limits)` equals `NoteIndex.search(q, limit, limits)` of a fresh index after
  * `sync(notes)` — same ids, coverage, scores to the bit, matched terms, titles, snippets and `truncated`. The
  * ranking rules are those documented in src/search/index.ts; this module reproduces them from:
- * - field texts from `parseNote` (own title, '' when there is none; body; front matter tags and aliases joined by
- *   '\n') and `noteName` (the file name without `.md`);
+ * - field texts from `fieldTexts` of index.ts (own title, '' when there is none; body; front matter tags and aliases
+ *   joined by '\n'; the file name without `.md`; section headings one per line);
  * - field length = distinct terms in the field; average field length = exact integer sum / note count;
  * - BM25+ per (term, field), document frequency = notes holding the term in that field (`bm25` of index.ts);
  * - the index's visiting order, which fixes the floating-point summation order per note: per query term the exact
@@ -23,13 +23,13 @@ import {
   bm25,
   FIELD_BOOST,
   FIELDS,
+  fieldTexts,
   keepMostInOrder,
   MAX_QUERY_TERMS,
   NoteIndex,
   oneEditApart,
   prefixCap,
 } from './index.js';
-import { noteName, noteTitle, parseNote } from './markdown.js';
 import {
   bestMatches,
   boundedHits,
@@ -80,8 +80,8 @@ interface Corpus {
 }
 
 /**
- * Most corpus terms a query may reach (equal, prefix of the last term, one edit away) for the ranking straight from
- * texts. A query that reaches more (a short last term over a vault of hashes and numbers) is answered from a built
+ * Most corpus terms a query may reach (equal, prefix expansion of a query term, one edit away) for the ranking straight from
+ * texts. A query that reaches more (a short query term over a vault of hashes and numbers) is answered from a built
  * index instead: the candidates' postings would cost more than the index itself, and the cap keeps that work
  * bounded.
  */
@@ -97,7 +97,7 @@ function queryTerms(query: string): string[] {
 
 /**
  * One pass over `notes`: parse, tokenize each field, count field lengths, and keep postings of the terms that
- * `terms` can reach (equal to a query term, starting with the last one, or one edit from a query term of at least
+ * `terms` can reach (starting with a query term, or one edit from a query term of at least
  * FUZZY_MIN_CHARS code points).
  *
  * @throws Error when a note has no text or an id repeats (what `NoteIndex.sync` of a fresh index refuses)
@@ -118,12 +118,11 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
     if (note.text === undefined) throw new Error('searchCold: a note without text');
     if (seenIds.has(note.id)) throw new Error('searchCold: duplicate id');
     seenIds.add(note.id);
-    const parsed = parseNote(note.text);
-    titles[n] = noteTitle(parsed, note.id);
-    bodies[n] = parsed.body;
+    const fields = fieldTexts(note.text, note.id);
+    titles[n] = fields.title;
+    bodies[n] = fields.body;
     for (let f = 0; f < fieldCount; f++) {
-      const text =
-        f === 0 ? (parsed.title ?? '') : f === 1 ? parsed.body : f === 2 ? parsed.meta.join('\n') : noteName(note.id);
+      const text = fields.texts[f]!;
       const length = table.ids(text);
       if (table.size > counter.known) counter.learn(table, reaches);
       const distinct = counter.count(table.scratch, length, f, n);
@@ -144,15 +143,13 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
 }
 
 /**
- * The test of which corpus terms a query can reach: equal to a query term, starting with the last one (a prefix
- * expansion, or the last term itself), or one edit from a query term of at least FUZZY_MIN_CHARS code points.
+ * The test of which corpus terms a query can reach: starting with a query term (the term itself or one of its prefix
+ * expansions), or one edit from a query term of at least FUZZY_MIN_CHARS code points.
  */
 function reachOf(terms: readonly string[]): (term: string) => boolean {
-  const last = terms[terms.length - 1]!;
-  const exact = new Set(terms);
   const fuzzy = terms.filter((t) => countCodePoints(t) >= FUZZY_MIN_CHARS);
   return (t) => {
-    if (t.startsWith(last) || exact.has(t)) return true;
+    for (let i = 0; i < terms.length; i++) if (t.startsWith(terms[i]!)) return true;
     for (let i = 0; i < fuzzy.length; i++) if (oneEditApart(t, fuzzy[i]!)) return true;
     return false;
   };
@@ -257,7 +254,7 @@ function holds(docs: readonly number[], doc: number): boolean {
   return false;
 }
 
-/** Postings of a candidate summed over fields (what bounds a short last term's expansions). */
+/** Postings of a candidate summed over fields (what bounds a short query term's expansions). */
 function postingCount(c: Candidate): number {
   let n = 0;
   for (const p of c.fields) n += p.docs.length;
@@ -278,7 +275,7 @@ function keepMost(sorted: Candidate[], cap: number): Candidate[] {
   ).map((i) => sorted[i]!);
 }
 
-/** Prefix expansions of the last query term (longer terms starting with it), in term order, capped like the index's. */
+/** Prefix expansions of a query term (longer terms starting with it), in term order, capped like the index's. */
 function prefixExpansions(corpus: Corpus, term: string): Candidate[] {
   const all = byTerm(corpus.list.filter((c) => c.term.length > term.length && c.term.startsWith(term)));
   return keepMost(all, prefixCap(term));

@@ -7,17 +7,18 @@
  * caller may see in this call only, and none depends on the history of syncs. A denied or untrusted note can
  * therefore never move another note's score, snippet or the `truncated` flag.
  *
- * Ranking: results that match more distinct query terms come first (so a multi-word query lists notes holding all
- * its words before notes holding some), then by score (rounded to 12 significant digits), then by id in ascending
- * UTF-16 code-unit order. Score: per query term, BM25+ (k1 1.2, b 0.7, δ 0.5) of each field it occurs in, times the
- * field's boost — `title` (the note's own title: front matter `title` or first level-1 heading, 2.5), `body` (1),
- * `meta` (front matter tags and aliases, 1.5), `name` (the file name without `.md`, 2.5; docs/DESIGN.md "Titles and
- * file names") — summed, then the sum over query terms times the number of query terms matched. The last query term also matches
- * as a prefix (weight 0.375 × len / (len + 0.3 × extra length); at most PREFIX_SHORT_MAX_TERMS expansions under
- * PREFIX_FULL_CHARS code points, PREFIX_MAX_TERMS otherwise); terms of 5 or more code points also match terms one
- * edit away (weight 0.45 × len / (len + 1); at most TYPO_MAX_TERMS). Expansions are taken in lexicographic (UTF-16)
- * order, which fixes the floating-point summation order, so equal inputs give equal bits. These are the weights and
- * parameters MiniSearch 7.2 used here before; tests hold the ranking to MiniSearch's on real vaults.
+ * Ranking: results that match more distinct query terms come first (so a multi-word query lists notes holding all its
+ * words before notes holding some), then by score (rounded to 12 significant digits), then by id in ascending UTF-16
+ * code-unit order. Score: per query term, BM25+ (k1 1.2, b 0.7, δ 0.5) of each field it occurs in, times the field's
+ * boost — `title` (the note's own title: front matter `title` or first level-1 heading, 2.5), `body` (1), `meta` (front
+ * matter tags and aliases, 1.5), `name` (the file name without `.md`, 2.5) and `headings` (every section heading, any
+ * level, 1.5; docs/DESIGN.md "Titles and file names") — summed, then the sum over query terms times the number of query
+ * terms matched. Every query term also matches as a prefix (weight 0.375 × len / (len + 0.3 × extra length); at most
+ * PREFIX_SHORT_MAX_TERMS expansions per term under PREFIX_FULL_CHARS code points, PREFIX_MAX_TERMS otherwise); terms of
+ * 5 or more code points also match terms one edit away (weight 0.45 × len / (len + 1); at most TYPO_MAX_TERMS).
+ * Expansions are taken in lexicographic (UTF-16) order, which fixes the floating-point summation order, so equal inputs
+ * give equal bits. These are the weights and parameters MiniSearch 7.2 used here before; tests hold the ranking to
+ * MiniSearch's on real vaults.
  *
  * Storage (docs/DESIGN.md): terms are interned as ids (`TermTable`); each (term, field) has one `Postings` list of
  * (note number, term frequency) pairs in one Int32Array, note numbers ascending; field lengths live in one
@@ -47,19 +48,19 @@ export type { IndexStats, RankedMatch, RankWork, ResponseLimits, SearchHit } fro
 /** Most distinct query terms used (a 500-character query of one-letter words would otherwise fan out widely). */
 export const MAX_QUERY_TERMS = 32;
 /** Field boosts (title above front matter above body). */
-export const FIELD_BOOST = Object.freeze({ title: 2.5, body: 1, meta: 1.5, name: 2.5 });
-/** A last query term of at least this many code points may expand to up to PREFIX_MAX_TERMS terms. */
+export const FIELD_BOOST = Object.freeze({ title: 2.5, body: 1, meta: 1.5, name: 2.5, headings: 1.5 });
+/** A query term of at least this many code points may expand to up to PREFIX_MAX_TERMS terms. */
 export const PREFIX_FULL_CHARS = 3;
-/** Most prefix expansions of a shorter last term (those with the most postings; see `NoteIndex.rank`). */
+/** Most prefix expansions of a shorter query term (those with the most postings; see `NoteIndex.rank`). */
 export const PREFIX_SHORT_MAX_TERMS = 64;
-/** Most prefix expansions of a last term of PREFIX_FULL_CHARS or more code points (see `NoteIndex.rank`). */
+/** Most prefix expansions of a query term of PREFIX_FULL_CHARS or more code points (see `NoteIndex.rank`). */
 export const PREFIX_MAX_TERMS = 512;
 /** BM25+ parameters. */
 const BM25_K = 1.2;
 const BM25_B = 0.7;
 const BM25_D = 0.5;
 
-/** The cap on prefix expansions of a last query term `term` (see `NoteIndex.rank`). */
+/** The cap on prefix expansions of a query term `term` (see `NoteIndex.rank`). */
 export function prefixCap(term: string): number {
   return countCodePoints(term) >= PREFIX_FULL_CHARS ? PREFIX_MAX_TERMS : PREFIX_SHORT_MAX_TERMS;
 }
@@ -88,18 +89,19 @@ export function bm25(
 }
 
 /** Indexed fields, in scoring order (their index is the field number). */
-export const FIELDS = ['title', 'body', 'meta', 'name'] as const;
+export const FIELDS = ['title', 'body', 'meta', 'name', 'headings'] as const;
 const F = FIELDS.length;
 const BOOSTS = FIELDS.map((f) => FIELD_BOOST[f]);
 
 /**
  * The indexed texts of note `id`'s fields, in FIELDS order, from its text: its own title ('' without one), body,
- * front matter tags and aliases, file name without `.md`; and the title a hit shows (`noteTitle`).
+ * front matter tags and aliases, file name without `.md`, section headings (`sectionHeadings`, one per line); and the
+ * title a hit shows (`noteTitle`).
  */
 export function fieldTexts(text: string, id: string): { texts: string[]; title: string; body: string } {
   const parsed = parseNote(text);
   return {
-    texts: [parsed.title ?? '', parsed.body, parsed.meta.join('\n'), noteName(id)],
+    texts: [parsed.title ?? '', parsed.body, parsed.meta.join('\n'), noteName(id), parsed.headings],
     title: noteTitle(parsed, id),
     body: parsed.body,
   };
@@ -786,7 +788,7 @@ export class NoteIndex implements KnownNotes {
    * is omitted). An empty query after tokenizing matches nothing.
    *
    * Bounded expansions (deterministic, so that no corpus can make one query cost more than a bounded multiple of a
-   * plain term's postings; docs/DESIGN.md, "Bounded query cost"): the last query term uses at most
+   * plain term's postings; docs/DESIGN.md, "Bounded query cost"): each query term uses at most
    * PREFIX_SHORT_MAX_TERMS prefix expansions when shorter than PREFIX_FULL_CHARS code points, else at most
    * PREFIX_MAX_TERMS; each term at most TYPO_MAX_TERMS typo expansions; in each case those with the most postings
    * (summed over fields; ties by term in ascending UTF-16 order), kept in lexicographic order. The exact term always

@@ -25,6 +25,8 @@ export interface ParsedNote {
   title: string | undefined;
   /** Front matter `tags` and `aliases` values, in that order (indexed only). */
   meta: string[];
+  /** Every heading of the body, one per line (`sectionHeadings`; indexed only). */
+  headings: string;
 }
 
 const META_KEYS = new Set(['title', 'tags', 'aliases']);
@@ -40,7 +42,12 @@ export function parseNote(text: string): ParsedNote {
   const { frontMatter, body } = splitFrontMatter(text);
   const meta = frontMatter === undefined ? undefined : readMeta(frontMatter);
   const title = meta?.title ?? firstHeading(body);
-  return { body, title, meta: meta === undefined ? [] : [...meta.tags, ...meta.aliases] };
+  return {
+    body,
+    title,
+    meta: meta === undefined ? [] : [...meta.tags, ...meta.aliases],
+    headings: sectionHeadings(body),
+  };
 }
 
 /**
@@ -192,14 +199,45 @@ function scalar(raw: string): string {
 }
 
 /**
- * Text of the first non-empty level-1 heading of `body` outside fenced code blocks (``` or ~~~, at least three,
- * closed by the same character repeated at least as often), or undefined. Level 1 is an ATX heading with exactly
- * one `#` (followed by a space, tab or line end, indented at most three spaces; a closing run of `#` preceded by a
- * space is removed) or a setext heading: a paragraph followed by a line of `=` (indented at most three spaces).
- * Headings of other levels (`##`, a setext `---` underline) are never titles. Whitespace is collapsed; cut to
- * MAX_TITLE_CHARS code points. One pass over the lines (linear in the body).
+ * Text of the first non-empty level-1 heading of `body` outside fenced code blocks, or undefined (see
+ * `scanHeadings` for what a heading is). Headings of other levels (`##`, a setext `---` underline) are never
+ * titles. Cut to MAX_TITLE_CHARS code points. One pass over the lines (linear in the body).
  */
 export function firstHeading(body: string): string | undefined {
+  let found: string | undefined;
+  scanHeadings(body, (level, text) => {
+    if (level !== 1) return true;
+    found = clipTitle(text);
+    return false;
+  });
+  return found;
+}
+
+/** Most heading characters `sectionHeadings` keeps, in UTF-16 units (bounds the field on pathological notes). */
+export const MAX_HEADINGS_CHARS = 16_384;
+
+/**
+ * The texts of every heading of `body` (any level, ATX or setext, outside fenced code), one per line, in order, at
+ * most MAX_HEADINGS_CHARS UTF-16 units. Indexed as the `headings` field: a section named after what a query asks
+ * for is a strong sign the note is about it.
+ */
+export function sectionHeadings(body: string): string {
+  let out = '';
+  scanHeadings(body, (_level, text) => {
+    out += out === '' ? text : `\n${text}`;
+    return out.length < MAX_HEADINGS_CHARS;
+  });
+  return out.length > MAX_HEADINGS_CHARS ? out.slice(0, MAX_HEADINGS_CHARS) : out;
+}
+
+/**
+ * Calls `found(level, text)` for every non-empty heading of `body` outside fenced code blocks (``` or ~~~, at least
+ * three, closed by the same character repeated at least as often), in order, until it returns false. A heading is
+ * an ATX line (1–6 `#` followed by a space, tab or line end, indented at most three spaces; a closing run of `#`
+ * preceded by a space is removed) or a setext heading: a paragraph followed by a line of `=` (level 1) or `-`
+ * (level 2), indented at most three spaces. Text has its whitespace collapsed. One pass over the lines.
+ */
+function scanHeadings(body: string, found: (level: number, text: string) => boolean): void {
   let fence: { char: string; len: number } | undefined;
   /** Lines of the paragraph being read (a setext underline turns it into a heading), or undefined. */
   let para: string[] | undefined;
@@ -226,27 +264,20 @@ export function firstHeading(body: string): string | undefined {
     const h = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/.exec(line);
     if (h !== null) {
       para = undefined;
-      if (h[1]!.length !== 1) continue;
-      const text = clipTitle(
-        withoutClosingHashes(h[2] ?? '')
-          .replace(/\s+/g, ' ')
-          .trim(),
-      );
-      if (text !== '') return text;
+      const text = withoutClosingHashes(h[2] ?? '')
+        .replace(/\s+/g, ' ')
+        .trim();
+      if (text !== '' && !found(h[1]!.length, text)) return;
       continue;
     }
-    if (para !== undefined && /^ {0,3}=+[ \t]*$/.test(line)) {
-      const text = clipTitle(para.join(' ').replace(/\s+/g, ' ').trim());
-      if (text !== '') return text;
+    if (para !== undefined && /^ {0,3}(?:=+|-+)[ \t]*$/.test(line)) {
+      const text = para.join(' ').replace(/\s+/g, ' ').trim();
       para = undefined;
-      continue;
-    }
-    if (para !== undefined && /^ {0,3}-+[ \t]*$/.test(line)) {
-      para = undefined; // a level-2 setext heading
+      if (text !== '' && !found(line.trim()[0] === '=' ? 1 : 2, text)) return;
       continue;
     }
     // A block quote, list item, table row, thematic break or HTML block ends a paragraph and starts none (a setext
-    // underline after it is not a level-1 heading of the note); indented code starts none either.
+    // underline after it is not a heading); indented code starts none either.
     if (OTHER_BLOCK.test(line)) {
       para = undefined;
       continue;
@@ -257,7 +288,6 @@ export function firstHeading(body: string): string | undefined {
     }
     if (!/^(?: {4}|\t)/.test(line)) para = [line];
   }
-  return undefined;
 }
 
 /** Lines that open a block other than a paragraph (see `firstHeading`). */

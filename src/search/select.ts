@@ -86,11 +86,12 @@ export interface TermSource<T> {
 }
 
 /**
- * Scores the distinct query `terms` into `sheet` in one fixed order, which fixes floating-point summation: per
- * query term, the exact term (weight 1), then — for the last query term only — its prefix expansions (weight
- * PREFIX_WEIGHT × len / (len + 0.3 × extra length)), then, for a term of at least FUZZY_MIN_CHARS code points, its
- * typo expansions at distance 1 not already used as a prefix expansion (weight FUZZY_WEIGHT × len / (len +
- * distance)); then `sheet.endTerm()`. `derived(term, data)` is told every term that was scored (snippet terms).
+ * Scores the distinct query `terms` into `sheet` in one fixed order, which fixes floating-point summation: per query
+ * term, the exact term (weight 1), then its prefix expansions (weight PREFIX_WEIGHT × len / (len + 0.3 × extra length);
+ * every query term expands, each capped on its own, docs/DESIGN.md "Bounded query cost"), then, for a term of at least
+ * FUZZY_MIN_CHARS code points, its typo expansions at distance 1 not already used as a prefix expansion (weight
+ * FUZZY_WEIGHT × len / (len + distance)); then `sheet.endTerm()`. `derived(term, data)` is told every term that was
+ * scored (snippet terms).
  */
 export function scoreQuery<T>(
   terms: readonly string[],
@@ -105,18 +106,15 @@ export function scoreQuery<T>(
       derived(term, exact);
       source.score(exact, 1, sheet);
     }
-    let prefixTerms: Set<string> | undefined;
-    if (q === terms.length - 1) {
-      prefixTerms = new Set();
-      for (const [t, data] of source.prefixes(term)) {
-        prefixTerms.add(t);
-        derived(t, data);
-        source.score(data, (PREFIX_WEIGHT * t.length) / (t.length + 0.3 * (t.length - term.length)), sheet);
-      }
+    const prefixTerms = new Set<string>();
+    for (const [t, data] of source.prefixes(term)) {
+      prefixTerms.add(t);
+      derived(t, data);
+      source.score(data, (PREFIX_WEIGHT * t.length) / (t.length + 0.3 * (t.length - term.length)), sheet);
     }
     if (countCodePoints(term) >= FUZZY_MIN_CHARS) {
       for (const [t, data, distance] of source.typos(term)) {
-        if (distance === 0 || prefixTerms?.has(t)) continue;
+        if (distance === 0 || prefixTerms.has(t)) continue;
         derived(t, data);
         source.score(data, (FUZZY_WEIGHT * t.length) / (t.length + distance), sheet);
       }

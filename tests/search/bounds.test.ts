@@ -54,9 +54,9 @@ test('a query over thousands of ids sharing its prefix scores a bounded number o
   const ranked = index.rank(query, 10);
   t.is(ranked.length, 4);
   const work = index.lastWork;
-  // Query terms: 5; the last one expands to at most PREFIX_MAX_TERMS ids; each term ≥ 5 code points to at most
+  // Query terms: 5; each expands to at most PREFIX_MAX_TERMS ids; each term ≥ 5 code points to at most
   // TYPO_MAX_TERMS neighbours; each list is one field. Before the caps: 16,000 expansions.
-  const scored = 5 + PREFIX_MAX_TERMS + 5 * TYPO_MAX_TERMS;
+  const scored = 5 + 5 * PREFIX_MAX_TERMS + 5 * TYPO_MAX_TERMS;
   t.true(work.lists <= scored * 3, `${work.lists} lists`);
   // Per hit at most one check per scored term (it was: every scored term, then a quadratic de-duplication).
   t.true(work.checks <= scored * ranked.length, `${work.checks} checks`);

@@ -1,6 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { FileStat } from '../../native/types.js';
+import { rankCold } from '../../src/search/cold.js';
 import { NoteIndex } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { MiniSearchOracle, sameRanking } from './oracle.js';
@@ -97,18 +98,41 @@ test('a Japanese query finds a Japanese note', (t) => {
   t.true(hits[0]!.snippet.includes('水やり'));
 });
 
-test('only the last query term matches as a prefix', (t) => {
-  const ix = indexOf({ 'g.md': 'lantern garden', 'o.md': 'other words' });
+test('every query term matches as a prefix, below an exact match', (t) => {
+  const ix = indexOf({ 'g.md': 'lantern garden', 'o.md': 'other words', 'v.md': 'lant views' });
   t.deepEqual(
     ix.search('lantern gard', 5, LIMITS).hits.map((h) => h.id),
     ['g.md'],
   );
+  // "lant" is not the last term and still expands to "lantern"; the exact "lant" ranks first.
   t.deepEqual(
-    ix.search('gard', 5, LIMITS).hits.map((h) => h.id),
-    ['g.md'],
+    ix.search('lant zzz', 5, LIMITS).hits.map((h) => h.id),
+    ['v.md', 'g.md'],
   );
-  // "lant" is not last, so it must match exactly, and "zzz" matches nothing.
-  t.deepEqual(ix.search('lant zzz', 5, LIMITS).hits, []);
+  t.deepEqual(
+    ix.search('view other', 5, LIMITS).hits.map((h) => h.id),
+    ['o.md', 'v.md'],
+  );
+});
+
+test('a section heading of any level counts above the same words in the body, cold as warm', (t) => {
+  const texts = {
+    'h.md': '# Guide\n\nintro text\n\n## Sync settings\n\nsome words\n\n```\n## not a heading quartz\n```\n',
+    'b.md': '# Other\n\nintro text\n\nsync settings are here\n\nsome words\n',
+    'q.md': 'Quartz\n------\n\nintro text\n',
+  };
+  const ix = indexOf(texts);
+  t.deepEqual(
+    ix.search('sync settings', 5, LIMITS).hits.map((h) => h.id),
+    ['h.md', 'b.md'],
+  );
+  // A setext level-2 heading counts; a heading inside fenced code is body text only.
+  t.deepEqual(
+    ix.rank('quartz').map((m) => m.id),
+    ['q.md', 'h.md'],
+  );
+  const notes = Object.entries(texts).map(([id, text]) => note(id, text));
+  for (const q of ['sync settings', 'quartz', 'intro']) t.deepEqual(rankCold(notes, q), ix.rank(q), q);
 });
 
 test('terms of five or more characters tolerate one typo, shorter ones do not', (t) => {
@@ -383,8 +407,8 @@ test('batches of syncs, small and large, with removals between them, answer like
     fresh.sync(notes);
     const oracle = new MiniSearchOracle(notes.map((n) => ({ id: n.id, text: n.text! })));
     t.deepEqual(ix.stats(), fresh.stats(), `stats after a batch of ${size}`);
-    // Last terms of 3 or more code points: under the prefix cap, where the oracle (uncapped) must agree.
-    for (const q of ['w1a', 'w2a w3b', 'w10', "w1's", 'w1z w2 w3b']) {
+    // Terms of 3 or more code points: under the prefix cap, where the oracle (uncapped) must agree.
+    for (const q of ['w1a', 'w2a w3b', 'w10', "w1's", 'w1z w20 w3b']) {
       t.deepEqual(ix.rank(q), fresh.rank(q), `${q} after a batch of ${size}`);
       sameRanking(t, ix.rank(q), oracle.rank(q), `${q} (oracle) after a batch of ${size}`);
     }

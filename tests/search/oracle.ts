@@ -1,6 +1,6 @@
 /**
  * MiniSearch 7.2 as a test oracle for the project's own index (docs/DESIGN.md, "The search index"): the same
- * tokenizer, fields, boosts, prefix rule (last term) and typo rule (terms of 5 or more code points, distance 1), so
+ * tokenizer, fields, boosts, prefix rule (every term) and typo rule (terms of 5 or more code points, distance 1), so
  * its BM25+ ranking is the reference ours is held to, within a stated tolerance:
  * - the same notes, each with the same coverage and the same matched terms;
  * - scores equal within a relative SCORE_TOLERANCE (the two sum the same contributions in different orders, and
@@ -17,13 +17,8 @@ import type { RankedMatch } from '../../src/search/types.js';
 /** Relative difference allowed between our score and MiniSearch's for the same note. */
 export const SCORE_TOLERANCE = 1e-9;
 
-interface Doc {
-  id: string;
-  title: string;
-  body: string;
-  meta: string;
-  name: string;
-}
+/** A note as MiniSearch is given it: its id and one text per field of FIELDS. */
+type Doc = { id: string } & Record<(typeof FIELDS)[number], string>;
 
 export class MiniSearchOracle {
   private readonly mini = new MiniSearch<Doc>({
@@ -38,7 +33,11 @@ export class MiniSearchOracle {
   constructor(notes: Iterable<{ id: string; text: string }>) {
     for (const n of notes) {
       const { texts } = fieldTexts(n.text, n.id);
-      this.mini.add({ id: n.id, title: texts[0]!, body: texts[1]!, meta: texts[2]!, name: texts[3]! });
+      const doc = { id: n.id } as Doc;
+      FIELDS.forEach((f, i) => {
+        doc[f] = texts[i]!;
+      });
+      this.mini.add(doc);
     }
   }
 
@@ -51,7 +50,7 @@ export class MiniSearchOracle {
       processTerm: (t) => t,
       combineWith: 'OR',
       boost: { ...FIELD_BOOST },
-      prefix: (_term, i, all) => i === all.length - 1,
+      prefix: true,
       fuzzy: (term) => (Array.from(term).length >= FUZZY_MIN_CHARS ? 1 : false),
     });
     const ranked: RankedMatch[] = results.map((r) => ({
