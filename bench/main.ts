@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: one run, one machine. Generates the 1,000 / 2,000 / 10,000-note corpora, measures memory-bridge
  * through a real MCP stdio client against ripgrep, grep and the reference filesystem MCP server on the same trees,
- * prints a table with the issue-5 targets as ratios (PASS/MISS), and writes bench/results/latest.json (+ .md).
+ * prints a table with the targets of docs/BENCHMARKS.md as ratios (PASS/MISS), and writes bench/results/latest.json (+ .md).
  * First, the known-item relevance evaluation on the Obsidian help vault against tobi/qmd's BM25 (relevance.ts;
  * `node dist/bench/relevance.js` runs it alone).
  *
@@ -11,7 +11,7 @@
  *          on the largest size, the CJK tree of bench/cjk.ts)
  *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
  *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
- *          Markdown file, e.g. docs/BENCHMARKS.md)
+ *          Markdown file, e.g. docs/BENCHMARKS.md)   --help (this list)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -585,6 +585,23 @@ function machine(): Record<string, unknown> {
   };
 }
 
+/** What `npm run bench -- --help` prints. */
+const USAGE = `usage: npm run bench -- [options]
+
+Measures memory-bridge against ripgrep, grep, the reference MCP filesystem server and (when installed with
+bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same run; prints ratio targets.
+
+  --sizes N,N,...        note counts of the generated corpora (default 1000,2000,10000; 100000 adds the scale size)
+  --sections LIST        relevance,sizes,worst,http,cjk (default: all)
+  --quick                fewer repetitions
+  --cpu-prof DIR         write a CPU profile of the warm server into DIR
+  --keep                 leave the temporary corpora
+  --out FILE             JSON results path (default bench/results/latest.json)
+  --no-write             do not touch bench/results
+  --doc FILE             also put the tables between the bench markers of a Markdown file
+  -h, --help             this text
+`;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -596,8 +613,13 @@ async function main(): Promise<void> {
       'no-write': { type: 'boolean', default: false },
       doc: { type: 'string' },
       sections: { type: 'string', default: 'relevance,sizes,worst,http,cjk' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const sections = new Set(values.sections!.split(',').map((s) => s.trim()));
   // The HTTP section runs on the largest size, so it needs that corpus even without the sizes section.
   const sizes = sections.has('sizes')
