@@ -7,7 +7,6 @@
  */
 import test from 'ava';
 import fc from 'fast-check';
-import type { FileStat } from '../../native/types.js';
 import { COLD_MAX_CANDIDATES, rankCold, searchCold } from '../../src/search/cold.js';
 import {
   HIT_MAX_TERMS,
@@ -21,18 +20,8 @@ import { makeSnippet } from '../../src/search/snippet.js';
 import { TermTable } from '../../src/search/terms.js';
 import { fold, MAX_MARK_RUN, NORMALIZE_PIECE, scanTerms, tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
+import { STAT } from './stat.js';
 
-const STAT: FileStat = {
-  dev: 1n,
-  ino: 1n,
-  mode: 0o100600,
-  nlink: 1,
-  uid: 0,
-  gid: 0,
-  size: 0,
-  mtimeNs: 0n,
-  ctimeNs: 0n,
-};
 const note = (id: string, text: string): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
 const LIMITS: ResponseLimits = { snippet_chars: 300, total_chars: 100_000 };
 

@@ -8,24 +8,13 @@ import fc from 'fast-check';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import SearchableMap from 'minisearch/SearchableMap';
-import type { FileStat } from '../../native/types.js';
 import { rankCold, searchCold } from '../../src/search/cold.js';
 import { NoteIndex, oneEditApart, type ResponseLimits, TermDictionary } from '../../src/search/index.js';
 import { TermTable } from '../../src/search/terms.js';
 import { tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
+import { STAT } from './stat.js';
 
-const STAT: FileStat = {
-  dev: 1n,
-  ino: 1n,
-  mode: 0o100600,
-  nlink: 1,
-  uid: 0,
-  gid: 0,
-  size: 0,
-  mtimeNs: 0n,
-  ctimeNs: 0n,
-};
 const note = (id: string, text: string | undefined): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
 const WIDE: ResponseLimits = { snippet_chars: 300, total_chars: 100_000 };
 

@@ -1,22 +1,11 @@
 import test from 'ava';
 import fc from 'fast-check';
-import type { FileStat } from '../../native/types.js';
 import { rankCold } from '../../src/search/cold.js';
 import { NoteIndex } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { MiniSearchOracle, sameRanking } from './oracle.js';
+import { STAT } from './stat.js';
 
-const STAT: FileStat = {
-  dev: 1n,
-  ino: 1n,
-  mode: 0o100600,
-  nlink: 1,
-  uid: 0,
-  gid: 0,
-  size: 0,
-  mtimeNs: 0n,
-  ctimeNs: 0n,
-};
 const note = (id: string, text: string | undefined, key = `k:${id}:${text?.length ?? 'same'}`): ScannedNote => ({
   id,
   key,

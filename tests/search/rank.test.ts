@@ -2,23 +2,12 @@ import test from 'ava';
 import fc from 'fast-check';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { FileStat } from '../../native/types.js';
 import { NoteIndex, PREFIX_FULL_CHARS, PREFIX_SHORT_MAX_TERMS } from '../../src/search/index.js';
 import { tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { MiniSearchOracle, rankingDifference, sameRanking } from './oracle.js';
+import { STAT } from './stat.js';
 
-const STAT: FileStat = {
-  dev: 1n,
-  ino: 1n,
-  mode: 0o100600,
-  nlink: 1,
-  uid: 0,
-  gid: 0,
-  size: 0,
-  mtimeNs: 0n,
-  ctimeNs: 0n,
-};
 const note = (id: string, text: string): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
 
 /** A real corpus when the workspace has one (the obsidian help vault), else a generated one. */
