@@ -191,11 +191,62 @@ function splitFlow(s: string): string[] {
   return parts;
 }
 
-/** A plain or quoted scalar, unquoted and trimmed (escapes are not interpreted: the text is only indexed). */
+/**
+ * A plain or quoted scalar, unquoted and trimmed. In a single-quoted scalar `''` is one quote; in a double-quoted
+ * one the YAML escapes are interpreted (`\\`, `\"`, `\/`, `\t`, `\n`, `\r`, `\0`, `\xXX`, `\uXXXX`,
+ * `\UXXXXXXXX`), so a title written `"\u00e9t\u00e9"` reads "été" as its owner sees it; any other backslash is
+ * kept as written. One pass, linear in the scalar. Characters an escape produces are shown like any other at the
+ * response boundary (hidden controls as `<U+XXXX>`, docs/TOOLS.md §Characters).
+ */
 function scalar(raw: string): string {
   const s = raw.trim();
-  if (s.length >= 2 && (s[0] === '"' || s[0] === "'") && s[s.length - 1] === s[0]) return s.slice(1, -1).trim();
-  return s;
+  if (s.length < 2 || (s[0] !== '"' && s[0] !== "'") || s[s.length - 1] !== s[0]) return s;
+  const body = s.slice(1, -1);
+  return (s[0] === "'" ? body.replaceAll("''", "'") : unescapeDoubleQuoted(body)).trim();
+}
+
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  '\\': '\\',
+  '"': '"',
+  '/': '/',
+  t: '\t',
+  n: '\n',
+  r: '\r',
+  '0': '\0',
+};
+const HEX_DIGITS: Readonly<Record<string, number>> = { x: 2, u: 4, U: 8 };
+
+function unescapeDoubleQuoted(body: string): string {
+  if (!body.includes('\\')) return body;
+  let out = '';
+  let i = 0;
+  while (i < body.length) {
+    const c = body[i]!;
+    if (c !== '\\' || i + 1 >= body.length) {
+      out += c;
+      i++;
+      continue;
+    }
+    const e = body[i + 1]!;
+    const simple = SIMPLE_ESCAPES[e];
+    if (simple !== undefined) {
+      out += simple;
+      i += 2;
+      continue;
+    }
+    const digits = HEX_DIGITS[e];
+    const hex = digits === undefined ? '' : body.slice(i + 2, i + 2 + digits);
+    const cp =
+      digits !== undefined && /^[0-9A-Fa-f]+$/.test(hex) && hex.length === digits ? Number.parseInt(hex, 16) : -1;
+    if (cp >= 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff)) {
+      out += String.fromCodePoint(cp);
+      i += 2 + (digits ?? 0);
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
 }
 
 /**

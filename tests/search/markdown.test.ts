@@ -125,3 +125,15 @@ test('a heading with a huge run of spaces is handled in linear time', (t) => {
   t.is(firstHeading(`# a${' '.repeat(300_000)}##`), 'a');
   t.is(firstHeading('# C#'), 'C#');
 });
+
+test('quoted front matter scalars read as YAML reads them: escapes in double quotes, doubled single quotes', (t) => {
+  const title = (line: string) => readMeta(`title: ${line}\n`).title;
+  t.is(title('"\\u00e9t\\u00e9"'), 'été');
+  // A tab from an escape is white space like any other in a title (runs of it become one space).
+  t.is(title('"tab\\there \\"q\\" back\\\\slash \\x41 \\U0001F600"'), 'tab here "q" back\\slash A \u{1F600}');
+  t.is(title("'it''s'"), "it's");
+  // Unknown escapes, short or invalid hex and surrogate code points stay as written.
+  t.is(title('"\\q \\u12 \\uD800 \\x4G"'), '\\q \\u12 \\uD800 \\x4G');
+  t.is(title('"\\u202E"'), '\u202E'); // shown as <U+202E> at the response boundary
+  t.deepEqual(readMeta('aliases: ["caf\\u00e9"]\n').aliases, ['café']);
+});
