@@ -4,18 +4,8 @@
  * reads continue with --offset and searches narrow with --within.
  */
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
 import { makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
-import { CLI, makeTree, type Tree } from './tree.js';
-
-function cli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { cli, makeTree, type Tree } from './tree.js';
 
 let tree: Tree;
 let base = '';

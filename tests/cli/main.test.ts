@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { removeTree } from '../helpers/fixtures.js';
 import { createBridge } from '../../src/tools/bridge.js';
-import { CLI, makeTree, NOTES, REPO_ROOT, type Tree } from './tree.js';
+import { cli, makeTree, NOTES, REPO_ROOT, type Tree } from './tree.js';
 
 const ALL_COMMANDS = [
   'mcp',
@@ -18,16 +18,6 @@ const ALL_COMMANDS = [
   'doctor',
   'export-fleet',
 ];
-
-/** Run the built CLI with a minimal environment (no HERMES_HOME unless given). */
-function cli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 let tree: Tree;
 test.before(() => {

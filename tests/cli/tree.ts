@@ -2,6 +2,7 @@
  * A small trusted memory tree and profile homes shared by the CLI and MCP server tests: real owner-only files
  * (dirs 0700, files 0600) under a fresh temp dir, with real policies in each home.
  */
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeHome, makeTempDir, mkdirs, writeNote } from '../helpers/fixtures.js';
@@ -10,6 +11,16 @@ import { makeHome, makeTempDir, mkdirs, writeNote } from '../helpers/fixtures.js
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 /** The built CLI entry point. */
 export const CLI = path.join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
+
+/** Run the built CLI with a minimal environment (no HERMES_HOME unless given); exit code and both streams. */
+export function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
 
 export const NOTES = {
   'projects/garden.md': '# Lantern Garden\n\nBlue asters grow by the east gate. Opening day is in September.\n',
