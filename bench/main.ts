@@ -9,7 +9,7 @@
  *          --sections relevance,sizes,worst,http,cjk (which parts to run: the known-item relevance evaluation of
  *          bench/relevance.ts, the sized corpora, the worst cases of bench/worst.ts, the HTTP endpoint of bench/http.ts
  *          on the largest size, the CJK tree of bench/cjk.ts)
- *          --keep (leave the temporary corpora)   --out FILE (JSON path)   --no-write (do not touch bench/results)
+ *          --keep (leave the temporary corpora)   --corpora DIR (generate once into DIR, reuse later)   --out FILE (JSON path)   --no-write (do not touch bench/results)
  *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
  *          Markdown file, e.g. docs/BENCHMARKS.md)   --help (this list)
  */
@@ -35,6 +35,7 @@ import { median, summarise, type Summary, pushTo } from './stats.js';
 import { type CjkSection, renderCjk, runCjk } from './cjk.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
+import { qmdAbsence, qmdConnect, qmdIndex, qmdSearch, type QmdTree } from './qmd-mcp.js';
 
 /** Changed-note searches per warm round (run as one block after the warm rounds). */
 const CHANGES_PER_ROUND = [2, 8] as const;
@@ -83,7 +84,28 @@ export interface SizeResult {
   rg: null | { search: Summary; perQuery: Record<string, number>; filesPerQuery: Record<string, number> };
   grep: { search: Summary; perQuery: Record<string, number>; filesPerQuery: Record<string, number> };
   fsServer: { spawnToToolsList: Summary; readTextFile: Summary };
+  /**
+   * tobi/qmd through its own MCP server (bench/qmd-mcp.ts) on the same tree, or why it was not measured: `absent`
+   * (not installed) or `skipped` (sizes above QMD_MAX_NOTES).
+   */
+  qmd:
+    | { status: 'absent' | 'skipped' }
+    | {
+        status: 'measured';
+        indexMs: number;
+        indexed: number | null;
+        limit: number;
+        coldFirstSearch: Summary;
+        warmSearch: Summary;
+        perQuery: Record<string, number>;
+        hitsPerQuery: Record<string, number>;
+      };
 }
+
+/** qmd is measured up to this size (its index of the 100,000-note tree alone takes minutes; no target needs it). */
+const QMD_MAX_NOTES = 10000;
+/** Results per search on both sides: memory-bridge's answer without `limit` (the policy's default_results, 5). */
+const RESULTS_PER_SEARCH = 5;
 
 const mb = (mib: number | null): number | null => (mib === null ? null : Math.round(mib * 1.048576 * 10) / 10);
 
@@ -160,10 +182,29 @@ function sampleIds(c: Corpus, n: number): string[] {
 async function measure(
   c: Corpus,
   generateMs: number,
-  opts: { quick: boolean; rg: boolean; ours: boolean; cpuProf: string | null },
+  opts: { quick: boolean; rg: boolean; ours: boolean; cpuProf: string | null; qmd: boolean; scratch: string },
 ): Promise<SizeResult> {
   const reps = repsFor(c.notes, opts.quick);
   const tag = `${c.notes} notes`;
+
+  // 0. qmd indexes the tree once (reported), before anything is timed.
+  let qmdTree: QmdTree | null = null;
+  if (opts.qmd && c.notes <= QMD_MAX_NOTES) {
+    qmdTree = qmdIndex(c.root, path.join(opts.scratch, `qmd-${c.notes}`));
+    log(`${tag}: qmd indexed ${qmdTree.indexed ?? '?'} notes in ${qmdTree.indexMs.toFixed(0)} ms`);
+  }
+  const qmdCold: number[] = [];
+  const coldQmd = async (i: number): Promise<void> => {
+    if (qmdTree === null) return;
+    const t0 = performance.now();
+    const s = await qmdConnect(qmdTree);
+    try {
+      await qmdSearch(s, QUERIES[i % QUERIES.length]!, RESULTS_PER_SEARCH);
+      qmdCold.push(performance.now() - t0);
+    } finally {
+      await disconnect(s);
+    }
+  };
 
   // 1. Cold start, alternating: ours (spawn → first search result) and the filesystem server (spawn → tools/list).
   log(`${tag}: cold starts ×${reps.cold} each, alternated`);
@@ -197,7 +238,9 @@ async function measure(
     if (i % 2 === 0) {
       if (opts.ours) await coldOurs(i);
       await coldFs();
+      await coldQmd(i);
     } else {
+      await coldQmd(i);
       await coldFs();
       if (opts.ours) await coldOurs(i);
     }
@@ -212,6 +255,12 @@ async function measure(
     await search(ours, 'obsidian'); // first call: builds the index
     await search(ours, 'notes'); // the one warm-up call
     rssAfterWarmup = mb(rssOf(ours.pid).rssMiB);
+  }
+  let qmdSession: McpSession | null = null;
+  if (qmdTree !== null) {
+    qmdSession = await qmdConnect(qmdTree);
+    await qmdSearch(qmdSession, 'obsidian', RESULTS_PER_SEARCH); // the same two calls before the warm rounds
+    await qmdSearch(qmdSession, 'notes', RESULTS_PER_SEARCH);
   }
   try {
     log(
@@ -228,7 +277,16 @@ async function measure(
     const gr: number[] = [];
     const grPer: Record<string, number[]> = {};
     const grFiles: Record<string, number> = {};
-    const runBaselines = (q: string): void => {
+    const qm: number[] = [];
+    const qmPer: Record<string, number[]> = {};
+    const qmHits: Record<string, number> = {};
+    const runBaselines = async (q: string): Promise<void> => {
+      if (qmdSession !== null) {
+        const r = await qmdSearch(qmdSession, q, RESULTS_PER_SEARCH);
+        qm.push(r.ms);
+        pushTo(qmPer, q, r.ms);
+        qmHits[q] = r.hits;
+      }
       if (opts.rg) {
         const r = timeListCommand('rg', ['-l', '-i', '-F', q, c.root]);
         rg.push(r.ms);
@@ -247,7 +305,7 @@ async function measure(
       for (let qi = 0; qi < QUERIES.length; qi++) {
         const q = QUERIES[qi]!;
         const oursFirst = (rep + qi) % 2 === 0;
-        if (!oursFirst) runBaselines(q);
+        if (!oursFirst) await runBaselines(q);
         if (ours) {
           const r = await search(ours, q);
           warm.push(r.ms);
@@ -255,7 +313,7 @@ async function measure(
           hits[q] = r.hits;
           if (r.truncated) truncated.add(q);
         }
-        if (oursFirst) runBaselines(q);
+        if (oursFirst) await runBaselines(q);
       }
     }
     // Then the changed-note block, right after the warm rounds (the same load window as closely as the racy rule
@@ -342,14 +400,41 @@ async function measure(
       rg: opts.rg ? { search: summarise(rg), perQuery: perQueryMedian(rgPer), filesPerQuery: rgFiles } : null,
       grep: { search: summarise(gr), perQuery: perQueryMedian(grPer), filesPerQuery: grFiles },
       fsServer: { spawnToToolsList: summarise(fsList), readTextFile: summarise(readFs) },
+      qmd:
+        qmdTree === null
+          ? { status: opts.qmd ? 'skipped' : 'absent' }
+          : {
+              status: 'measured',
+              indexMs: Math.round(qmdTree.indexMs),
+              indexed: qmdTree.indexed,
+              limit: RESULTS_PER_SEARCH,
+              coldFirstSearch: summarise(qmdCold),
+              warmSearch: summarise(qm),
+              perQuery: perQueryMedian(qmPer),
+              hitsPerQuery: qmHits,
+            },
     };
   } finally {
+    if (qmdSession) await disconnect(qmdSession);
     if (ours) await disconnect(ours);
     await disconnect(fsSession);
   }
 }
 
-/** One issue-5 target evaluated as a ratio. */
+/**
+ * The corpus of `n` notes under `parent` from an earlier `--corpora` run (its description is corpus-N.json beside
+ * it), or a freshly generated one whose description is written there for the next run.
+ */
+function reusedCorpus(parent: string, n: number, vocab: ReturnType<typeof loadVocabulary>): Corpus {
+  const file = path.join(parent, `corpus-${n}.json`);
+  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')) as Corpus;
+  for (const dir of [`vault-${n}`, `home-${n}`]) fs.rmSync(path.join(parent, dir), { recursive: true, force: true });
+  const c = generateCorpus(parent, n, vocab, seedFor(n));
+  fs.writeFileSync(file, JSON.stringify(c), { mode: 0o600 });
+  return c;
+}
+
+/** One target evaluated as a ratio. */
 export interface Target {
   name: string;
   measured: number | null;
@@ -425,6 +510,15 @@ function evaluate(results: SizeResult[], http: HttpResult | null): Target[] {
       'VmRSS of the server process, MB = 10^6 bytes',
     ),
     target('RSS after warm-up @10k ÷ 150 MB', big?.ours?.rssAfterWarmupMB, 150, 1, 'VmRSS, MB = 10^6 bytes'),
+    target(
+      'warm search p50 @10k ÷ tobi/qmd BM25 warm p50 through its MCP server @10k',
+      big?.ours?.warmSearch.p50,
+      big?.qmd.status === 'measured' ? big.qmd.warmSearch.p50 : null,
+      1,
+      big === undefined || big.qmd.status === 'measured'
+        ? 'same tree, same 12 queries, alternated; SDK client on both sides; 5 results each'
+        : `qmd ${big.qmd.status}`,
+    ),
     target(
       'warm search p50 @10k ÷ rg p50 @10k',
       big?.ours?.warmSearch.p50,
@@ -540,6 +634,34 @@ function renderTables(
           : '.'),
     );
   }
+  const measuredQmd = results.filter((r) => r.qmd.status === 'measured');
+  if (measuredQmd.length > 0) {
+    lines.push(
+      '',
+      'tobi/qmd BM25 through its own MCP server (`qmd mcp`, tool `query` with one `lex` sub-query, `rerank: false`, 5 results; ' +
+        'index built by `qmd collection add` before the run), same trees and queries, alternated with ours:',
+      '',
+      '| notes | qmd index ms | qmd cold first search p50 | ours cold first search p50 | qmd warm p50 / p95 | ours warm p50 / p95 | ours ÷ qmd warm p50 |',
+      '|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const r of measuredQmd) {
+      if (r.qmd.status !== 'measured') continue;
+      const o = r.ours;
+      const q = r.qmd;
+      lines.push(
+        `| ${r.notes.toLocaleString('en-US')} | ${fmt(q.indexMs)} | ${fmt(q.coldFirstSearch.p50)} | ${fmt(o?.coldFirstSearch.p50)} | ${fmt(q.warmSearch.p50)} / ${fmt(q.warmSearch.p95)} | ${o ? `${fmt(o.warmSearch.p50)} / ${fmt(o.warmSearch.p95)}` : '—'} | ${o ? (o.warmSearch.p50 / q.warmSearch.p50).toFixed(3) : '—'} |`,
+      );
+    }
+  }
+  const absentQmd = results.filter((r) => r.qmd.status !== 'measured');
+  if (absentQmd.length > 0)
+    lines.push(
+      '',
+      `tobi/qmd: ${absentQmd.map((r) => `${r.notes.toLocaleString('en-US')} notes ${r.qmd.status}`).join(', ')}` +
+        (absentQmd.some((r) => r.qmd.status === 'absent')
+          ? ' (install with `bash bench/peers/setup.sh`).'
+          : ` (measured up to ${QMD_MAX_NOTES.toLocaleString('en-US')} notes).`),
+    );
   if (http !== null) {
     lines.push(
       '',
@@ -596,6 +718,7 @@ bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same
   --quick                fewer repetitions
   --cpu-prof DIR         write a CPU profile of the warm server into DIR
   --keep                 leave the temporary corpora
+  --corpora DIR          generate the corpora into DIR once and reuse them in later runs (kept)
   --out FILE             JSON results path (default bench/results/latest.json)
   --no-write             do not touch bench/results
   --doc FILE             also put the tables between the bench markers of a Markdown file
@@ -609,6 +732,7 @@ async function main(): Promise<void> {
       quick: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
       keep: { type: 'boolean', default: false },
+      corpora: { type: 'string' },
       out: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
       doc: { type: 'string' },
@@ -627,7 +751,7 @@ async function main(): Promise<void> {
     : sections.has('http')
       ? [Math.max(...values.sizes!.split(',').map((s) => Number(s.trim())))]
       : [];
-  if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 10000)) throw new Error('--sizes: integers 1..10000');
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100000)) throw new Error('--sizes: integers 1..100000');
   const started = new Date();
   const env = machine();
   const hasRg = env.ripgrep !== null;
@@ -648,13 +772,19 @@ async function main(): Promise<void> {
     `vocabulary: ${vocab.words.length} English words, ${vocab.japanese.length} Japanese segments from ${vocab.sourceNotes} notes`,
   );
 
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
+  const qmdWhy = sections.has('sizes') ? qmdAbsence() : null;
+  if (qmdWhy !== null) log(qmdWhy);
+  // --corpora DIR: generated trees live in DIR and are reused by later runs (the 100,000-note tree takes minutes).
+  const reuse = values.corpora ? path.resolve(values.corpora) : null;
+  if (reuse !== null) fs.mkdirSync(reuse, { recursive: true, mode: 0o700 });
+  const tmp = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
   fs.chmodSync(tmp, 0o700);
   const parent = fs.realpathSync(tmp);
+  const keep = values.keep! || reuse !== null;
   // An interrupted run still removes its corpora (server children die with their stdin).
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
-      if (!values.keep) fs.rmSync(parent, { recursive: true, force: true });
+      if (!keep) fs.rmSync(parent, { recursive: true, force: true });
       process.exit(130);
     });
   }
@@ -667,10 +797,10 @@ async function main(): Promise<void> {
   try {
     for (const n of sizes) {
       const t0 = performance.now();
-      const corpus = generateCorpus(parent, n, vocab, seedFor(n));
+      const corpus = reuse === null ? generateCorpus(parent, n, vocab, seedFor(n)) : reusedCorpus(parent, n, vocab);
       const genMs = performance.now() - t0;
       log(
-        `generated ${n} notes in ${corpus.folders} folders (${(corpus.totalBytes / 1e6).toFixed(1)} MB, depth ≤ ${corpus.maxDepth}) in ${genMs.toFixed(0)} ms`,
+        `${reuse === null ? 'generated' : 'have'} ${n} notes in ${corpus.folders} folders (${(corpus.totalBytes / 1e6).toFixed(1)} MB, depth ≤ ${corpus.maxDepth}) in ${genMs.toFixed(0)} ms`,
       );
       if (hasOurs && !probed) {
         probed = true;
@@ -681,7 +811,16 @@ async function main(): Promise<void> {
         }
       }
       if (sections.has('sizes'))
-        results.push(await measure(corpus, genMs, { quick: values.quick!, rg: hasRg, ours: hasOurs, cpuProf }));
+        results.push(
+          await measure(corpus, genMs, {
+            quick: values.quick!,
+            rg: hasRg,
+            ours: hasOurs,
+            cpuProf,
+            qmd: qmdWhy === null,
+            scratch: parent,
+          }),
+        );
       if (hasOurs && sections.has('http') && n === Math.max(...sizes)) {
         http = await measureHttp(corpus, shebangNodeOptions(), parent, repsFor(n, values.quick!).warm);
       }
@@ -690,7 +829,7 @@ async function main(): Promise<void> {
       worst = await runWorstCases(parent, vocab, (home) => ourArgs(home, null), log);
     if (sections.has('cjk') && hasOurs) cjk = await runCjk(parent, vocab, (home) => ourArgs(home, null), hasRg, log);
   } finally {
-    if (values.keep) log(`corpora kept in ${parent}`);
+    if (keep) log(`corpora kept in ${parent}`);
     else fs.rmSync(parent, { recursive: true, force: true });
   }
 
