@@ -471,8 +471,17 @@ export class NoteIndex implements KnownNotes {
     return this.heldBytes;
   }
 
-  /** KnownNotes: true when the index holds verified text for exactly this id and identity key. */
-  has(id: string, key: IdentityKey): boolean {
+  /**
+   * KnownNotes: true when the index holds verified text for exactly this id and identity key. With the scan's hint
+   * (`last`, `at`; see KnownNotes), when the last sync received `last` at position `at`, the record it matched then
+   * answers: it is the one held under `id` as long as it is live (a removed record is never live again, and every
+   * live record is the one the map holds for its id), so the answer is the map's, without the lookup by id.
+   */
+  has(id: string, key: IdentityKey, last?: ScannedNote, at = -1): boolean {
+    if (last !== undefined && this.lastNotes[at] === last) {
+      const held = this.lastEntries[at];
+      if (held?.live) return held.key === key;
+    }
     const held = this.entries.get(id);
     if (held === undefined || held.key !== key) return false;
     // Keep the caller's string: the scan passes the same key object for an unchanged note on every call, so the
@@ -500,8 +509,11 @@ export class NoteIndex implements KnownNotes {
     const lastEntries = this.lastEntries;
     // Only notes without text are remembered (a note read in this call comes back as a new object next time, and
     // its text must not be kept alive by the memo).
-    const nowNotes = new Array<ScannedNote | undefined>(notes.length);
-    const nowEntries = new Array<Entry | undefined>(notes.length);
+    // A sync of as many notes as the last one (the warm case) rewrites the memo in place: position i is read before
+    // it is written. A sync that throws forgets the memo (it may be half rewritten).
+    const inPlace = lastNotes.length === notes.length;
+    const nowNotes = inPlace ? lastNotes : new Array<ScannedNote | undefined>(notes.length);
+    const nowEntries = inPlace ? lastEntries : new Array<Entry | undefined>(notes.length);
     let withText = 0;
     for (let i = 0; i < notes.length; i++) if (notes[i]!.text !== undefined) withText++;
     if (withText > 0) this.fitTerms(this.table.size + withText * NEW_TERMS_PER_NOTE);
@@ -519,10 +531,14 @@ export class NoteIndex implements KnownNotes {
         if (note.text === undefined) {
           if (held === undefined || held.key !== note.key) throw new Error('NoteIndex.sync: unknown note without text');
           held.seen = generation;
-          nowNotes[i] = note;
-          nowEntries[i] = held;
+          if (nowNotes[i] !== note || nowEntries[i] !== held) {
+            nowNotes[i] = note;
+            nowEntries[i] = held;
+          }
           continue;
         }
+        nowNotes[i] = undefined;
+        nowEntries[i] = undefined;
         if (held !== undefined) this.removeEntry(note.id, held);
         const { texts, title, body } = fieldTexts(note.text, note.id);
         const doc = this.addDocument(note.id, texts);
@@ -540,6 +556,10 @@ export class NoteIndex implements KnownNotes {
         this.heldBytes += entry.bytes;
         changed = true;
       }
+    } catch (err) {
+      this.lastNotes = [];
+      this.lastEntries = [];
+      throw err;
     } finally {
       this.flush();
     }

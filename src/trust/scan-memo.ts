@@ -72,6 +72,11 @@ export interface Entry {
   stat: FileStat | undefined;
   key: string | undefined;
   known: ScannedNote | undefined;
+  /**
+   * The rule inputs (`ScanMemo.rulesFor`) under which `stat` passed the note metadata rule (`noteStatReason`), or
+   * undefined: set when it passed, cleared whenever `stat` is replaced.
+   */
+  passed: object | undefined;
 }
 
 /** A directory's sorted, prepared listing, and the identity of the directory it was taken from. */
@@ -158,6 +163,8 @@ export class ScanMemo {
   names: NameRule | '' = '';
   /** `Writers.tag` the kept keys were built with; other writers start over (docs/TRUST.md §Named writers). */
   writers = '';
+  /** The rule inputs of the last scan (`rulesFor`). */
+  private rules: { key: string; token: object } = { key: '', token: {} };
 
   /**
    * @param racyMarginMs how long after a directory's last change its listing may be kept for reuse (ms)
@@ -181,6 +188,16 @@ export class ScanMemo {
       this.writers = writers;
     }
     this.generation++;
+  }
+
+  /**
+   * A token for the inputs of the note metadata rule other than the stat (running uid, the root's device and mount,
+   * max_file_bytes, the writers), spelled out in `key`: the same object while `key` stays the same from scan to
+   * scan, a new one when it changes. `Entry.passed` holds it, so a verdict is only ever reused under equal inputs.
+   */
+  rulesFor(key: string): object {
+    if (this.rules.key !== key) this.rules = { key, token: {} };
+    return this.rules.token;
   }
 
   /** Ends the scan: forgets directories it did not visit (removed, denied, or past a budget stop). */
@@ -331,5 +348,6 @@ function prepared(
     stat: undefined,
     key: undefined,
     known: undefined,
+    passed: undefined,
   };
 }

@@ -151,6 +151,8 @@ class TreeScan {
   private stopped = false;
   /** This call's named writers (docs/TRUST.md §Named writers); every check below the root uses them. */
   private readonly writers: Writers;
+  /** This call's inputs of the note metadata rule besides the stat (`ScanMemo.rulesFor`; see `candidate`). */
+  private readonly rules: object;
 
   constructor(
     private readonly rootStat: FileStat,
@@ -166,6 +168,9 @@ class TreeScan {
     this.memo = options.memo ?? new ScanMemo();
     this.writers = limits.writers ?? NO_WRITERS;
     this.memo.begin(rootStat, limits.names, this.writers.tag);
+    this.rules = this.memo.rulesFor(
+      `${this.uid}:${rootStat.dev}:${rootStat.mntId ?? '-'}:${limits.maxFileBytes}:${this.writers.tag}`,
+    );
     this.racyMargin = limits.racyMarginMs ?? RACY_MARGIN_MS;
     this.thread = options.statThread?.beginScan() === true ? options.statThread : null;
   }
@@ -452,6 +457,7 @@ class TreeScan {
     e.stat = fileStatFromRaw(words);
     e.key = undefined;
     e.known = undefined;
+    e.passed = undefined;
     return e.stat;
   }
 
@@ -497,19 +503,25 @@ class TreeScan {
       this.skip(err.code === 'ENOENT' ? 'missing' : 'io_error');
       return;
     }
-    const metaReason = noteStatReason(st, uid, rootPlace, this.limits.maxFileBytes, writers);
-    if (metaReason !== null) {
-      this.skip(metaReason);
-      return;
-    }
     const memoized = e.stat === st;
+    // The metadata rule is a function of the stat's fields and this call's rule inputs only. When this call's statx
+    // answered the very words that passed it before (`statNote` returned the FileStat built from them) under the same
+    // inputs, it passes again: its verdict is reused instead of computed again. Any other answer is judged afresh.
+    if (!memoized || e.passed !== this.rules) {
+      const metaReason = noteStatReason(st, uid, rootPlace, this.limits.maxFileBytes, writers);
+      if (metaReason !== null) {
+        this.skip(metaReason);
+        return;
+      }
+      if (memoized) e.passed = this.rules;
+    }
     let key: IdentityKey;
     if (!memoized) key = this.keyOf(st);
     else {
       key = e.key ?? this.keyOf(st);
       e.key = key;
     }
-    if (this.known.has(id, key)) {
+    if (this.known.has(id, key, memoized ? e.known : undefined, this.notes.length)) {
       if (!this.charge(st.size)) return;
       let note = memoized ? e.known : undefined;
       if (note === undefined) {

@@ -86,7 +86,16 @@ export type IdentityKey = string;
  * unchanged notes. Trust (owner, mode, link count, device, size) is still checked from a fresh stat every call.
  */
 export interface KnownNotes {
-  has(id: string, key: IdentityKey): boolean;
+  /**
+   * True when verified text of note `id` under identity `key` is held.
+   *
+   * `last` and `at` are a hint the scan may give: `last` is the `ScannedNote` it returned for this id in its
+   * previous call (same id and key) and `at` the position this note will have in this call's `notes`. When the
+   * last `sync` received that very object at that position, an implementation may answer from the record it
+   * matched then (a position lookup instead of a search by id); the answer must be the one it would give without
+   * the hint.
+   */
+  has(id: string, key: IdentityKey, last?: ScannedNote, at?: number): boolean;
 }
 
 /** One note that passed every check in this call. `text` is undefined when `KnownNotes.has` said it is known. */

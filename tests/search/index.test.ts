@@ -223,6 +223,37 @@ test('has() answers by id and identity key', (t) => {
   t.false(ix.has('b.md', 'key1'));
 });
 
+test('has() with the scan hint gives the answer without it, across removals, replacements and moves', (t) => {
+  const ix = new NoteIndex();
+  ix.sync([note('a.md', 'alpha', 'a1'), note('b.md', 'beta', 'b1'), note('c.md', 'gamma', 'c1')]);
+  // The warm scan hands back the objects without text it returned before; the index then holds them by position.
+  const a = note('a.md', undefined, 'a1');
+  const b = note('b.md', undefined, 'b1');
+  const c = note('c.md', undefined, 'c1');
+  ix.sync([a, b, c]);
+  const both = (id: string, key: string, last: ScannedNote | undefined, at: number): boolean => {
+    const plain = ix.has(id, key);
+    t.is(ix.has(id, key, last, at), plain, `${id} ${key} at ${at}`);
+    return plain;
+  };
+  t.true(both('a.md', 'a1', a, 0));
+  t.false(both('a.md', 'a2', a, 0), 'another key is not held, hint or not');
+  t.true(both('b.md', 'b1', b, 1));
+  t.true(both('b.md', 'b1', b, 0), 'a hint at another position is not used');
+  // b removed, c replaced (new text under a new key): the records the hint pointed at are gone.
+  ix.sync([a, note('c.md', 'gamma two', 'c2')]);
+  t.false(both('b.md', 'b1', b, 1));
+  t.false(both('c.md', 'c1', c, 1));
+  t.true(both('c.md', 'c2', c, 1) === ix.has('c.md', 'c2'));
+  // Same count of notes as the last sync (the memo is rewritten in place): answers still follow the map.
+  const c2 = note('c.md', undefined, 'c2');
+  ix.sync([a, c2]);
+  ix.sync([note('c.md', undefined, 'c2'), a]);
+  t.true(both('a.md', 'a1', a, 1));
+  t.true(both('c.md', 'c2', c2, 0));
+  t.is(ix.size, 2);
+});
+
 test('sync keeps unchanged notes, replaces changed ones and drops missing ones', (t) => {
   const ix = new NoteIndex();
   ix.sync([note('a.md', 'old words walrus', 'a1'), note('b.md', 'beta', 'b1'), note('c.md', 'gamma walrus', 'c1')]);

@@ -265,3 +265,34 @@ test('scan memo › without a memo every call lists and stats everything; with o
   t.is(counting.calls.statAt, 5, 'one stat per note; known notes are never read');
   t.is(counting.calls.openFileAt ?? 0, 0);
 });
+
+test('scan memo › a reused verdict of the metadata rule never outlives its inputs: a lower max_file_bytes skips the very next call', (t) => {
+  const root = tree();
+  const known = new Learning(eagerMemo());
+  known.learn(scan(root, known));
+  const warm = known.learn(scan(root, known));
+  t.true(ids(warm).includes('a.md'));
+  // Same stat words, other rule input: the note is judged again and refused.
+  const lowered = scan(root, known, ALLOW_ALL, limits({ maxFileBytes: 4 }));
+  t.deepEqual(ids(lowered), ids(fresh(root, ALLOW_ALL, limits({ maxFileBytes: 4 }))));
+  t.false(ids(lowered).includes('a.md'));
+  t.true((lowered.skipped.too_large ?? 0) > 0);
+  // And back: passes again under the old inputs.
+  t.deepEqual(ids(scan(root, known)), ids(warm));
+});
+
+test('scan memo › a reused verdict is per stat answer: an owner change with the same size is judged on the very next call', async (t) => {
+  const root = tree();
+  const known = new Learning(eagerMemo());
+  known.learn(scan(root, known));
+  known.learn(scan(root, known));
+  if (process.getuid?.() !== 0) {
+    t.pass('giving a note to another user needs root (the suite runs this file as root too)');
+    return;
+  }
+  await nextTick();
+  fs.chownSync(path.join(root, 'b.md'), 65534, 65534);
+  const after = scan(root, known);
+  t.false(ids(after).includes('b.md'));
+  t.is(after.skipped.untrusted_owner, 1);
+});
