@@ -279,3 +279,18 @@ export function generateCorpus(parent: string, count: number, v: Vocabulary, see
     totalBytes,
   };
 }
+
+/**
+ * The corpus of `count` notes under `parent` left by an earlier run (its description is `corpus-<count>.json` beside
+ * it), or a freshly generated one (`generateCorpus`) whose description is then written there for the next run.
+ * A generation that did not finish left no description and is redone.
+ */
+export function reusedCorpus(parent: string, count: number, v: Vocabulary, seed: number): Corpus {
+  const file = path.join(parent, `corpus-${count}.json`);
+  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')) as Corpus;
+  for (const dir of [`vault-${count}`, `home-${count}`])
+    fs.rmSync(path.join(parent, dir), { recursive: true, force: true });
+  const c = generateCorpus(parent, count, v, seed);
+  fs.writeFileSync(file, JSON.stringify(c), { mode: 0o600 });
+  return c;
+}

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateCorpus, loadVocabulary, type Corpus } from './corpus.js';
+import { generateCorpus, loadVocabulary, reusedCorpus, type Corpus } from './corpus.js';
 import {
   connect,
   disconnect,
@@ -421,19 +421,6 @@ async function measure(
   }
 }
 
-/**
- * The corpus of `n` notes under `parent` from an earlier `--corpora` run (its description is corpus-N.json beside
- * it), or a freshly generated one whose description is written there for the next run.
- */
-function reusedCorpus(parent: string, n: number, vocab: ReturnType<typeof loadVocabulary>): Corpus {
-  const file = path.join(parent, `corpus-${n}.json`);
-  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')) as Corpus;
-  for (const dir of [`vault-${n}`, `home-${n}`]) fs.rmSync(path.join(parent, dir), { recursive: true, force: true });
-  const c = generateCorpus(parent, n, vocab, seedFor(n));
-  fs.writeFileSync(file, JSON.stringify(c), { mode: 0o600 });
-  return c;
-}
-
 /** One target evaluated as a ratio. */
 export interface Target {
   name: string;
@@ -797,7 +784,8 @@ async function main(): Promise<void> {
   try {
     for (const n of sizes) {
       const t0 = performance.now();
-      const corpus = reuse === null ? generateCorpus(parent, n, vocab, seedFor(n)) : reusedCorpus(parent, n, vocab);
+      const corpus =
+        reuse === null ? generateCorpus(parent, n, vocab, seedFor(n)) : reusedCorpus(parent, n, vocab, seedFor(n));
       const genMs = performance.now() - t0;
       log(
         `${reuse === null ? 'generated' : 'have'} ${n} notes in ${corpus.folders} folders (${(corpus.totalBytes / 1e6).toFixed(1)} MB, depth ≤ ${corpus.maxDepth}) in ${genMs.toFixed(0)} ms`,

@@ -3,7 +3,10 @@
  * root, tree scan (list + stat + policy match + identity check), index sync, and ranking with snippets. Same
  * modules and order as `runSearch` (src/tools/search.ts), called directly so no MCP or JSON cost is included.
  *
- *   node dist/bench/phases.js --notes 10000 --calls 60
+ *   node dist/bench/phases.js --notes 10000 --calls 60 [--corpora DIR] [--warm-only]
+ *
+ * `--corpora DIR` reuses (or generates once into DIR) the corpus `npm run bench -- --corpora DIR` uses;
+ * `--warm-only` skips the changed-note block (and leaves the reused corpus as it was).
  *
  * Also times the cold first pass (scan that reads every note + sync that indexes it) and one changed note.
  */
@@ -19,7 +22,7 @@ import { openTrustedDir } from '../src/trust/path.js';
 import { ScanMemo, scanTree } from '../src/trust/scan.js';
 import { statPool } from '../src/trust/stat-pool.js';
 import { QUERIES, seedFor, vocabularySource } from './config.js';
-import { generateCorpus, loadVocabulary } from './corpus.js';
+import { generateCorpus, loadVocabulary, reusedCorpus } from './corpus.js';
 import { median } from './stats.js';
 
 interface Phases {
@@ -60,14 +63,25 @@ function show(label: string, runs: Phases[]): void {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { notes: { type: 'string', default: '10000' }, calls: { type: 'string', default: '60' } },
+    options: {
+      notes: { type: 'string', default: '10000' },
+      calls: { type: 'string', default: '60' },
+      corpora: { type: 'string' },
+      'warm-only': { type: 'boolean', default: false },
+    },
   });
   const notes = Number(values.notes);
   const calls = Number(values.calls);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
+  const reuse = values.corpora ? path.resolve(values.corpora) : null;
+  if (reuse !== null) fs.mkdirSync(reuse, { recursive: true, mode: 0o700 });
+  const tmp = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mb-bench-'));
   fs.chmodSync(tmp, 0o700);
   try {
-    const corpus = generateCorpus(fs.realpathSync(tmp), notes, loadVocabulary(vocabularySource), seedFor(notes));
+    const vocab = loadVocabulary(vocabularySource);
+    const corpus =
+      reuse === null
+        ? generateCorpus(fs.realpathSync(tmp), notes, vocab, seedFor(notes))
+        : reusedCorpus(fs.realpathSync(tmp), notes, vocab, seedFor(notes));
     // Let the corpus age past the racy margin (3 s, trust/scan.ts): notes changed less than that before a call are
     // verified and re-indexed again by the next call, which would put a full re-index into the first warm calls.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3100);
@@ -86,6 +100,7 @@ async function main(): Promise<void> {
       (q) => `${q} ${median(warm.filter((_, i) => QUERIES[i % QUERIES.length] === q).map((r) => r.search)).toFixed(1)}`,
     );
     process.stdout.write(`  search phase by query (ms): ${perQuery.join(', ')}\n`);
+    if (values['warm-only']) return;
     const changed: Phases[] = [];
     for (let i = 0; i < Math.min(calls, 30); i++) {
       fs.appendFileSync(path.join(corpus.root, corpus.ids[(i * 7919) % corpus.ids.length]!), `\nEdited ${i}.\n`);
@@ -93,7 +108,7 @@ async function main(): Promise<void> {
     }
     show('after one changed note', changed);
   } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    if (reuse === null) fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
 
