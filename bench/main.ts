@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { generateCorpus, loadVocabulary, reusedCorpus, type Corpus } from './corpus.js';
 import {
   connect,
+  cpuMsOf,
   disconnect,
   rssOf,
   timeCall,
@@ -68,6 +69,8 @@ export interface SizeResult {
     coldConnect: Summary;
     coldFirstCall: Summary;
     warmSearch: Summary;
+    /** Server CPU (user + system, every thread) per warm search in ms, over the warm rounds (null off Linux). */
+    warmCpuMsPerCall: number | null;
     warmSearchPerQuery: Record<string, number>;
     hitsPerQuery: Record<string, number>;
     truncatedQueries: string[];
@@ -97,6 +100,8 @@ export interface SizeResult {
         limit: number;
         coldFirstSearch: Summary;
         warmSearch: Summary;
+        /** qmd server CPU (user + system, every thread) per warm search in ms (null off Linux). */
+        warmCpuMsPerCall: number | null;
         perQuery: Record<string, number>;
         hitsPerQuery: Record<string, number>;
       };
@@ -298,6 +303,7 @@ async function measure(
       pushTo(grPer, q, g.ms);
       grFiles[q] = g.files;
     };
+    const cpuBefore = { ours: ours ? cpuMsOf(ours.pid) : null, qmd: qmdSession ? cpuMsOf(qmdSession.pid) : null };
     // Warm rounds first, with no note changed: a note changed less than the racy margin (3 s, trust/scan.ts) before
     // a call is verified and re-indexed again by that call, so changes interleaved here would put re-reads into
     // most warm samples (measured: warm p50 at 2,000 notes 9.0 → 12.6 ms when they were interleaved).
@@ -316,6 +322,14 @@ async function measure(
         if (oursFirst) await runBaselines(q);
       }
     }
+    const perCall = (pid: number | undefined, before: number | null, calls: number): number | null => {
+      const after = pid === undefined ? null : cpuMsOf(pid);
+      return after === null || before === null || calls === 0
+        ? null
+        : Math.round(((after - before) / calls) * 100) / 100;
+    };
+    const oursCpu = perCall(ours?.pid, cpuBefore.ours, warm.length);
+    const qmdCpu = perCall(qmdSession?.pid, cpuBefore.qmd, qm.length);
     // Then the changed-note block, right after the warm rounds (the same load window as closely as the racy rule
     // allows): append one line to one note, time the very next search, then one more search of the same query
     // (its paired sample). Changes come every few calls, so a changed-note search also re-verifies the notes
@@ -384,6 +398,7 @@ async function measure(
             coldConnect: summarise(coldConnect),
             coldFirstCall: summarise(coldCall),
             warmSearch: summarise(warm),
+            warmCpuMsPerCall: oursCpu,
             warmSearchPerQuery: perQueryMedian(warmPer),
             hitsPerQuery: hits,
             truncatedQueries: [...truncated],
@@ -410,6 +425,7 @@ async function measure(
               limit: RESULTS_PER_SEARCH,
               coldFirstSearch: summarise(qmdCold),
               warmSearch: summarise(qm),
+              warmCpuMsPerCall: qmdCpu,
               perQuery: perQueryMedian(qmPer),
               hitsPerQuery: qmHits,
             },
@@ -614,7 +630,8 @@ function renderTables(
       `- ${r.notes.toLocaleString('en-US')} notes: warm search ${r.reps.warm * q} (${r.reps.warm} rounds × ${q} queries, each also run through rg and grep), ` +
         `cold start ${r.reps.cold}, read ${r.reps.read * 20} (${r.reps.read} rounds × 20 notes), changed note ${r.reps.changed}` +
         (r.ours
-          ? `; server RSS at the end of the run ${fmt(r.ours.rssAfterRunMB)} MB, peak ${fmt(r.ours.peakRssMB)} MB` +
+          ? `; server CPU per warm search ${fmt(r.ours.warmCpuMsPerCall)} ms (user + system, every thread)` +
+            `; server RSS at the end of the run ${fmt(r.ours.rssAfterRunMB)} MB, peak ${fmt(r.ours.peakRssMB)} MB` +
             (r.ours.rssAfterWarmupLauncherMB !== null
               ? `; RSS after warm-up with the bin's shebang options (${r.ours.launcherOptions.join(' ')}) ${fmt(r.ours.rssAfterWarmupLauncherMB)} MB.`
               : '.')
@@ -628,15 +645,15 @@ function renderTables(
       'tobi/qmd BM25 through its own MCP server (`qmd mcp`, tool `query` with one `lex` sub-query, `rerank: false`, 5 results; ' +
         'index built by `qmd collection add` before the run), same trees and queries, alternated with ours:',
       '',
-      '| notes | qmd index ms | qmd cold first search p50 | ours cold first search p50 | qmd warm p50 / p95 | ours warm p50 / p95 | ours ÷ qmd warm p50 |',
-      '|---:|---:|---:|---:|---:|---:|---:|',
+      '| notes | qmd index ms | qmd cold first search p50 | ours cold first search p50 | qmd warm p50 / p95 | ours warm p50 / p95 | ours ÷ qmd warm p50 | qmd server CPU ms per warm search | ours |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const r of measuredQmd) {
       if (r.qmd.status !== 'measured') continue;
       const o = r.ours;
       const q = r.qmd;
       lines.push(
-        `| ${r.notes.toLocaleString('en-US')} | ${fmt(q.indexMs)} | ${fmt(q.coldFirstSearch.p50)} | ${fmt(o?.coldFirstSearch.p50)} | ${fmt(q.warmSearch.p50)} / ${fmt(q.warmSearch.p95)} | ${o ? `${fmt(o.warmSearch.p50)} / ${fmt(o.warmSearch.p95)}` : '—'} | ${o ? (o.warmSearch.p50 / q.warmSearch.p50).toFixed(3) : '—'} |`,
+        `| ${r.notes.toLocaleString('en-US')} | ${fmt(q.indexMs)} | ${fmt(q.coldFirstSearch.p50)} | ${fmt(o?.coldFirstSearch.p50)} | ${fmt(q.warmSearch.p50)} / ${fmt(q.warmSearch.p95)} | ${o ? `${fmt(o.warmSearch.p50)} / ${fmt(o.warmSearch.p95)}` : '—'} | ${o ? (o.warmSearch.p50 / q.warmSearch.p50).toFixed(3) : '—'} | ${fmt(q.warmCpuMsPerCall)} | ${fmt(o?.warmCpuMsPerCall)} |`,
       );
     }
   }

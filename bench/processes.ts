@@ -122,3 +122,20 @@ export function rssOf(pid: number): { rssMiB: number | null; hwmMiB: number | nu
     return { rssMiB: null, hwmMiB: null };
   }
 }
+
+/**
+ * CPU time (user + system, all threads) `pid` has used so far in milliseconds, from fields 14 and 15 of
+ * /proc/<pid>/stat (clock ticks of 10 ms on Linux with USER_HZ 100); null elsewhere. Differences over many calls
+ * give a per-call CPU cost that other load on the machine moves much less than wall time.
+ */
+export function cpuMsOf(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses; fields after the last ')' are plain.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : null;
+  } catch {
+    return null;
+  }
+}
