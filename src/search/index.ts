@@ -521,9 +521,23 @@ export class NoteIndex implements KnownNotes {
       for (let i = 0; i < notes.length; i++) {
         const note = notes[i]!;
         let held: Entry | undefined;
-        if (note.text === undefined && lastNotes[i] === note) {
+        if (lastNotes[i] === note) {
+          // The last sync got this very object here, without text (only those are remembered, and a ScannedNote is
+          // never changed), and matched it to the record lastEntries[i] under the same key (a record's key only
+          // ever changes to another string of equal value). While that record is live it is the one held for the
+          // id, so the note is unchanged and known, without reading the note object again.
           held = lastEntries[i];
-          if (held !== undefined && !held.live) held = undefined;
+          if (held?.live) {
+            if (held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
+            marked++;
+            held.seen = generation;
+            if (!inPlace) {
+              nowNotes[i] = note;
+              nowEntries[i] = held;
+            }
+            continue;
+          }
+          held = undefined;
         }
         held ??= this.entries.get(note.id);
         if (held !== undefined && held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');

@@ -7,7 +7,15 @@
  * → per entry `verdictOf` → `enter` a subdirectory (`openChild`, the shared descriptor walk of src/trust/walk.ts)
  * or `lookBelow` it past the depth limit → `candidate` for a note (`statNote`, the trust rule, `charge`, read).
  */
-import { DT, NativeError, RAW_STAT_WORDS, fileStatFromRaw, type FileStat, type Native } from '../../native/types.js';
+import {
+  DT,
+  NativeError,
+  RAW,
+  RAW_STAT_WORDS,
+  fileStatFromRaw,
+  type FileStat,
+  type Native,
+} from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { RACY_MARGIN_MS, RawEntryBudget, ScanMemo, UNDECIDED, type Entry, type Listing } from './scan-memo.js';
 import { NOT_TAKEN, type StatThread } from './stat-pool.js';
@@ -256,10 +264,10 @@ class TreeScan {
 
   /** The entries of `walk`'s listing, in order. */
   private walkEntries(dirFd: number, listing: Listing, prefix: string, depth: number, job: number): void {
+    const tracked = this.limits.onSkip !== undefined;
     for (const e of listing.entries) {
       if (this.stopped) return;
-      if (this.limits.onSkip !== undefined)
-        this.current = prefix + (e.name ?? Buffer.from(e.sortKey, 'latin1').toString('utf8'));
+      if (tracked) this.current = prefix + (e.name ?? Buffer.from(e.sortKey, 'latin1').toString('utf8'));
       if (e.name === null) {
         this.skip('bad_name');
         continue;
@@ -522,7 +530,8 @@ class TreeScan {
       e.key = key;
     }
     if (this.known.has(id, key, memoized ? e.known : undefined, this.notes.length)) {
-      if (!this.charge(st.size)) return;
+      // st.size, read from this call's raw answer (the words st was built from) rather than from the FileStat object.
+      if (!this.charge(this.words[RAW.SIZE_HI]! * 0x1_0000_0000 + this.words[RAW.SIZE_LO]!)) return;
       let note = memoized ? e.known : undefined;
       if (note === undefined) {
         note = { id, key, stat: st, text: undefined };
