@@ -126,14 +126,17 @@ export function rssOf(pid: number): { rssMiB: number | null; hwmMiB: number | nu
 /**
  * CPU time (user + system, all threads) `pid` has used so far in milliseconds, from fields 14 and 15 of
  * /proc/<pid>/stat (clock ticks of 10 ms on Linux with USER_HZ 100); null elsewhere. Differences over many calls
- * give a per-call CPU cost that other load on the machine moves much less than wall time.
+ * give a per-call CPU cost that other load on the machine moves much less than wall time. With `children`, the CPU
+ * of the waited-for children of `pid` instead (the bench's own `spawnSync` runs of rg, measured around each run).
  */
-export function cpuMsOf(pid: number): number | null {
+export function cpuMsOf(pid: number | 'self', children = false): number | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses; fields after the last ')' are plain.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
+    // utime, stime (fields 14, 15); cutime, cstime (16, 17): children waited for, such as spawnSync's.
+    const at = children ? 13 : 11;
+    const ticks = Number(fields[at]) + Number(fields[at + 1]);
     return Number.isFinite(ticks) ? ticks * 10 : null;
   } catch {
     return null;
