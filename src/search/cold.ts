@@ -18,6 +18,7 @@
  * Cost: one pass over every field's terms that counts distinct terms per field and keeps term frequencies only
  * for the terms that can match the query (exact, prefix or one edit away), instead of postings for every term.
  */
+import { carriesText } from '../trust/note-text.js';
 import type { ScannedNote } from '../trust/types.js';
 import {
   bm25,
@@ -75,8 +76,11 @@ interface Corpus {
   list: Candidate[];
   /** Title shown for each note (`noteTitle`). */
   titles: string[];
-  /** Body (without front matter) of each note, for snippets. */
-  bodies: string[];
+  /**
+   * Where the body (the text after any front matter) of each note starts, in UTF-16 code units: snippets decode the
+   * hits' texts again instead of keeping every body (the whole vault) as strings through the call.
+   */
+  bodyAt: Int32Array;
 }
 
 /**
@@ -111,16 +115,18 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
   const table = new TermTable();
   const counter = new Counter();
   const titles: string[] = new Array(count);
-  const bodies: string[] = new Array(count);
+  const bodyAt = new Int32Array(count);
   const seenIds = new Set<string>();
   for (let n = 0; n < count; n++) {
     const note = notes[n]!;
-    if (note.text === undefined) throw new Error('searchCold: a note without text');
+    // Read once: a note read in this call decodes its text from the scan's bytes on every read.
+    const text = note.text;
+    if (text === undefined) throw new Error('searchCold: a note without text');
     if (seenIds.has(note.id)) throw new Error('searchCold: duplicate id');
     seenIds.add(note.id);
-    const fields = fieldTexts(note.text, note.id);
+    const fields = fieldTexts(text, note.id);
     titles[n] = fields.title;
-    bodies[n] = fields.body;
+    bodyAt[n] = text.length - fields.body.length;
     for (let f = 0; f < fieldCount; f++) {
       const text = fields.texts[f]!;
       const length = table.ids(text);
@@ -138,7 +144,7 @@ function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Co
     candidates: counter.candidates,
     list: counter.list,
     titles,
-    bodies,
+    bodyAt,
   };
 }
 
@@ -383,7 +389,7 @@ function coldRanking(
 function checkNotes(notes: readonly ScannedNote[]): void {
   const ids = new Set<string>();
   for (const note of notes) {
-    if (note.text === undefined) throw new Error('searchCold: a note without text');
+    if (!carriesText(note)) throw new Error('searchCold: a note without text');
     if (ids.has(note.id)) throw new Error('searchCold: duplicate id');
     ids.add(note.id);
   }
@@ -419,5 +425,8 @@ export function searchCold(
   if (corpus === undefined) return { hits: [], truncated: false };
   // The same response limits as NoteIndex.search, by the same code.
   const list = matches.map(({ doc, match }) => ({ ...match, doc }));
-  return boundedHits(list, limit, limits, ({ doc }) => ({ title: corpus.titles[doc], body: corpus.bodies[doc]! }));
+  return boundedHits(list, limit, limits, ({ doc }) => ({
+    title: corpus.titles[doc],
+    body: notes[doc]!.text!.slice(corpus.bodyAt[doc]!),
+  }));
 }

@@ -25,6 +25,7 @@
  * Int32Array; a sorted array of term ids serves prefix ranges and typo neighbourhoods. Note texts are kept outside
  * the JavaScript heap in a `TextStore` and decoded only for the notes a search returns or a sync removes.
  */
+import { carriesText, textBytesOf } from '../trust/note-text.js';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { noteName, noteTitle, parseNote } from './markdown.js';
 import {
@@ -37,7 +38,7 @@ import {
   type TermSource,
 } from './select.js';
 import { countCodePoints, MAX_ANCHOR_SCAN } from './snippet.js';
-import { type TextRef, TextStore } from './store.js';
+import { TextStore } from './store.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
 import type { IndexStats, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
@@ -107,30 +108,54 @@ export function fieldTexts(text: string, id: string): { texts: string[]; title: 
   };
 }
 
+/** Bits of a posting that hold the term frequency (the rest hold the note number). */
+const TF_BITS = 10;
+/** Largest term frequency a posting holds itself; this and larger ones are kept beside the list (`Postings.big`). */
+const TF_MASK = (1 << TF_BITS) - 1;
 /**
- * Postings of one term in one field: note numbers with their term frequencies, numbers ascending, interleaved in
- * one Int32Array (number, tf, number, tf, …). A typed array because the index lives long and everything it
- * allocates survives: a typed array's backing store lives outside the collected heap and is never copied by the
- * young-generation collector, and a posting takes 8 bytes. Lists written by a bulk build are views of one shared
- * buffer (`adopt`); a later growth moves a list to a buffer of its own.
+ * Note numbers a posting can hold (2^21). An index holds at most max_entries notes (ceiling 500,000) and renumbers
+ * its notes when fewer than half of the numbers in use are live (`compactDocs`), so one sync starts below
+ * 2 × 500,000 and adds at most 500,000 more.
+ */
+export const MAX_NOTE_NUMBERS = 1 << (31 - TF_BITS);
+
+/** One posting: note number `doc` in the high bits, the term frequency (at most TF_MASK) in the low TF_BITS. */
+function packed(doc: number, tf: number): number {
+  return (doc << TF_BITS) | Math.min(tf, TF_MASK);
+}
+
+/**
+ * Postings of one term in one field: note numbers ascending, each with its term frequency, one int32 per posting
+ * (`packed`; a frequency of TF_MASK or more is kept in `big`, which real notes almost never need). A typed array
+ * because the index lives long and everything it allocates survives: a typed array's backing store lives outside
+ * the collected heap and is never copied by the young-generation collector, and a posting takes 4 bytes. Lists
+ * written by a bulk build are views of one shared buffer (`adopt`) or grown to their exact size; a later growth
+ * moves a list to a buffer of its own.
  */
 export class Postings {
-  /** number, tf pairs; `2 * size` entries are in use. */
+  /** Postings; the first `size` entries are in use. */
   private buf: Int32Array = EMPTY;
   private n = 0;
+  /** Term frequencies of TF_MASK or more, by note number. */
+  private big: Map<number, number> | undefined = undefined;
 
   get size(): number {
     return this.n;
   }
 
-  /** Pair index of note number `doc`, or -1. */
+  /** Bytes this list holds (its buffer's length in use or reserved, plus its objects). */
+  get memoryBytes(): number {
+    return this.buf.length * 4 + POSTINGS_OBJECT_BYTES + (this.big === undefined ? 0 : this.big.size * 40);
+  }
+
+  /** Index of note number `doc`, or -1. */
   private find(doc: number): number {
     const buf = this.buf;
     let lo = 0;
     let hi = this.n - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const at = buf[mid << 1]!;
+      const at = buf[mid]! >> TF_BITS;
       if (at === doc) return mid;
       if (at < doc) lo = mid + 1;
       else hi = mid - 1;
@@ -142,26 +167,28 @@ export class Postings {
     return this.find(doc) >= 0;
   }
 
-  /** Remove note `doc`; false when it was not there. Cost: the pairs after it move down. */
+  /** Remove note `doc`; false when it was not there. Cost: the postings after it move down. */
   delete(doc: number): boolean {
     const i = this.find(doc);
     if (i < 0) return false;
-    this.buf.copyWithin(i << 1, (i + 1) << 1, this.n << 1);
+    this.buf.copyWithin(i, i + 1, this.n);
     this.n--;
+    this.big?.delete(doc);
     return true;
   }
 
   /**
-   * Make room for `more` postings after the held ones and return the buffer: the caller writes them as pairs from
-   * index `2 * size` on (numbers ascending and above every held one; not checked), then calls `commit(more)`. A
-   * non-empty list grows by half at least, so repeated small batches cost amortized O(1) per posting.
+   * Make room for `more` postings after the held ones and return the buffer: the caller writes them (`packed`) from
+   * index `size` on (numbers ascending and above every held one; not checked), then calls `commit(more)`. Without
+   * `exact`, a non-empty list grows by half at least, so repeated small batches cost amortized O(1) per posting;
+   * with it (a bulk build, which writes each list once per batch), to exactly the size needed.
    */
-  reserve(more: number): Int32Array {
-    const used = this.n << 1;
-    const need = used + (more << 1);
+  reserve(more: number, exact = false): Int32Array {
+    const used = this.n;
+    const need = used + more;
     if (need > this.buf.length) {
       const buf = new Int32Array(
-        used === 0 ? need : Math.max(need, (this.buf.length + (this.buf.length >>> 1) + 1) & ~1),
+        used === 0 || exact ? need : Math.max(need, this.buf.length + (this.buf.length >>> 1) + 1),
       );
       buf.set(this.buf.subarray(0, used));
       this.buf = buf;
@@ -174,26 +201,43 @@ export class Postings {
     this.n += more;
   }
 
-  /** Take `pairs` (`count` postings, numbers ascending) as the whole list of this empty Postings. */
-  adopt(pairs: Int32Array, count: number): void {
-    this.buf = pairs;
+  /** Take `postings` (`count` of them, numbers ascending) as the whole list of this empty Postings. */
+  adopt(postings: Int32Array, count: number): void {
+    this.buf = postings;
     this.n = count;
+  }
+
+  /** Copy the postings to `arena` from index `at` on, and keep them there (a view, exactly their size). */
+  moveTo(arena: Int32Array, at: number): void {
+    arena.set(this.buf.subarray(0, this.n), at);
+    this.buf = arena.subarray(at, at + this.n);
+  }
+
+  /** Keep term frequency `tf` (TF_MASK or more) of note number `doc`, whose posting holds TF_MASK. */
+  keepBig(doc: number, tf: number): void {
+    this.big ??= new Map();
+    this.big.set(doc, tf);
   }
 
   /** Note number and term frequency of the `i`-th posting. */
   docAt(i: number): number {
-    return this.buf[i << 1]!;
+    return this.buf[i]! >> TF_BITS;
   }
   tfAt(i: number): number {
-    return this.buf[(i << 1) + 1]!;
+    const tf = this.buf[i]! & TF_MASK;
+    return tf !== TF_MASK ? tf : this.big!.get(this.buf[i]! >> TF_BITS)!;
   }
 
   /** Rewrite every note number through `map` (which must keep their order). */
   renumber(map: Int32Array): void {
     const buf = this.buf;
-    for (let i = 0; i < this.n; i++) buf[i << 1] = map[buf[i << 1]!]!;
+    for (let i = 0; i < this.n; i++) buf[i] = (map[buf[i]! >> TF_BITS]! << TF_BITS) | (buf[i]! & TF_MASK);
+    if (this.big !== undefined) this.big = new Map(Array.from(this.big, ([doc, tf]) => [map[doc]!, tf]));
   }
 }
+
+/** Heap bytes of one list's objects (the Postings and its typed array view), for `memoryBytes`. */
+const POSTINGS_OBJECT_BYTES = 112;
 
 /** The shared empty buffer of a Postings without any posting yet. */
 const EMPTY = new Int32Array(0);
@@ -205,10 +249,8 @@ interface Entry {
   doc: number;
   /** Title shown in hits (`noteTitle`: own title, else file name). */
   title: string;
-  /** The note's text in the store (decoded for snippets and removal). */
-  text: TextRef;
-  /** Where the body (the text after any front matter) starts, in UTF-16 code units. */
-  bodyAt: number;
+  /** Handle of the note's text in the store (decoded for snippets and removal), with where its body starts. */
+  text: number;
   /** The last `sync` generation that listed this note. */
   seen: number;
   /** Size of the note file in bytes when it was indexed (for the cache's byte bound). */
@@ -218,10 +260,11 @@ interface Entry {
 }
 
 /**
- * Most postings staged before they are written (12 bytes each, so at most 24 MiB, released after the sync): enough
- * for the whole cold build of 10,000 notes to write each list once, at its exact size, in one shared buffer.
+ * Most postings staged before they are written (8 bytes each, so at most 32 MiB, released after the sync): enough
+ * for the whole cold build of 10,000 notes (about 2 million postings) to write each list once, at its exact size, in
+ * one shared buffer; a larger build writes in batches of this many, each list grown to its exact size per batch.
  */
-const MAX_PENDING = 1 << 21;
+const MAX_PENDING = 1 << 22;
 /** New terms per note that `sync` makes room for before indexing new notes (a guess; arrays grow past it). */
 const NEW_TERMS_PER_NOTE = 8;
 /** Most terms added since the last sort of the dictionary, searched by a scan meanwhile (see `TermDictionary`). */
@@ -430,11 +473,12 @@ export class NoteIndex implements KnownNotes {
   private stamp = new Int32Array(0);
   private count = new Int32Array(0);
   private pass = 0;
-  /** Postings staged by `stage` and written by `flush`: slot (term id × F + field), note number, tf. */
+  /** Postings staged by `addDocument` and written by `flush`: slot (term id × F + field), posting (`packed`). */
   private pendingSlot = new Int32Array(0);
-  private pendingDoc = new Int32Array(0);
-  private pendingTf = new Int32Array(0);
+  private pendingPosting = new Int32Array(0);
   private pending = 0;
+  /** Bulk writes of staged postings in the current sync (more than one: lists are repacked after it). */
+  private bulkFlushes = 0;
   /** By slot: postings staged and not yet written. */
   private staged = new Int32Array(0);
   /** Ranking scratch, indexed by note number; all zero between calls. */
@@ -515,7 +559,7 @@ export class NoteIndex implements KnownNotes {
     const nowNotes = inPlace ? lastNotes : new Array<ScannedNote | undefined>(notes.length);
     const nowEntries = inPlace ? lastEntries : new Array<Entry | undefined>(notes.length);
     let withText = 0;
-    for (let i = 0; i < notes.length; i++) if (notes[i]!.text !== undefined) withText++;
+    for (let i = 0; i < notes.length; i++) if (carriesText(notes[i]!)) withText++;
     if (withText > 0) this.fitTerms(this.table.size + withText * NEW_TERMS_PER_NOTE);
     try {
       for (let i = 0; i < notes.length; i++) {
@@ -542,7 +586,9 @@ export class NoteIndex implements KnownNotes {
         held ??= this.entries.get(note.id);
         if (held !== undefined && held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
         marked++;
-        if (note.text === undefined) {
+        // Read once: a note read in this call decodes its text from the scan's bytes on every read.
+        const text = note.text;
+        if (text === undefined) {
           if (held === undefined || held.key !== note.key) throw new Error('NoteIndex.sync: unknown note without text');
           held.seen = generation;
           if (nowNotes[i] !== note || nowEntries[i] !== held) {
@@ -554,14 +600,18 @@ export class NoteIndex implements KnownNotes {
         nowNotes[i] = undefined;
         nowEntries[i] = undefined;
         if (held !== undefined) this.removeEntry(note.id, held);
-        const { texts, title, body } = fieldTexts(note.text, note.id);
+        const { texts, title, body } = fieldTexts(text, note.id);
         const doc = this.addDocument(note.id, texts);
+        const bodyAt = text.length - body.length;
+        const bytes = textBytesOf(note);
         const entry: Entry = {
           key: note.key,
           doc,
           title,
-          text: this.store.put(note.text),
-          bodyAt: note.text.length - body.length,
+          text:
+            bytes === undefined
+              ? this.store.put(text, bodyAt)
+              : this.store.putBytes(bytes, bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8')),
           seen: generation,
           bytes: note.stat.size,
           live: true,
@@ -585,6 +635,26 @@ export class NoteIndex implements KnownNotes {
     }
     for (const [id, entry] of gone) this.removeEntry(id, entry);
     if (changed || gone.length > 0) this.tidy();
+    if (this.bulkFlushes > 1) this.repackPostings();
+    this.bulkFlushes = 0;
+    if (withText > 0) this.trimTerms();
+  }
+
+  /**
+   * Move every list into one buffer of exactly the postings held. After a build written in several batches, lists
+   * sit in the shared buffers of earlier batches (kept whole by any list still viewing them) or in buffers of their
+   * own; this leaves 4 bytes per posting and nothing else.
+   */
+  private repackPostings(): void {
+    let total = 0;
+    for (const list of this.lists) if (list !== undefined) total += list.size;
+    const arena = new Int32Array(total);
+    let at = 0;
+    for (const list of this.lists) {
+      if (list === undefined) continue;
+      list.moveTo(arena, at);
+      at += list.size;
+    }
   }
 
   /** Upkeep after a sync that changed something: settle the dictionary, compact what removals left behind. */
@@ -592,7 +662,6 @@ export class NoteIndex implements KnownNotes {
     const deadTerms = this.table.size - this.liveTerms;
     if (deadTerms > 1024 && deadTerms > this.liveTerms) this.compactTerms();
     if (this.nextDoc > 1024 && this.nextDoc > 2 * this.entries.size) this.compactDocs();
-    if (this.store.wasteful) this.store.compact(Array.from(this.entries.values(), (e) => e.text));
     this.dict.settle((id) => {
       this.inDict[id] = 0;
     });
@@ -611,6 +680,23 @@ export class NoteIndex implements KnownNotes {
     inDict.set(this.inDict);
     this.inDict = inDict;
     this.staged = copied(this.staged, cap * F, this.staged.length);
+  }
+
+  /**
+   * Give back per-term room a sync reserved and did not use (it guesses NEW_TERMS_PER_NOTE new terms per new note
+   * before indexing them; a first build of 10,000 notes reserves room for 80,000 terms and may bring 6,000): down to
+   * the smallest power of two that holds every id, when that is at most half the room held. The staged counts are
+   * all zero between syncs.
+   */
+  private trimTerms(): void {
+    let cap = 16;
+    while (cap < this.table.size) cap *= 2;
+    if (cap * 2 > this.stamp.length) return;
+    this.stamp = this.stamp.slice(0, cap);
+    this.count = new Int32Array(cap);
+    this.listCount = this.listCount.slice(0, cap);
+    this.inDict = this.inDict.slice(0, cap);
+    this.staged = new Int32Array(cap * F);
   }
 
   /** Grow the per-note arrays to hold note number `doc`. */
@@ -647,6 +733,7 @@ export class NoteIndex implements KnownNotes {
 
   /** Index a note's field texts under a new note number; its postings are staged (written by `flush`). */
   private addDocument(id: string, texts: readonly string[]): number {
+    if (this.nextDoc >= MAX_NOTE_NUMBERS) throw new Error('NoteIndex: note numbers exhausted');
     const doc = this.nextDoc++;
     this.fitDocs(doc);
     this.docIds[doc] = id;
@@ -656,7 +743,7 @@ export class NoteIndex implements KnownNotes {
       this.lengthSum[f]! += distinct;
       this.makeRoom(distinct);
       const ids = this.table.scratch;
-      const { count, lists, staged, pendingSlot, pendingDoc, pendingTf, listCount } = this;
+      const { count, lists, staged, pendingSlot, pendingPosting, listCount } = this;
       let at = this.pending;
       for (let k = 0; k < distinct; k++) {
         const term = ids[k]!;
@@ -666,9 +753,10 @@ export class NoteIndex implements KnownNotes {
           if (listCount[term]!++ === 0) this.termBorn(term);
         }
         staged[slot]!++;
+        const tf = count[term]!;
+        if (tf >= TF_MASK) lists[slot]!.keepBig(doc, tf);
         pendingSlot[at] = slot;
-        pendingDoc[at] = doc;
-        pendingTf[at] = count[term]!;
+        pendingPosting[at] = packed(doc, tf);
         at++;
       }
       this.pending = at;
@@ -696,8 +784,7 @@ export class NoteIndex implements KnownNotes {
     while (cap < this.pending + more) cap *= 4;
     cap = Math.max(Math.min(cap, this.maxPending), this.pending + more);
     this.pendingSlot = copied(this.pendingSlot, cap, this.pending);
-    this.pendingDoc = copied(this.pendingDoc, cap, this.pending);
-    this.pendingTf = copied(this.pendingTf, cap, this.pending);
+    this.pendingPosting = copied(this.pendingPosting, cap, this.pending);
   }
 
   /**
@@ -710,33 +797,30 @@ export class NoteIndex implements KnownNotes {
     const n = this.pending;
     if (n === 0) return;
     this.pending = 0;
-    const { pendingSlot, pendingDoc, pendingTf, lists, staged } = this;
+    const { pendingSlot, pendingPosting, lists, staged } = this;
     const slots = lists.length;
     if (n * 4 < slots) {
       for (let k = 0; k < n; k++) {
         const slot = pendingSlot[k]!;
         const list = lists[slot]!;
-        const buf = list.reserve(1);
-        const at = list.size << 1;
-        buf[at] = pendingDoc[k]!;
-        buf[at + 1] = pendingTf[k]!;
+        list.reserve(1)[list.size] = pendingPosting[k]!;
         list.commit(1);
         staged[slot] = 0;
       }
     } else {
       // Each loop is a function of its own: V8 optimizes a long loop while it runs (on-stack replacement), and code
       // after it in the same function would then run without type feedback and be thrown away.
-      const arena = new Int32Array(freshPairs(lists, staged, slots) * 2);
+      this.bulkFlushes++;
+      const arena = new Int32Array(freshPostings(lists, staged, slots));
       const bufs = new Array<Int32Array>(slots);
       const next = new Int32Array(slots);
       placeLists(lists, staged, slots, arena, bufs, next);
-      scatter(pendingSlot, pendingDoc, pendingTf, n, bufs, next);
+      scatter(pendingSlot, pendingPosting, n, bufs, next);
       commitLists(lists, staged, slots, arena, next);
     }
     if (this.pendingSlot.length > 1 << 16) {
       this.pendingSlot = new Int32Array(0);
-      this.pendingDoc = new Int32Array(0);
-      this.pendingTf = new Int32Array(0);
+      this.pendingPosting = new Int32Array(0);
     }
   }
 
@@ -920,7 +1004,7 @@ export class NoteIndex implements KnownNotes {
     const read = MAX_ANCHOR_SCAN + 4 * limits.snippet_chars;
     return boundedHits(this.rank(query, limit + 1), limit, limits, (match) => {
       const entry = this.entries.get(match.id)!;
-      return { title: entry.title, body: this.store.slice(entry.text, entry.bodyAt, entry.bodyAt + read) };
+      return { title: entry.title, body: this.store.body(entry.text, read) };
     });
   }
 
@@ -964,7 +1048,7 @@ function copied(a: Int32Array, cap: number, used: number): Int32Array<ArrayBuffe
 }
 
 /** Postings staged for lists that are empty now (they get their room in the flush's shared buffer). */
-function freshPairs(lists: (Postings | undefined)[], staged: Int32Array, slots: number): number {
+function freshPostings(lists: (Postings | undefined)[], staged: Int32Array, slots: number): number {
   let total = 0;
   for (let s = 0; s < slots; s++) {
     const c = staged[s]!;
@@ -974,8 +1058,9 @@ function freshPairs(lists: (Postings | undefined)[], staged: Int32Array, slots: 
 }
 
 /**
- * Where the staged postings of each slot go: `bufs[s]` and `next[s]` (index of the next pair) — in `arena`, in
- * slot order, for a list that is empty now; at the end of the list's own (grown) buffer otherwise.
+ * Where the staged postings of each slot go: `bufs[s]` and `next[s]` (index of the next posting) — in `arena`, in
+ * slot order, for a list that is empty now; at the end of the list's own buffer, grown to its exact new size,
+ * otherwise.
  */
 function placeLists(
   lists: (Postings | undefined)[],
@@ -993,30 +1078,21 @@ function placeLists(
     if (list.size === 0) {
       bufs[s] = arena;
       next[s] = at;
-      at += c << 1;
+      at += c;
     } else {
-      next[s] = list.size << 1;
-      bufs[s] = list.reserve(c);
+      next[s] = list.size;
+      bufs[s] = list.reserve(c, true);
     }
   }
 }
 
 /** Copy each staged posting to the place `placeLists` gave its slot. */
-function scatter(
-  slotOf: Int32Array,
-  docOf: Int32Array,
-  tfOf: Int32Array,
-  n: number,
-  bufs: Int32Array[],
-  next: Int32Array,
-): void {
+function scatter(slotOf: Int32Array, postingOf: Int32Array, n: number, bufs: Int32Array[], next: Int32Array): void {
   for (let k = 0; k < n; k++) {
     const s = slotOf[k]!;
     const at = next[s]!;
-    const buf = bufs[s]!;
-    buf[at] = docOf[k]!;
-    buf[at + 1] = tfOf[k]!;
-    next[s] = at + 2;
+    bufs[s]![at] = postingOf[k]!;
+    next[s] = at + 1;
   }
 }
 
@@ -1034,7 +1110,7 @@ function commitLists(
     const list = lists[s]!;
     if (list.size === 0) {
       const end = next[s]!;
-      list.adopt(arena.subarray(end - (c << 1), end), c);
+      list.adopt(arena.subarray(end - c, end), c);
     } else {
       list.commit(c);
     }

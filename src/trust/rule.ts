@@ -3,6 +3,7 @@
  * operator reason code (src/errors.ts) or null when the object passes; callers decide whether a failure skips
  * the object (below the root) or refuses the call (root and policy chain).
  */
+import { isUtf8 } from 'node:buffer';
 import { getNative } from '../../native/index.js';
 import { NativeError, type AclRead, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
@@ -205,12 +206,23 @@ const utf8Fatal = new TextDecoder('utf-8', { fatal: true });
  * @returns the decoded text, or the reason it was refused
  */
 export function decodeNoteText(bytes: Uint8Array): { text: string } | { reason: Reason } {
-  if (bytes.indexOf(0) !== -1) return { reason: 'binary' };
+  const reason = noteBytesReason(bytes);
+  if (reason !== null) return { reason };
   try {
     return { text: utf8Fatal.decode(bytes) };
   } catch {
     return { reason: 'invalid_utf8' };
   }
+}
+
+/**
+ * The validation of `decodeNoteText` without building the text: `binary` for a NUL byte, `invalid_utf8` unless
+ * the bytes are well-formed UTF-8 (Node's `isUtf8`: overlongs, surrogates, code points past U+10FFFF and truncated
+ * sequences fail, as in the WHATWG decoder's fatal mode; tests/trust/note-text.test.ts compares the two), else null.
+ */
+export function noteBytesReason(bytes: Uint8Array): Reason | null {
+  if (bytes.indexOf(0) !== -1) return 'binary';
+  return isUtf8(bytes) ? null : 'invalid_utf8';
 }
 
 /** The identity key of DESIGN.md: device, inode, size, mtime and ctime (ns). */

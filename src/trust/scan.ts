@@ -21,10 +21,10 @@ import { RACY_MARGIN_MS, RawEntryBudget, ScanMemo, UNDECIDED, type Entry, type L
 import { NOT_TAKEN, type StatThread } from './stat-pool.js';
 import {
   fileDescriptorReason,
-  decodeNoteText,
   identityKey,
   isDirectory,
   isSymlink,
+  noteBytesReason,
   noteStatReason,
   placeOf,
   readSettled,
@@ -32,6 +32,7 @@ import {
   runningUid,
   type RootPlace,
 } from './rule.js';
+import { ReadNote, TextArena } from './note-text.js';
 import { NO_WRITERS, type Writers } from './writers.js';
 import {
   MAX_ID_SEGMENTS,
@@ -151,6 +152,8 @@ class TreeScan {
   private readonly budget: RawEntryBudget;
   /** Keep the text of notes read in this call (false: operator counts only, see `ScanLimits.keepText`). */
   private readonly keepText: boolean;
+  /** Where the texts read in this call are kept, off the JavaScript heap (src/trust/note-text.ts). */
+  private readonly texts = new TextArena();
   private candidates = 0;
   private bytes = 0;
   private truncated = false;
@@ -563,13 +566,16 @@ class TreeScan {
         this.skip('io_error');
         return;
       }
-      const decoded = decodeNoteText(raw);
-      if ('reason' in decoded) {
-        this.skip(decoded.reason);
+      const invalid = noteBytesReason(raw);
+      if (invalid !== null) {
+        this.skip(invalid);
         return;
       }
       this.candidates++;
-      this.notes.push({ id, key: this.verifiedKey(fst), stat: fst, text: this.keepText ? decoded.text : undefined });
+      const key = this.verifiedKey(fst);
+      this.notes.push(
+        this.keepText ? new ReadNote(id, key, fst, raw, this.texts) : { id, key, stat: fst, text: undefined },
+      );
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       this.skip('io_error');

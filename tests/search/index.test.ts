@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { rankCold } from '../../src/search/cold.js';
+import { rankCold, searchCold } from '../../src/search/cold.js';
 import { NoteIndex } from '../../src/search/index.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { MiniSearchOracle, sameRanking } from './oracle.js';
@@ -485,4 +485,98 @@ test('terms sharing prefixes, thousands of first characters and astral character
   const oracle = new MiniSearchOracle(final.map((n) => ({ id: n.id, text: n.text! })));
   for (const q of ['庭', 'ab', 'abc', 'abcdeh', '𠀋', 'x', '一', 'bcd abcdef', 'abcdez'])
     sameRanking(t, ix.rank(q), oracle.rank(q), q);
+});
+
+test('term frequencies past what a posting holds inline rank like MiniSearch, through removals and renumbering', (t) => {
+  // A posting keeps a frequency below 1023 inline and a larger one beside its list: frequencies on both sides of
+  // that edge, in the body and in the headings, must score as MiniSearch scores them, also after other notes are
+  // removed (note numbers compacted) and after the heavy notes themselves are replaced.
+  const notes: Record<string, string> = {};
+  const tfs = [1, 2, 1021, 1022, 1023, 1024, 1500, 5000];
+  tfs.forEach((tf, i) => {
+    notes[`heavy/${i}.md`] = `# Heavy ${i}\n${'quokka '.repeat(tf)}\n## ${'wombat '.repeat(tf)}\nend`;
+  });
+  for (let i = 0; i < 1100; i++)
+    notes[`light/${String(i).padStart(4, '0')}.md`] = `quokka ${i % 2 === 0 ? 'wombat' : 'bilby'}`;
+  const ix = indexOf(notes);
+  const check = (held: Record<string, string>, label: string): void => {
+    const oracle = new MiniSearchOracle(Object.entries(held).map(([id, text]) => ({ id, text })));
+    for (const q of ['quokka', 'wombat', 'quokka wombat', 'quok'])
+      sameRanking(t, ix.rank(q), oracle.rank(q), `${label}: ${q}`);
+  };
+  check(notes, 'built');
+  // Remove most light notes: the index renumbers the rest (more than 1,024 numbers, fewer than half in use).
+  const kept = Object.fromEntries(
+    Object.entries(notes).filter(([id]) => !id.startsWith('light/') || id < 'light/0100'),
+  );
+  ix.sync(Object.entries(kept).map(([id, text]) => note(id, text)));
+  check(kept, 'after renumbering');
+  // Replace the heavy notes with other frequencies and remove one of them.
+  const changed = { ...kept };
+  delete changed['heavy/5.md'];
+  for (let i = 0; i < tfs.length; i++)
+    if (i !== 5) changed[`heavy/${i}.md`] = `# Heavy ${i}\n${'quokka '.repeat(tfs[tfs.length - 1 - i]!)}\nend`;
+  ix.sync(Object.entries(changed).map(([id, text]) => note(id, text)));
+  check(changed, 'after replacing');
+  t.is(ix.size, Object.keys(changed).length);
+});
+
+test('texts come back exactly as given: any code units, front matter, astral characters, lone surrogates', (t) => {
+  // The store keeps texts as UTF-8 (a lone surrogate, which UTF-8 cannot hold, as UTF-16): snippets are cut from
+  // the stored body, and removing a note re-reads its stored text to find its postings.
+  fc.assert(
+    fc.property(
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      fc.string({ unit: 'grapheme', maxLength: 60 }),
+      fc.boolean(),
+      (a, b, front) => {
+        const text = `${front ? `---\ntitle: ${b.replace(/\n/g, ' ')}\n---\n` : ''}zzmarker ${a} ${b} ${a}`;
+        const ix = new NoteIndex();
+        ix.sync([note('x.md', text, 'k1')]);
+        const fresh = new NoteIndex();
+        fresh.sync([note('x.md', text, 'k1')]);
+        const limits = { snippet_chars: 50, total_chars: 4000 };
+        t.deepEqual(ix.search('zzmarker', 5, limits), fresh.search('zzmarker', 5, limits));
+        // The built index and the answer straight from the text agree on the snippet (cold.ts cuts it from the string).
+        t.deepEqual(ix.search('zzmarker', 5, limits).hits, rankColdHits(text));
+        // Removing it must find every posting again (it throws when one is missing).
+        ix.sync([]);
+        t.is(ix.size, 0);
+        t.deepEqual(ix.search('zzmarker', 5, limits).hits, []);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+/** The hits `searchCold` gives for `zzmarker` over the one note `x.md` holding `text`. */
+function rankColdHits(text: string) {
+  return searchCold([note('x.md', text, 'k1')], 'zzmarker', 5, { snippet_chars: 50, total_chars: 4000 }).hits;
+}
+
+test('a build written in many batches (lists grown, then repacked) answers exactly like one written at once', (t) => {
+  // A small staging limit makes the first sync write its postings in many bulk batches: lists grow batch by batch
+  // and are then moved into one buffer; later syncs append, replace and remove.
+  const words = ['alder', 'birch', 'cedar', 'dogwood', 'elm', 'fir', 'ginkgo', 'hazel'];
+  const text = (i: number, round: number): string =>
+    `# Tree ${i}\n${Array.from({ length: 3 + ((i * 7 + round) % 11) }, (_, k) => words[(i * k + round) % words.length]).join(' ')}`;
+  const notesOf = (count: number, round: number): ScannedNote[] =>
+    Array.from({ length: count }, (_, i) =>
+      note(`t/${String(i).padStart(4, '0')}.md`, text(i, round), `k${i}:${round}`),
+    );
+  const batched = new NoteIndex(2000);
+  const whole = new NoteIndex();
+  for (const [count, round] of [
+    [400, 0],
+    [420, 1],
+    [150, 1],
+    [500, 2],
+  ] as const) {
+    const notes = notesOf(count, round);
+    batched.sync(notes);
+    whole.sync(notes);
+    for (const q of ['alder', 'birch cedar', 'tree', 'gink', 'hazle', 'tree 17'])
+      t.deepEqual(batched.rank(q), whole.rank(q), `${count} notes, round ${round}: ${q}`);
+    t.deepEqual(batched.stats(), whole.stats());
+  }
 });
