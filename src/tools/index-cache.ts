@@ -6,6 +6,7 @@
 import type { Policy } from '../policy/types.js';
 import { NoteIndex } from '../search/index.js';
 import { ScanMemo } from '../trust/scan.js';
+import { releaseMemory } from './collect.js';
 import type { ScannedNote } from '../trust/types.js';
 
 /** Default number of per-view indexes kept in memory (BridgeOptions.maxIndexes). */
@@ -65,6 +66,8 @@ export class IndexCache {
     readonly racyMarginMs?: number,
     /** ScanLimits.rawEntryCeiling for these scans (undefined: RAW_ENTRY_CEILING; tests lower it). */
     readonly rawEntryCeiling?: number,
+    /** Give memory back after each deferred build (`releaseMemory`: a full collection, malloc_trim; default on). */
+    private readonly releaseAfterBuild = true,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('maxIndexes: an integer ≥ 1');
     if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1)
@@ -160,6 +163,7 @@ export class IndexCache {
       }
       if (this.build(view)) this.fit(key);
       else this.views.delete(key);
+      if (this.releaseAfterBuild) releaseMemory();
     }).unref();
   }
 

@@ -1,0 +1,57 @@
+/**
+ * Giving memory back after a view's first-call build (docs/DESIGN.md, "Memory"), asked for by the index cache right
+ * after that build. The build drops, at once, everything the first call held for it: the scan's chunks of note texts
+ * the index did not take over, the staging of every posting (8 bytes each, up to 32 MiB), and list buffers of
+ * earlier batches. V8 would return that at its next major collection, which a process answering a search now and
+ * then may not reach for a long time; and what it frees goes back to the C allocator, which keeps freed pages in
+ * its heap. So the process would sit near its peak. `releaseMemory` runs one full collection, then asks glibc to
+ * return its free pages (`malloc_trim(0)`). Measured cost: docs/DESIGN.md "Memory".
+ *
+ * The collector is V8's own `gc`, reached the way `--expose-gc` exposes it: the flag is set at run time (before the
+ * first use only) and the function taken from a fresh context. `malloc_trim` is called through koffi (the FFI the
+ * platform bindings use), on Linux with glibc only; elsewhere that step is skipped.
+ */
+import { createRequire } from 'node:module';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { default as Koffi } from 'koffi';
+
+let collector: (() => void) | null | undefined;
+let trim: ((pad: number) => number) | null | undefined;
+
+function collectorOf(): (() => void) | null {
+  try {
+    const exposed = (globalThis as { gc?: unknown }).gc;
+    if (typeof exposed === 'function') return exposed as () => void;
+    v8.setFlagsFromString('--expose-gc');
+    const fn = vm.runInNewContext('gc') as unknown;
+    return typeof fn === 'function' ? (fn as () => void) : null;
+  } catch {
+    return null;
+  }
+}
+
+function trimOf(): ((pad: number) => number) | null {
+  // glibc only: musl's libc is not libc.so.6 and has no malloc_trim (either way the load throws).
+  if (process.platform !== 'linux') return null;
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
+    return koffi.load('libc.so.6').func('int malloc_trim(size_t)') as (pad: number) => number;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One full, synchronous garbage collection, then `malloc_trim(0)` where glibc offers it. Each step is skipped when
+ * the runtime does not offer it; nothing else about the process changes.
+ *
+ * @returns which steps ran
+ */
+export function releaseMemory(): { collected: boolean; trimmed: boolean } {
+  if (collector === undefined) collector = collectorOf();
+  if (trim === undefined) trim = trimOf();
+  collector?.();
+  trim?.(0);
+  return { collected: collector !== null, trimmed: trim !== null };
+}
