@@ -26,7 +26,7 @@ function className(err: unknown): string {
  *
  * @param options.log       where refusal events go (default `stderrLog`); a throwing logger is ignored
  * @param options.maxIndexes most per-view search indexes kept (default 8, an integer ≥ 1; RangeError otherwise)
- * @param options.maxIndexBytes most summed note bytes (file sizes) across the kept indexes (default 256 MiB, a
+ * @param options.maxIndexBytes most memory (bytes, as IndexCache.bytes counts it) across the kept views (default 512 MiB, a
  *   number ≥ 1; RangeError otherwise); least recently used views are dropped after a search, never the one just used
  * @param options.racyMarginMs ms after a note's last change during which it is re-verified every call (default 3000)
  * @param options.rawEntryCeiling raw directory entries one call may list (default and most RAW_ENTRY_CEILING)

@@ -1,7 +1,7 @@
 /**
  * The per-view search indexes a bridge keeps between calls (docs/DESIGN.md, "Why warm calls are cheap and still
  * safe" and "The first search of a view"): one `NoteIndex` per (profile home, root, names rule), bounded in number
- * and in summed note bytes, with the first call's deferred build.
+ * and in the memory they take (index, scan memo, pending notes), with the first call's deferred build.
  */
 import type { Policy } from '../policy/types.js';
 import { NoteIndex } from '../search/index.js';
@@ -12,12 +12,20 @@ import type { ScannedNote } from '../trust/types.js';
 /** Default number of per-view indexes kept in memory (BridgeOptions.maxIndexes). */
 export const DEFAULT_MAX_INDEXES = 8;
 /**
- * Default bound on the summed note bytes of all held indexes (BridgeOptions.maxIndexBytes): 256 MiB of note
- * files. The index of one view costs a few times its note bytes in memory (text plus postings), so this keeps a
- * worker serving many large homes bounded. It only ever drops other views: the view just searched is kept whole
- * even when it alone is larger (a 100,000-note vault within max_total_bytes is never cut by it).
+ * Default bound on the memory all held views take (BridgeOptions.maxIndexBytes): 512 MiB, as `IndexCache.bytes`
+ * counts it (index, scan memo, pending notes). One view of 100,000 generated notes (197 MB of note files) takes
+ * about 400 MB, one of 10,000 about 45 MB (docs/DESIGN.md "Memory"), so this keeps a worker serving many large homes
+ * bounded. It only ever drops other views: the view just searched is kept whole even when it alone is larger (a
+ * vault within max_entries and max_total_bytes is never cut by it).
  */
-export const DEFAULT_MAX_INDEX_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_INDEX_BYTES = 512 * 1024 * 1024;
+/**
+ * Heap bytes per note a scan memo keeps between calls (listing entry, raw name, FileStat and its bigints, identity
+ * key, the known-note record): about 700 in a heap snapshot at 10,000 generated notes.
+ */
+const MEMO_ENTRY_BYTES = 700;
+/** Heap bytes per pending note besides its text bytes (the note record and its view of the scan's chunk). */
+const PENDING_NOTE_BYTES = 120;
 
 /**
  * One view's index, and the notes of a first call that answered without it and whose build was deferred until
@@ -29,19 +37,27 @@ interface View {
   readonly memo: ScanMemo;
   /** Notes verified by this view's cold call, still to be synced into `index` (which is empty meanwhile). */
   pending: readonly ScannedNote[] | undefined;
-  /** Summed file sizes of `pending` (0 when nothing is pending), counted against the byte bound like held notes. */
+  /** Memory of `pending` (0 when nothing is pending): text bytes and records, counted against the byte bound. */
   pendingBytes: number;
 }
 
-/** Note bytes a view holds or is about to hold (what the byte bound counts). */
+/** What a scan memo keeps, in bytes (estimated per listing entry; see MEMO_ENTRY_BYTES). */
+function memoBytes(memo: ScanMemo): number {
+  let bytes = 0;
+  for (const listing of memo.listings.values())
+    bytes += listing.entries.length * MEMO_ENTRY_BYTES + listing.snaps.byteLength;
+  return bytes;
+}
+
+/** Memory a view holds or is about to hold, in bytes (what the byte bound counts): index, scan memo, pending notes. */
 function viewBytes(view: View): number {
-  return view.index.bytes + view.pendingBytes;
+  return view.index.memoryBytes + memoBytes(view.memo) + view.pendingBytes;
 }
 
 /**
  * Indexes by view — (profile home, root, names rule) — least recently used dropped first. One view per home keeps
  * two profiles with different allow lists from sharing statistics (and from churning one index between them).
- * Two bounds: at most `max` indexes, and, after each search, at most `maxBytes` summed note bytes over the held
+ * Two bounds: at most `max` indexes, and, after each search, at most `maxBytes` bytes of memory over the held
  * indexes — least recently used ones are dropped until the sum fits, never the index just used (a single view
  * larger than the bound is kept alone).
  *
@@ -56,7 +72,7 @@ export class IndexCache {
 
   /**
    * @param max most indexes held at once (an integer ≥ 1)
-   * @param maxBytes most summed note bytes held across indexes (a number ≥ 1; default DEFAULT_MAX_INDEX_BYTES)
+   * @param maxBytes most bytes of memory held across views (`bytes`; a number ≥ 1; default DEFAULT_MAX_INDEX_BYTES)
    * @throws RangeError on a bad bound
    */
   constructor(
@@ -74,7 +90,10 @@ export class IndexCache {
       throw new RangeError('maxIndexBytes: a number ≥ 1');
   }
 
-  /** Summed note bytes of the held indexes, pending notes included. */
+  /**
+   * Memory of the held views, in bytes: each index's `memoryBytes` (text store, postings, terms, per-note records),
+   * its scan memo (per listing entry) and its pending notes (text bytes and records).
+   */
   get bytes(): number {
     let sum = 0;
     for (const view of this.views.values()) sum += viewBytes(view);
@@ -139,9 +158,10 @@ export class IndexCache {
   /**
    * Keep `notes` (what a cold call of this view just verified and answered from) to be synced into the view's
    * index after the current turn of the event loop (an unreferenced `setImmediate`, so a one-shot process exits
-   * without building). The byte bound is applied now, counting the pending notes' file sizes as held (so other
+   * without building). The byte bound is applied now, counting the pending notes' texts and records as held (so other
    * views are dropped exactly as an immediate sync would have dropped them), and again after the sync. If the view
-   * is dropped before the sync, the notes are lost; if the sync throws, the view is dropped.
+   * is dropped before the sync, the notes are lost; if the sync throws, the view is dropped. After the sync, unless
+   * turned off, `releaseMemory` gives back what the first call and the build dropped (src/tools/collect.ts).
    *
    * @throws Error when the view is not held, its index is not empty, or notes are already pending (caller bugs)
    */
@@ -151,7 +171,7 @@ export class IndexCache {
       throw new Error('IndexCache.defer: not a fresh view');
     view.pending = notes;
     let bytes = 0;
-    for (const note of notes) bytes += note.stat.size;
+    for (const note of notes) bytes += note.stat.size + PENDING_NOTE_BYTES;
     view.pendingBytes = bytes;
     this.fit(key);
     setImmediate(() => {

@@ -83,7 +83,7 @@ export interface BridgeOptions {
   log?: (event: LogEvent) => void;
   /** Most profile indexes kept in memory at once (least recently used dropped first). Default 8. */
   maxIndexes?: number;
-  /** Most summed note bytes (file sizes) across the kept indexes; least recently used dropped first. Default 256 MiB. */
+  /** Most memory (bytes, as IndexCache.bytes counts it) across the kept views; least recently used dropped first. Default 512 MiB. */
   maxIndexBytes?: number;
   /**
    * How long (ms) after a note's last change its identity key cannot vouch for it, so it is opened and verified

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
+import { IndexCache, runSearch } from '../../src/tools/search.js';
 import type { LogEvent, SearchResult } from '../../src/tools/types.js';
 import { isRoot, writeNote } from '../helpers/fixtures.js';
 import { addHome, countingOpens, worldTracker, type World } from './world.js';
@@ -132,26 +133,32 @@ test.serial('search › index views are bounded by maxIndexes, least recently us
 });
 
 test.serial(
-  'search › index views are bounded by summed note bytes, least recently used first, never the view in use',
+  'search › index views are bounded by the memory they take, least recently used first, never the view in use',
   (t) => {
     const w = gardenWorld();
     const other = addHome(w, 'other', { allow: ['projects/**'] });
-    const size = (id: string) => fs.statSync(path.join(w.root, id)).size;
-    const first = size('projects/garden.md') + size('decisions/watering.md') + size('projects/notes.md');
-    const second = size('projects/garden.md') + size('projects/notes.md');
+    // The memory each view takes alone once built (index, scan memo), as the cache counts it.
+    const alone = (caller: typeof w.caller): number => {
+      const cache = new IndexCache(8, undefined, 0);
+      runSearch({ query: 'garden' }, caller, cache);
+      runSearch({ query: 'garden' }, caller, cache);
+      return cache.bytes;
+    };
+    const first = alone(w.caller);
+    const second = alone(other);
+    t.true(first > second && second > 0);
     // Room for either view alone, not for both.
-    const tight = createBridge({ log: () => undefined, maxIndexBytes: Math.max(first, second) + 1, racyMarginMs: 0 });
-    tight.search({ query: 'garden' }, w.caller);
-    tight.search({ query: 'garden' }, other);
+    const tight = new IndexCache(8, Math.max(first, second) + 1, 0);
+    for (const caller of [w.caller, w.caller, other, other]) runSearch({ query: 'garden' }, caller, tight);
+    t.is(tight.size, 1);
     t.is(
-      countingOpens(() => tight.search({ query: 'garden' }, w.caller)).opens,
+      countingOpens(() => runSearch({ query: 'garden' }, w.caller, tight)).opens,
       3,
       'the least recently used view was dropped',
     );
-    const roomy = createBridge({ log: () => undefined, maxIndexBytes: first + second, racyMarginMs: 0 });
-    roomy.search({ query: 'garden' }, w.caller);
-    roomy.search({ query: 'garden' }, other);
-    t.is(countingOpens(() => roomy.search({ query: 'garden' }, w.caller)).opens, 0, 'both views kept');
+    const roomy = new IndexCache(8, first + second, 0);
+    for (const caller of [w.caller, w.caller, other, other]) runSearch({ query: 'garden' }, caller, roomy);
+    t.is(countingOpens(() => runSearch({ query: 'garden' }, w.caller, roomy)).opens, 0, 'both views kept');
     // A view larger than the bound is still kept while it is the one in use.
     const tiny = createBridge({ log: () => undefined, maxIndexBytes: 1, racyMarginMs: 0 });
     tiny.search({ query: 'garden' }, w.caller);
