@@ -4,8 +4,10 @@
  * the index did not take over, the staging of every posting (8 bytes each, up to 32 MiB), and list buffers of
  * earlier batches. V8 would return that at its next major collection, which a process answering a search now and
  * then may not reach for a long time; and what it frees goes back to the C allocator, which keeps freed pages in
- * its heap. So the process would sit near its peak. `releaseMemory` runs one full collection, then asks glibc to
- * return its free pages (`malloc_trim(0)`). Measured cost: docs/DESIGN.md "Memory".
+ * its heap. So the process would sit near its peak. `releaseMemory` runs one full collection that also compacts
+ * the old generation (V8's `--compact-on-every-full-gc`, set for that collection only: the records that stay are
+ * spread over pages the build's garbage filled, and a normal collection moves only the emptiest pages), then asks
+ * glibc to return its free pages (`malloc_trim(0)`). Measured cost: docs/DESIGN.md "Memory".
  *
  * The collector is V8's own `gc`, reached the way `--expose-gc` exposes it: the flag is set at run time (before the
  * first use only) and the function taken from a fresh context. `malloc_trim` is called through koffi (the FFI the
@@ -51,7 +53,14 @@ function trimOf(): ((pad: number) => number) | null {
 export function releaseMemory(): { collected: boolean; trimmed: boolean } {
   if (collector === undefined) collector = collectorOf();
   if (trim === undefined) trim = trimOf();
-  collector?.();
+  if (collector !== null) {
+    v8.setFlagsFromString('--compact-on-every-full-gc');
+    try {
+      collector();
+    } finally {
+      v8.setFlagsFromString('--no-compact-on-every-full-gc');
+    }
+  }
   trim?.(0);
   return { collected: collector !== null, trimmed: trim !== null };
 }
