@@ -24,6 +24,12 @@ export const DEFAULT_MAX_INDEX_BYTES = 512 * 1024 * 1024;
  * key, the known-note record): about 700 in a heap snapshot at 10,000 generated notes.
  */
 const MEMO_ENTRY_BYTES = 700;
+/**
+ * Pending bytes from which a deferred build is followed by `releaseMemory`: a full collection costs about as much as
+ * the heap is large, whatever the view, and a small view's build leaves little to give back (10,000 notes of about
+ * 2 KB are 21 MB here).
+ */
+const RELEASE_MIN_BYTES = 16 * 1024 * 1024;
 /** Heap bytes per pending note besides its text bytes (the note record and its view of the scan's chunk). */
 const PENDING_NOTE_BYTES = 120;
 
@@ -161,7 +167,8 @@ export class IndexCache {
    * without building). The byte bound is applied now, counting the pending notes' texts and records as held (so other
    * views are dropped exactly as an immediate sync would have dropped them), and again after the sync. If the view
    * is dropped before the sync, the notes are lost; if the sync throws, the view is dropped. After the sync, unless
-   * turned off, `releaseMemory` gives back what the first call and the build dropped (src/tools/collect.ts).
+   * turned off or the notes take less than RELEASE_MIN_BYTES, `releaseMemory` gives back what the first call and the
+   * build dropped (src/tools/collect.ts).
    *
    * @throws Error when the view is not held, its index is not empty, or notes are already pending (caller bugs)
    */
@@ -181,9 +188,10 @@ export class IndexCache {
         view.pendingBytes = 0;
         return;
       }
+      const built = view.pendingBytes;
       if (this.build(view)) this.fit(key);
       else this.views.delete(key);
-      if (this.releaseAfterBuild) releaseMemory();
+      if (this.releaseAfterBuild && built >= RELEASE_MIN_BYTES) releaseMemory();
     }).unref();
   }
 
