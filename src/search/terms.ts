@@ -11,15 +11,16 @@
  * apostrophe between two word characters joins them and is dropped; a term is cut to MAX_TERM_CHARS), and a hash
  * is computed as it goes. The term is looked up in an open-addressing table of its own (hash → id, verified by
  * comparing its bytes with the stored term's); a string is built only for a new term. In a text with non-ASCII
- * code units, only the whitespace-bounded pieces holding them take `tokenize`'s general rules (NFKC, Unicode
- * classes, word segmentation; `termsOfPiece`, and `idsOfMixed` for why the pieces give the same terms), and their
- * terms are looked up as strings.
+ * code units, only the whitespace-bounded pieces holding them take `tokenize`'s general rules (`fold`, then
+ * `scanSpans`; `idsOfMixed` for why the pieces give the same terms), and each term is hashed and compared where it
+ * lies in the piece (`internSpan`), again building a string only for a new term. A piece that `scansAsFolded` is
+ * not folded at all (most Korean and Chinese text).
  *
  * Ids are 0, 1, 2, … in order of first sight and never change; the table only grows (a caller that wants to drop
  * dead terms builds a new table). Memory: per term its string, three int32 and its bytes; about 50 bytes for a
  * short term.
  */
-import { APOSTROPHES, fold, MAX_TERM_CHARS, needsSegmenter, SEGMENT_PIECE, WORD } from './tokenize.js';
+import { fold, scansAsFolded, MAX_TERM_CHARS, type SpanSink, scanSpans } from './tokenize.js';
 
 /**
  * For a byte: its lowercase form when it is a word character of `tokenize`'s ASCII rules (0–9, A–Z,
@@ -87,50 +88,6 @@ const MERGE_GAP_UNITS = 64;
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
 
-let segmenter: Intl.Segmenter | undefined;
-
-/**
- * `tokenize(piece)` for a piece with non-ASCII code units, by `tokenize`'s rules in the form it had before its
- * char-code scan (f62cdf7, checked equal then on 200,000 random strings): NFKC and lowercase, then the matches of
- * WORD found by the regular expression engine, each spaceless-script word split by a word segmenter into its
- * word-like segments, apostrophes dropped and terms clipped to MAX_TERM_CHARS code points. For a piece of Japanese
- * prose this costs a few native calls per word instead of a regular expression call per character, which matters
- * most before V8 has optimized anything. tests/search/terms.test.ts checks it against `tokenize` itself.
- */
-function termsOfPiece(piece: string): string[] {
-  const text = fold(piece);
-  const out: string[] = [];
-  WORD.lastIndex = 0;
-  for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
-    const word = m[0];
-    if (!needsSegmenter(word)) {
-      pushTerm(out, word);
-      continue;
-    }
-    segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
-    for (let start = 0; start < word.length; ) {
-      // Piece by piece, never cutting a surrogate pair.
-      let end = Math.min(start + SEGMENT_PIECE, word.length);
-      const last = word.charCodeAt(end - 1);
-      if (end < word.length && last >= 0xd800 && last <= 0xdbff) end++;
-      const part = start === 0 && end === word.length ? word : word.slice(start, end);
-      for (const seg of segmenter.segment(part)) if (seg.isWordLike === true) pushTerm(out, seg.segment);
-      start = end;
-    }
-  }
-  return out;
-}
-
-/** Add `word` as a term: apostrophes dropped, clipped to MAX_TERM_CHARS code points, unless nothing is left. */
-function pushTerm(out: string[], word: string): void {
-  let term = word.includes("'") || word.includes('\u2019') ? word.replace(APOSTROPHES, '') : word;
-  if (term.length > MAX_TERM_CHARS) {
-    const points = Array.from(term);
-    if (points.length > MAX_TERM_CHARS) term = points.slice(0, MAX_TERM_CHARS).join('');
-  }
-  if (term !== '') out.push(term);
-}
-
 export class TermTable {
   /** Term string of each id. */
   private readonly terms: string[] = [];
@@ -157,6 +114,14 @@ export class TermTable {
    * between calls.
    */
   scratch = new Int32Array(64);
+  /** The folded piece `spanSink` reads spans of, and how many ids `scratch` holds while it runs. */
+  private spanText = '';
+  private spanCount = 0;
+  /** Interns each term `scanSpans` finds in `spanText` and appends its id to `scratch`. */
+  private readonly spanSink: SpanSink = (start, end, joined) => {
+    if (this.spanCount >= this.scratch.length) this.roomFor(this.spanCount, 1);
+    this.scratch[this.spanCount++] = this.internSpan(this.spanText, start, end, joined);
+  };
 
   /** Distinct terms interned so far; ids are 0 .. size-1 in order of first sight. */
   get size(): number {
@@ -212,9 +177,9 @@ export class TermTable {
 
   /**
    * `ids` for a text with non-ASCII code units. Only the stretches around them take `tokenize`'s general path
-   * (`termsOfPiece`); the rest takes the ASCII path. The text is cut at ASCII whitespace (tab, line feed, vertical tab, form feed, carriage
-   * return, space), which gives the same terms as `tokenize` of the whole text:
-   * - no term spans whitespace, and the spaceless-script segmenter only ever sees one word at a time;
+   * (`fold` and `scanSpans`); the rest takes the ASCII path. The text is cut at ASCII whitespace (tab, line feed,
+   * vertical tab, form feed, carriage return, space), which gives the same terms as `tokenize` of the whole text:
+   * - no term spans whitespace (every rule of `scanSpans` works within one word);
    * - NFKC maps a piece the same way alone as inside the text: whitespace is a starter that composes with nothing,
    *   and no ASCII character is the second of a canonical composition;
    * - lowercasing depends on context only for the Greek final sigma (Unicode Final_Sigma), whose context stops at
@@ -248,11 +213,20 @@ export class TermTable {
         end = SPACE.test(text) ? SPACE.lastIndex - 1 : n;
       }
       if (start > from) count = this.idsOfAscii(text, from, start, count);
-      // NFKC can turn one code unit into several words (U+FDFA into four), so room is made by the terms' count.
-      const terms = termsOfPiece(text.slice(start, end));
-      this.roomFor(count, terms.length);
-      const out = this.scratch;
-      for (let k = 0; k < terms.length; k++) out[count++] = this.intern(terms[k]!);
+      // The terms of the folded piece, interned straight from their spans. NFKC can turn one code unit into several
+      // words (U+FDFA into four), so room in `scratch` is made term by term.
+      // A piece that scans as its fold does (most Korean and Chinese) is scanned in place; `internSpan`
+      // lowercases A–Z.
+      this.spanCount = count;
+      if (scansAsFolded(text, start, end)) {
+        this.spanText = text;
+        scanSpans(text, start, end, this.spanSink);
+      } else {
+        this.spanText = fold(text.slice(start, end));
+        scanSpans(this.spanText, 0, this.spanText.length, this.spanSink);
+      }
+      count = this.spanCount;
+      this.spanText = '';
       from = end;
     }
     return count;
@@ -352,6 +326,43 @@ export class TermTable {
     this.scratch.set(old.subarray(0, count));
   }
 
+  /**
+   * Id of the term of span `text[start .. end)` (apostrophes dropped when `joined`, cut to MAX_TERM_CHARS code
+   * points; see `SpanSink`), interning it when new. The hash and the comparison with a stored term read the span's
+   * code units in place: a string is built only for a new term.
+   */
+  private internSpan(text: string, start: number, end: number, joined: boolean): number {
+    let h = HASH_SEED;
+    let len = 0;
+    let points = 0;
+    let stop = start;
+    for (; stop < end; stop++) {
+      let c = text.charCodeAt(stop);
+      if (joined && (c === 0x27 || c === 0x2019)) continue;
+      // A low surrogate continues the code point its high surrogate started.
+      if (c < 0xdc00 || c > 0xdfff) {
+        if (points === MAX_TERM_CHARS) break;
+        points++;
+      }
+      if (c >= 0x41 && c <= 0x5a) c += 0x20;
+      h = (h * 31 + c) | 0;
+      len++;
+    }
+    h = finish(h);
+    const { slots, hashes, terms } = this;
+    const mask = slots.length - 1;
+    let i = h & mask;
+    let walked = 0;
+    for (; walked < PROBE_LIMIT; i = (i + 1) & mask, walked++) {
+      const s = slots[i]!;
+      if (s === 0) break;
+      if (hashes[s - 1] === h && sameTerm(terms[s - 1]!, len, text, start, stop, joined)) return s - 1;
+    }
+    const term = termString(text, start, stop, joined);
+    if (walked < PROBE_LIMIT) return this.add(term, h, i);
+    return this.overflow.get(term) ?? this.add(term, h, -1);
+  }
+
   /** Id of the ASCII term `bytes[start .. start + len)` with finished hash `h`, interning it when new. */
   private internBytes(bytes: Uint8Array, start: number, len: number, h: number): number {
     const { slots, hashes, lengths, offsets, pool } = this;
@@ -439,6 +450,36 @@ export class TermTable {
     this.slots = slots;
     this.overflow = overflow;
   }
+}
+
+/**
+ * True when `term` (of `len` code units) is the code units of `text[start .. stop)`, apostrophes skipped when
+ * `joined`, A–Z lowercased.
+ */
+function sameTerm(term: string, len: number, text: string, start: number, stop: number, joined: boolean): boolean {
+  if (term.length !== len) return false;
+  let k = 0;
+  for (let i = start; i < stop; i++) {
+    let c = text.charCodeAt(i);
+    if (joined && (c === 0x27 || c === 0x2019)) continue;
+    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    if (term.charCodeAt(k++) !== c) return false;
+  }
+  return true;
+}
+
+/**
+ * The term of `text[start .. stop)`: apostrophes dropped when `joined`, A–Z lowercased, as a fresh string (never
+ * a slice, which would keep the note text alive).
+ */
+function termString(text: string, start: number, stop: number, joined: boolean): string {
+  const codes: number[] = [];
+  for (let i = start; i < stop; i++) {
+    const c = text.charCodeAt(i);
+    if (joined && (c === 0x27 || c === 0x2019)) continue;
+    codes.push(c >= 0x41 && c <= 0x5a ? c + 0x20 : c);
+  }
+  return String.fromCharCode(...codes);
 }
 
 /** `a` copied into an Int32Array of twice its length. */

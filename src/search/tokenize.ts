@@ -1,23 +1,31 @@
 /**
- * The one tokenizer used for notes and queries alike (docs/SEARCH.md), so that a query term and a note term meet
- * in the same form.
+ * The one tokenizer used for notes and queries alike (docs/SEARCH.md "Tokens"), so that a query term and a note
+ * term meet in the same form.
  *
  * Rules, in order:
- * 1. Unicode NFKC, then lowercase (full-width letters, ligatures and compatibility forms fold to their plain form),
- *    after cutting any run of more than MAX_MARK_RUN combining marks to its first MAX_MARK_RUN (`fold`).
+ * 1. Unicode NFKC, then lowercase (full-width letters, ligatures and compatibility forms fold to their plain form,
+ *    half-width katakana to full-width), after cutting any run of more than MAX_MARK_RUN combining marks to its
+ *    first MAX_MARK_RUN (`fold`).
  * 2. A word is a run of letters, marks and numbers (general categories L, M, N); everything else separates words.
- *    An apostrophe (U+0027 or U+2019) between two word characters joins them and is dropped, so "don't" and
- *    "dont" are the same term.
- * 3. A word that holds characters of a script written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao,
- *    Khmer, Myanmar) is split into words by one shared `Intl.Segmenter` (granularity "word"); only its word-like
- *    segments are kept.
+ * 3. A word is cut into runs where its script changes, by Script_Extensions: Han; Hiragana; Katakana; Thai, Lao,
+ *    Khmer and Myanmar; and the rest (Latin, Greek, Cyrillic, Hangul, digits, …). A combining mark belongs to the
+ *    character before it; a character of both kana scripts (the prolonged sound mark ー, the voiced sound marks)
+ *    continues a hiragana or katakana run and otherwise counts as katakana.
+ *    - Han: overlapping bigrams, one term per pair of neighbouring characters (東京都 gives 東京, 京都); a run of
+ *      one character is one term. Chinese and Japanese are written without spaces and Han words are mostly two
+ *      characters long, so a query word meets every note that holds it, whatever the words around it.
+ *    - Hiragana, Katakana, and the rest: one term per run. An apostrophe (U+0027 or U+2019) between two characters
+ *      of the rest joins them and is dropped, so "don't" and "dont" are the same term.
+ *    - Thai, Lao, Khmer, Myanmar: split into words by one shared `Intl.Segmenter` (granularity "word"); only its
+ *      word-like segments are kept.
  * 4. Terms longer than MAX_TERM_CHARS code points are cut to that length (long base64 or hash runs otherwise bloat
  *    the index and make typo matching slow).
  *
- * Cost: one segmenter call over a very long string is superlinear in V8/ICU (64 K characters take half a second,
- * a megabyte minutes), so a spaceless word longer than SEGMENT_PIECE code units is segmented piece by piece. Real
- * text is broken by punctuation long before that; a word cut at a piece boundary splits in two, the same way in
- * notes and queries.
+ * Cost: one pass over the code units with one table read each (`scanSpans`). A segmenter call over a very long
+ * string is superlinear in V8/ICU (64 K characters take half a second, a megabyte minutes), so a Thai, Lao, Khmer
+ * or Myanmar run longer than SEGMENT_PIECE code units is segmented piece by piece; a word cut at a piece boundary
+ * splits in two, the same way in notes and queries. Han and kana never go through the segmenter: its dictionary
+ * segmentation ran at about 3 MB of text per second, a tenth of the rest of indexing.
  *
  * Deterministic: the same input gives the same terms in the same order within one Node/ICU version.
  */
@@ -27,24 +35,6 @@ export const MAX_TERM_CHARS = 64;
 
 /** Longest string handed to the segmenter at once, in UTF-16 code units (about linear cost up to here). */
 export const SEGMENT_PIECE = 4096;
-
-/** A word: letters/marks/numbers, optionally joined by inner apostrophes (global: callers reset `lastIndex`). */
-export const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
-/** Characters of scripts that do not separate words with spaces (Script_Extensions, so U+30FC "ー" counts). */
-export const SPACELESS =
-  /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
-/**
- * A word of Hangul, ASCII letters and digits and apostrophes only. The segmenter never splits one (Korean has no
- * dictionary segmentation: Hangul is ALetter in UAX #29, which joins with letters, digits and inner apostrophes),
- * so such a word skips it: one segmenter call per Korean word made Korean notes index four times slower than
- * English ones. tests/search/tokenize.test.ts checks the shortcut against the segmenter on real Korean notes.
- */
-const HANGUL_WORD = /^[\uAC00-\uD7A3]+$/;
-
-/** True when `word` (folded) must go through the word segmenter (rule 3), false when it is one term as it is. */
-export function needsSegmenter(word: string): boolean {
-  return SPACELESS.test(word) && !HANGUL_WORD.test(word);
-}
 
 /** The apostrophes that join words (U+0027, U+2019), all of them. */
 export const APOSTROPHES = /['\u2019]/g;
@@ -64,6 +54,8 @@ export const MAX_MARK_RUN = 30;
  * checking every code point's NFKD.
  */
 const MARK_RUN = /[\p{M}\u0E33\u0EB3\uFF9E\uFF9F]{31,}/gu;
+/** One code point MARK_RUN counts. */
+const MARK_RUN_CP = /^[\p{M}\u0E33\u0EB3\uFF9E\uFF9F]$/u;
 /**
  * Longest piece handed to `normalize` at once where the text allows it, in UTF-16 code units. A piece ends before a
  * code unit after which NFKC and lowercasing continue as at the start of a text: ASCII whitespace, digits and
@@ -77,8 +69,8 @@ const PIECE_START = /[\t-\r !"#$%&()*+,\-/0-9;<=>?@[\\\]_{|}~\u3000-\u3002]/g;
 
 /** `s` with every run of more than MAX_MARK_RUN combining marks cut to its first MAX_MARK_RUN code points. */
 export function boundMarks(s: string): string {
+  if (!hasLongMarkRun(s)) return s;
   MARK_RUN.lastIndex = 0;
-  if (!MARK_RUN.test(s)) return s;
   return s.replace(MARK_RUN, (run) => {
     // MAX_MARK_RUN code points: a mark outside the BMP takes two code units.
     let end = 0;
@@ -113,43 +105,338 @@ export function fold(text: string): string {
 
 let segmenter: Intl.Segmenter | undefined;
 
-/** The shared word segmenter (created on first use; locale-independent dictionary segmentation for CJK/Thai). */
+/** The shared word segmenter (created on first use; dictionary segmentation for Thai, Lao, Khmer and Myanmar). */
 function wordSegmenter(): Intl.Segmenter {
   segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
   return segmenter;
 }
 
-/** A word (or word segment) of a text and its UTF-16 offset in that text. */
-type Span = [word: string, at: number];
-
-/**
- * The words of `text` in text order (rules 2 and 3), each with its offset in `text`. Spaceless words come back as
- * their word-like segments.
+/*
+ * Character classes (rules 2 and 3), one byte per code point, in CLASSES (0 until the code point's block of 256
+ * was classified). A code point is classified once per process, by the regular expressions below; after that the
+ * scan costs one array read per code unit.
  */
-function* wordSpans(text: string): Generator<Span> {
-  const spaceless = NON_ASCII.test(text);
-  for (const m of text.matchAll(WORD)) {
-    if (spaceless && SPACELESS.test(m[0]) && !HANGUL_WORD.test(m[0].toLowerCase())) yield* segments(m[0], m.index);
-    else yield [m[0], m.index];
-  }
+/** Not a word character (separator), including lone surrogates. */
+const SEP = 1;
+/** A letter or number of a script written with spaces (Latin, Greek, Cyrillic, Hangul, …). */
+const OTHER = 2;
+/** A combining mark of no spaceless script: it belongs to the character before it. */
+const MARK = 3;
+/** Han (Script_Extensions), e.g. 漢, 々, 〇. */
+const HAN = 4;
+/** Hiragana only. */
+const HIRA = 5;
+/** Katakana only (halfwidth katakana too). */
+const KATA = 6;
+/** Both kana scripts (ー, ｰ, the voiced sound marks): continues a kana run of either script. */
+const KANA = 7;
+/** Thai, Lao, Khmer or Myanmar: split by the word segmenter. */
+const SEG = 8;
+
+/** Flag added to a class in CLASSES for the code points MARK_RUN counts (marks and the four that decompose to one). */
+const MARKISH = 16;
+/**
+ * Flag added to a class in CLASSES for a code point that may be scanned without folding: ASCII (folding only
+ * lowercases A–Z, which a scan in place must do itself); hiragana ぁ–ゖ, katakana ァ–ヺ and ー, CJK unified
+ * ideographs (extension A and the main block), Hangul syllables, and the CJK brackets and marks U+3001–U+3011
+ * (NFKC quick check Yes, combining class 0, never the second of a composition, their own lowercase); and a
+ * separator of U+0080–U+00BF, U+2000–U+206F, U+3000–U+303F or U+FF00–U+FFEF other than U+2019 whose fold is
+ * separators only, no apostrophe (full-width ：，（）, “”, …): it folds to other separators, which cut words in the
+ * same places. A text of such code points (no Σ, so lowercasing needs no context) gives the same terms scanned
+ * as it is, with A–Z lowercased, as its fold does.
+ */
+const SCAN_STABLE = 32;
+const CLASSES = new Uint8Array(0x110000);
+const WORD_CP = /^[\p{L}\p{M}\p{N}]$/u;
+const HAN_CP = /^\p{scx=Han}$/u;
+const HIRA_CP = /^\p{scx=Hiragana}$/u;
+const KATA_CP = /^\p{scx=Katakana}$/u;
+const SEG_CP = /^[\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]$/u;
+const MARK_CP = /^\p{M}$/u;
+
+/** The class of code point `cp` by the Unicode properties (see the class constants). */
+function classify(cp: number): number {
+  if (cp >= 0xd800 && cp <= 0xdfff) return SEP;
+  const s = String.fromCodePoint(cp);
+  if (!WORD_CP.test(s)) return SEP;
+  const hira = HIRA_CP.test(s);
+  const kata = KATA_CP.test(s);
+  if (hira || kata) return hira && kata ? KANA : hira ? HIRA : KATA;
+  if (HAN_CP.test(s)) return HAN;
+  if (SEG_CP.test(s)) return SEG;
+  return MARK_CP.test(s) ? MARK : OTHER;
 }
 
-/** Word-like segments of one spaceless word found at `at`, piece by piece (never cutting a surrogate pair). */
-function* segments(word: string, at: number): Generator<Span> {
-  for (let start = 0; start < word.length; ) {
-    let end = Math.min(start + SEGMENT_PIECE, word.length);
-    const last = word.charCodeAt(end - 1);
-    if (end < word.length && last >= 0xd800 && last <= 0xdbff) end++;
-    const piece = start === 0 && end === word.length ? word : word.slice(start, end);
-    for (const seg of wordSegmenter().segment(piece)) {
-      if (seg.isWordLike) yield [seg.segment, at + start + seg.index];
+/** Classify the block of 256 code points holding `cp`; returns the class of `cp`. */
+function fillBlock(cp: number): number {
+  const base = cp & ~0xff;
+  for (let k = 0; k < 256; k++) {
+    const markish = MARK_RUN_CP.test(String.fromCodePoint(base + k)) && (base + k < 0xd800 || base + k > 0xdfff);
+    CLASSES[base + k] = classify(base + k) | (markish ? MARKISH : 0) | (scanStable(base + k) ? SCAN_STABLE : 0);
+  }
+  return CLASSES[cp]! & 15;
+}
+fillBlock(0);
+
+/** True for the code points SCAN_STABLE names. */
+function scanStable(cp: number): boolean {
+  if (cp < 0x80) return true;
+  if (
+    (cp >= 0x3001 && cp <= 0x3011) ||
+    (cp >= 0x3041 && cp <= 0x3096) ||
+    (cp >= 0x30a1 && cp <= 0x30fa) ||
+    cp === 0x30fc ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0xac00 && cp <= 0xd7a3)
+  )
+    return true;
+  const block = cp <= 0xbf || (cp >= 0x2000 && cp <= 0x206f) || (cp >= 0x3000 && cp <= 0x303f);
+  if (!(block || (cp >= 0xff00 && cp <= 0xffef)) || cp === 0x2019 || classify(cp) !== SEP) return false;
+  const folded = String.fromCodePoint(cp).normalize('NFKC').toLowerCase();
+  for (const ch of folded) {
+    const c = ch.codePointAt(0)!;
+    if (c === 0x27 || c === 0x2019 || classify(c) !== SEP) return false;
+  }
+  return true;
+}
+
+/**
+ * True when `text[from .. to)` scanned as it is (A–Z lowercased) gives the terms of its fold: every code unit is
+ * SCAN_STABLE (so no surrogates). One table read per code unit.
+ */
+export function scansAsFolded(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (CLASSES[c] === 0) fillBlock(c);
+    if ((CLASSES[c]! & SCAN_STABLE) === 0) return false;
+  }
+  return true;
+}
+
+/** Class of code point `cp`. */
+function classOf(cp: number): number {
+  const c = CLASSES[cp]!;
+  return c !== 0 ? c & 15 : fillBlock(cp);
+}
+
+/**
+ * True when `s` holds a run of more than MAX_MARK_RUN code points that MARK_RUN counts: one table read per code
+ * unit from U+0300 on (no mark lies below), instead of a Unicode regular expression over the whole text.
+ */
+function hasLongMarkRun(s: string): boolean {
+  const n = s.length;
+  let run = 0;
+  for (let i = 0; i < n; i++) {
+    let cp = s.charCodeAt(i);
+    if (cp < 0x300) {
+      run = 0;
+      continue;
+    }
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < n) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        cp = ((cp - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+        i++;
+      }
+    }
+    if (CLASSES[cp] === 0) fillBlock(cp);
+    if ((CLASSES[cp]! & MARKISH) === 0) run = 0;
+    else if (++run > MAX_MARK_RUN) return true;
+  }
+  return false;
+}
+
+/** Class of the code point at `i` of `text` (a high surrogate followed by a low one within `to` is one code point). */
+function classAt(text: string, i: number, to: number): number {
+  const c = text.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff || i + 1 >= to) return classOf(c);
+  const d = text.charCodeAt(i + 1);
+  return d >= 0xdc00 && d <= 0xdfff ? classOf(((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000) : SEP;
+}
+
+/**
+ * Receives the terms of a scan as spans of the scanned text: the term is `text[start .. end)` with apostrophes
+ * dropped when `joined`, cut to MAX_TERM_CHARS code points (never empty).
+ */
+export type SpanSink = (start: number, end: number, joined: boolean) => void;
+
+/** Runs a word is cut into (rule 3): no run, and the run kinds. */
+const NONE = 0;
+const RUN_OTHER = 1;
+const RUN_HAN = 2;
+const RUN_HIRA = 3;
+const RUN_KATA = 4;
+const RUN_SEG = 5;
+/**
+ * Most characters of a Han run that also give the whole run as one term (besides its bigrams): a compound word
+ * such as 保管庫 or 中华人民共和国, not a clause.
+ */
+export const HAN_WHOLE_MAX = 8;
+
+/**
+ * The terms of `text[from .. to)` by rules 2–4 (the text as given: `tokenize` folds first, snippets do not), in
+ * text order, handed to `sink` as spans. One pass over code units with one class read each, plus one segmenter
+ * call per SEGMENT_PIECE of a Thai, Lao, Khmer or Myanmar run: linear in the text.
+ */
+export function scanSpans(text: string, from: number, to: number, sink: SpanSink): void {
+  let run = NONE;
+  let start = 0;
+  let joined = false;
+  // A Han run: where its last two characters (with their marks) start; -1 before there are any.
+  let prev = -1;
+  let last = -1;
+  let units = 0;
+  let i = from;
+  while (i < to) {
+    const c = text.charCodeAt(i);
+    let cls: number;
+    let width = 1;
+    if (c < 0xd800 || c > 0xdbff) cls = CLASSES[c]! & 15 || classOf(c);
+    else {
+      cls = classAt(text, i, to);
+      if (cls !== SEP) width = 2;
+    }
+    if (cls === SEP) {
+      if (run !== NONE) {
+        // An apostrophe between two letters of a spaced script joins them (and is dropped from the term).
+        if (run === RUN_OTHER && (c === 0x27 || c === 0x2019) && i + 1 < to) {
+          const next = classAt(text, i + 1, to);
+          if (next === OTHER || next === MARK) {
+            joined = true;
+            i++;
+            continue;
+          }
+        }
+        close(text, run, start, i, joined, prev, last, units, sink);
+        run = NONE;
+      }
+      i += width;
+      continue;
+    }
+    if (cls === MARK) {
+      // A mark stays with the character before it; at the start of a word it starts a spaced-script run.
+      if (run === NONE) {
+        run = RUN_OTHER;
+        start = i;
+        joined = false;
+      }
+      i += width;
+      continue;
+    }
+    const kind =
+      cls === OTHER
+        ? RUN_OTHER
+        : cls === HAN
+          ? RUN_HAN
+          : cls === HIRA
+            ? RUN_HIRA
+            : cls === KATA
+              ? RUN_KATA
+              : cls === SEG
+                ? RUN_SEG
+                : run === RUN_HIRA || run === RUN_KATA
+                  ? run
+                  : RUN_KATA;
+    if (kind !== run) {
+      if (run !== NONE) close(text, run, start, i, joined, prev, last, units, sink);
+      run = kind;
+      start = i;
+      joined = false;
+      prev = -1;
+      last = -1;
+      units = 0;
+    }
+    if (kind === RUN_HAN || kind === RUN_HIRA) {
+      units++;
+      // Overlapping bigrams: the pair of the last two characters is complete when a third one starts.
+      if (prev >= 0) sink(prev, i, false);
+      prev = last;
+      last = i;
+    }
+    i += width;
+  }
+  if (run !== NONE) close(text, run, start, to, joined, prev, last, units, sink);
+}
+
+/** Hand the terms of the run `text[start .. end)` of kind `run` to `sink` (see `scanSpans`). */
+function close(
+  text: string,
+  run: number,
+  start: number,
+  end: number,
+  joined: boolean,
+  prev: number,
+  last: number,
+  units: number,
+  sink: SpanSink,
+): void {
+  if (run === RUN_HAN || run === RUN_HIRA) {
+    // The last bigram (or the only character), then for a short Han run of three or more the whole run.
+    sink(prev >= 0 ? prev : last, end, false);
+    if (run === RUN_HAN && units >= 3 && units <= HAN_WHOLE_MAX) sink(start, end, false);
+  } else if (run === RUN_KATA || run === RUN_SEG) segments(text, start, end, sink);
+  else sink(start, end, joined);
+}
+
+/** Longest run, in UTF-16 code units, whose segmentation `segments` keeps for the next time it meets the run. */
+const CACHED_RUN_UNITS = 64;
+/** Most runs kept; the cache is emptied when full (bounded memory: about 1 MB). */
+const CACHED_RUNS = 4096;
+/**
+ * Segmentations of short runs met before: run → the UTF-16 offsets (start, end, start, end, …) of its word-like
+ * segments. Katakana words repeat: in Japanese notes a katakana run is a repeat of one met before nine times in
+ * ten, so the dictionary segmenter, the costly part, mostly runs once per distinct word. The segmentation of a run
+ * depends only on the run, so the cache never changes a term.
+ */
+const segmentCache = new Map<string, number[]>();
+
+/** Empty the segmentation cache (measurements of a first indexing run; terms never depend on it). */
+export function forgetSegmentations(): void {
+  segmentCache.clear();
+}
+
+/** Word-like segments of the run `text[from .. to)` (see `segmentsOf`), from the cache for a short run. */
+function segments(text: string, from: number, to: number, sink: SpanSink): void {
+  if (to - from > CACHED_RUN_UNITS) {
+    segmentsOf(text, from, to, sink);
+    return;
+  }
+  const run = text.slice(from, to);
+  let found = segmentCache.get(run);
+  if (found === undefined) {
+    const offsets: number[] = [];
+    segmentsOf(run, 0, run.length, (start, end) => {
+      offsets.push(start, end);
+    });
+    if (segmentCache.size >= CACHED_RUNS) segmentCache.clear();
+    segmentCache.set(run, offsets);
+    found = offsets;
+  }
+  for (let k = 0; k < found.length; k += 2) sink(from + found[k]!, from + found[k + 1]!, false);
+}
+
+/** Word-like segments of `text[from .. to)` by the word segmenter, piece by piece (never cutting a surrogate pair). */
+function segmentsOf(text: string, from: number, to: number, sink: SpanSink): void {
+  for (let start = from; start < to; ) {
+    let end = Math.min(start + SEGMENT_PIECE, to);
+    const last = text.charCodeAt(end - 1);
+    if (end < to && last >= 0xd800 && last <= 0xdbff) end++;
+    for (const seg of wordSegmenter().segment(text.slice(start, end))) {
+      if (seg.isWordLike === true) sink(start + seg.index, start + seg.index + seg.segment.length, false);
     }
     start = end;
   }
 }
 
+/** The term of a span (see `SpanSink`). */
+export function termOf(text: string, start: number, end: number, joined: boolean): string {
+  const word = text.slice(start, end);
+  return clip(joined ? word.replace(APOSTROPHES, '') : word);
+}
+
 /**
- * Longest prefix of a word `scanTerms` folds, in UTF-16 code units: room for MAX_TERM_CHARS code points of two
+ * Longest prefix of a span `scanTerms` folds, in UTF-16 code units: room for MAX_TERM_CHARS code points of two
  * units each, and a few mark runs of MAX_MARK_RUN that folding may drop or compose.
  */
 const SCAN_WORD_UNITS = 4 * MAX_TERM_CHARS + 4 * MAX_MARK_RUN;
@@ -168,60 +455,11 @@ export interface TermSpan {
 export function tokenize(text: string): string[] {
   const ascii = !NON_ASCII.test(text);
   if (ascii) return tokenizeAscii(text.toLowerCase());
-  return tokenizeMixed(fold(text));
-}
-
-/** One letter, mark or number at `lastIndex` (sticky, so it tests exactly one code point there). */
-const WORD_CHAR_AT = /[\p{L}\p{M}\p{N}]/uy;
-
-/**
- * Width in UTF-16 code units of the word character (category L, M or N) at `i` of `text`, or 0 when the code
- * point there is not one. ASCII is classified by char code; anything else by WORD_CHAR_AT.
- */
-function wordCharWidth(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  if (c < 0x80) return isAsciiWordChar(c) || (c >= 0x41 && c <= 0x5a) ? 1 : 0;
-  WORD_CHAR_AT.lastIndex = i;
-  return WORD_CHAR_AT.test(text) ? WORD_CHAR_AT.lastIndex - i : 0;
-}
-
-/**
- * `tokenize` for NFKC-normalized, lowercased text: the matches of WORD, found by one scan over char codes that
- * asks a regular expression only about non-ASCII characters (most notes are mostly ASCII, and a global Unicode
- * regular expression over the whole text cost about twice as much). Words holding non-ASCII characters of a
- * spaceless script are segmented (rule 3); every word then goes through `push`.
- */
-function tokenizeMixed(text: string): string[] {
+  const folded = fold(text);
   const out: string[] = [];
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    while (i < n && wordCharWidth(text, i) === 0) i++;
-    if (i >= n) break;
-    const start = i;
-    let nonAscii = false;
-    for (;;) {
-      while (i < n) {
-        const w = wordCharWidth(text, i);
-        if (w === 0) break;
-        if (w > 1 || text.charCodeAt(i) >= 0x80) nonAscii = true;
-        i += w;
-      }
-      const c = text.charCodeAt(i);
-      if (i + 1 < n && (c === 0x27 || c === 0x2019) && wordCharWidth(text, i + 1) > 0) {
-        if (c === 0x2019) nonAscii = true;
-        i++;
-        continue;
-      }
-      break;
-    }
-    const word = text.slice(start, i);
-    if (nonAscii && needsSegmenter(word)) {
-      for (const [seg] of segments(word, start)) push(out, seg);
-    } else {
-      push(out, word);
-    }
-  }
+  scanSpans(folded, 0, folded.length, (start, end, joined) => {
+    out.push(termOf(folded, start, end, joined));
+  });
   return out;
 }
 
@@ -259,26 +497,61 @@ function tokenizeAscii(text: string): string[] {
   return out;
 }
 
-/** Add one word as a term (apostrophes dropped, clipped), unless nothing is left. */
-function push(out: string[], word: string): void {
-  const term = clip(word.includes("'") || word.includes('\u2019') ? word.replace(APOSTROPHES, '') : word);
-  if (term !== '') out.push(term);
+/**
+ * End (exclusive) of the word that starts at `i` of `text`: its word characters and the apostrophes between two of
+ * them. Every term's span lies within one such word (no rule of `scanSpans` joins across a separator).
+ */
+function wordEnd(text: string, i: number): number {
+  const n = text.length;
+  while (i < n) {
+    const cls = classAt(text, i, n);
+    if (cls !== SEP) {
+      i += cls !== SEP && text.charCodeAt(i) >= 0xd800 && text.charCodeAt(i) <= 0xdbff ? 2 : 1;
+      continue;
+    }
+    const c = text.charCodeAt(i);
+    if ((c === 0x27 || c === 0x2019) && i + 1 < n && classAt(text, i + 1, n) !== SEP) {
+      i++;
+      continue;
+    }
+    break;
+  }
+  return i;
 }
 
 /**
  * Like `tokenize`, but scans `text` as written and yields where each term sits in it (UTF-16 offsets into `text`,
- * end exclusive), lazily. Used for snippets, which must quote the original text. Words are found and segmented
- * in the original text and each is normalized on its own (NFKC, lowercase, apostrophes dropped, clipped), which
- * agrees with `tokenize` except for rare compatibility characters that only become letters after NFKC (those
- * simply do not anchor a snippet).
+ * end exclusive), lazily, word by word. Used for snippets, which must quote the original text. Terms are found in
+ * the original text by the same rules and each is folded on its own (NFKC, lowercase, apostrophes dropped,
+ * clipped), which agrees with `tokenize` except for rare compatibility characters that only become letters, or
+ * change script, after NFKC (those simply do not anchor a snippet).
  */
 export function* scanTerms(text: string): Generator<TermSpan> {
-  for (const [word, at] of wordSpans(text)) {
-    // Only the start of a word can reach its term (at most MAX_TERM_CHARS code points after folding), so a very long
-    // word (a run of marks, a hash) is folded from a bounded prefix: snippets scan words on every search.
-    const lower = fold(word.length > SCAN_WORD_UNITS ? word.slice(0, SCAN_WORD_UNITS) : word);
-    const term = clip(lower.replace(APOSTROPHES, ''));
-    if (term !== '') yield { term, start: at, end: at + word.length };
+  const n = text.length;
+  const spans: number[] = [];
+  const sink: SpanSink = (start, end) => {
+    spans.push(start, end);
+  };
+  for (let i = 0; i < n; ) {
+    if (classAt(text, i, n) === SEP) {
+      i++;
+      continue;
+    }
+    const end = wordEnd(text, i);
+    spans.length = 0;
+    scanSpans(text, i, end, sink);
+    // A Han run's whole-run term comes after its bigrams: put every span in the order of its start.
+    const order: [number, number][] = [];
+    for (let k = 0; k < spans.length; k += 2) order.push([spans[k]!, spans[k + 1]!]);
+    order.sort((a, b) => a[0] - b[0]);
+    for (const [from, to] of order) {
+      // Only the start of a span can reach its term (at most MAX_TERM_CHARS code points after folding), so a very
+      // long one (a run of marks, a hash) is folded from a bounded prefix: snippets scan terms on every search.
+      const lower = fold(text.slice(from, Math.min(to, from + SCAN_WORD_UNITS)));
+      const term = clip(lower.replace(APOSTROPHES, ''));
+      if (term !== '') yield { term, start: from, end: to };
+    }
+    i = end;
   }
 }
 

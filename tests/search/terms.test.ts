@@ -260,3 +260,83 @@ test('terms that all share one hash are each kept and found (the probe bound sen
   }
   t.is(table.find(`${terms[0]!.slice(0, 60)}c20`), terms.indexOf(`${terms[0]!.slice(0, 60)}c20`));
 });
+
+test('ids equals tokenize on random CJK, Hangul and full-width text (pieces scanned in place or folded first)', (t) => {
+  // Characters a piece may be scanned in place with (Hangul, Han, kana, CJK punctuation, upper-case ASCII) and
+  // characters that force folding first (full-width letters, half-width katakana, the combining voiced mark, the
+  // typographic apostrophe).
+  const unit = fc.constantFrom(
+    ...'abcABC019',
+    "'",
+    ' ',
+    '\n',
+    '파일',
+    '을',
+    '漢字',
+    '文',
+    'の',
+    'ひらがな',
+    'カタカナ',
+    'ー',
+    '：',
+    '，',
+    '（',
+    '）',
+    '、',
+    '。',
+    '「',
+    '“',
+    '…',
+    '\u2019',
+    'Ａ',
+    'ｶﾞ',
+    '\u3099',
+    '𠀋',
+    '\u3000',
+  );
+  const text = fc.array(unit, { maxLength: 60 }).map((parts) => parts.join(''));
+  const table = new TermTable();
+  fc.assert(
+    fc.property(text, (s) => agrees(table, s)),
+    { numRuns: 3000, seed: 13 },
+  );
+  t.pass();
+});
+
+const CJK_CORPUS = new URL('../../../../shared/corpora/tldr-cjk', import.meta.url).pathname;
+const cjkTest = (() => {
+  try {
+    return statSync(CJK_CORPUS).isDirectory() ? test : test.skip;
+  } catch {
+    return test.skip;
+  }
+})();
+
+cjkTest('ids equals tokenize on real Korean, Chinese and Japanese notes (needs ../shared/corpora)', (t) => {
+  const table = new TermTable();
+  let notes = 0;
+  for (const lang of readdirSync(CJK_CORPUS)) {
+    const dir = join(CJK_CORPUS, lang, 'common');
+    for (const name of readdirSync(dir).slice(0, 150)) {
+      const text = readFileSync(join(dir, name), 'utf8');
+      if (!agrees(table, text)) t.fail(`differs on ${lang}/${name}`);
+      notes++;
+    }
+  }
+  t.true(notes > 300);
+});
+
+test('more distinct katakana runs than the segmentation cache holds give the same terms every time', (t) => {
+  // 6,000 distinct runs (the cache keeps 4,096 and is emptied when full), twice.
+  const kana = 'アイウエオカキクケコサシスセソタチツテトナニヌネノ';
+  const runs: string[] = [];
+  for (let k = 0; k < 6000; k++) {
+    let run = 'ファイル';
+    for (let v = k; v > 0; v = Math.floor(v / kana.length)) run += kana[v % kana.length];
+    runs.push(run);
+  }
+  const text = runs.join(' ');
+  const first = tokenize(text);
+  t.deepEqual(tokenize(text), first);
+  t.true(agrees(new TermTable(), text));
+});
