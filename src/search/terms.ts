@@ -188,6 +188,14 @@ export class TermTable {
    */
   private idsOfMixed(text: string): number {
     const n = text.length;
+    if (scansAsFolded(text, 0, n)) {
+      // The whole text scans as its fold does (most Korean and Chinese notes): one pass, no pieces.
+      this.spanText = text;
+      this.spanCount = 0;
+      scanSpans(text, 0, n, this.spanSink);
+      this.spanText = '';
+      return this.spanCount;
+    }
     let count = 0;
     let from = 0;
     while (from < n) {
@@ -334,19 +342,35 @@ export class TermTable {
   private internSpan(text: string, start: number, end: number, joined: boolean): number {
     let h = HASH_SEED;
     let len = 0;
-    let points = 0;
     let stop = start;
-    for (; stop < end; stop++) {
-      let c = text.charCodeAt(stop);
-      if (joined && (c === 0x27 || c === 0x2019)) continue;
-      // A low surrogate continues the code point its high surrogate started.
-      if (c < 0xdc00 || c > 0xdfff) {
-        if (points === MAX_TERM_CHARS) break;
-        points++;
+    let lowered = false;
+    if (!joined && end - start <= MAX_TERM_CHARS) {
+      // The common case: no apostrophe to drop, and short enough that no cut is possible (at most MAX_TERM_CHARS
+      // code units, so at most that many code points).
+      for (; stop < end; stop++) {
+        let c = text.charCodeAt(stop);
+        if (c >= 0x41 && c <= 0x5a) {
+          c += 0x20;
+          lowered = true;
+        }
+        h = (h * 31 + c) | 0;
       }
-      if (c >= 0x41 && c <= 0x5a) c += 0x20;
-      h = (h * 31 + c) | 0;
-      len++;
+      len = end - start;
+    } else {
+      let points = 0;
+      for (; stop < end; stop++) {
+        let c = text.charCodeAt(stop);
+        if (joined && (c === 0x27 || c === 0x2019)) continue;
+        // A low surrogate continues the code point its high surrogate started.
+        if (c < 0xdc00 || c > 0xdfff) {
+          if (points === MAX_TERM_CHARS) break;
+          points++;
+        }
+        if (c >= 0x41 && c <= 0x5a) c += 0x20;
+        h = (h * 31 + c) | 0;
+        len++;
+      }
+      lowered = true;
     }
     h = finish(h);
     const { slots, hashes, terms } = this;
@@ -358,7 +382,8 @@ export class TermTable {
       if (s === 0) break;
       if (hashes[s - 1] === h && sameTerm(terms[s - 1]!, len, text, start, stop, joined)) return s - 1;
     }
-    const term = termString(text, start, stop, joined);
+    // A short slice is a copy in V8; a longer one would keep the whole text alive.
+    const term = !lowered && len <= 12 ? text.slice(start, stop) : termString(text, start, stop, joined);
     if (walked < PROBE_LIMIT) return this.add(term, h, i);
     return this.overflow.get(term) ?? this.add(term, h, -1);
   }
