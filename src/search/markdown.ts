@@ -295,8 +295,15 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
   let pos = 0;
   while (pos < body.length) {
     const end = lineEnd(body, pos);
-    const line = body.slice(pos, end).replace(/\r$/, '');
+    const line = body.slice(pos, body.charCodeAt(end - 1) === 0x0d && end > pos ? end - 1 : end);
     pos = end + 1;
+    if (plainLine(line)) {
+      // Most lines: a paragraph line outside a fence, or a line inside one that cannot close it.
+      if (fence !== undefined) continue;
+      if (para === undefined) para = [line];
+      else if (para.length < 64) para.push(line);
+      continue;
+    }
     const f = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
     if (fence !== undefined) {
       if (f !== null && f[1]![0] === fence.char && f[1]!.length >= fence.len && f[2]!.trim() === '') fence = undefined;
@@ -339,6 +346,27 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
     }
     if (!/^(?: {4}|\t)/.test(line)) para = [line];
   }
+}
+
+/**
+ * First characters (after at most three spaces) with which a line may be something other than a non-blank
+ * paragraph line: a fence, ATX heading, setext underline, block quote, list item, table row, HTML block, thematic
+ * break, or (a fourth space, a tab) indented code or a blank line.
+ */
+const SPECIAL_START = new Uint8Array(128);
+for (const c of ' \t#`~=->|<+*_0123456789') SPECIAL_START[c.charCodeAt(0)] = 1;
+
+/**
+ * True when `line` can only be a paragraph line (or a line inside a fence that does not close it): its first
+ * character after at most three spaces starts none of the other kinds of line `scanHeadings` looks for. The
+ * regular expressions below then need not run on it.
+ */
+function plainLine(line: string): boolean {
+  let p = 0;
+  while (p < 3 && line.charCodeAt(p) === 0x20) p++;
+  if (p >= line.length) return false;
+  const c = line.charCodeAt(p);
+  return c >= 128 || SPECIAL_START[c] === 0;
 }
 
 /** Lines that open a block other than a paragraph (see `firstHeading`). */
