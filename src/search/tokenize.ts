@@ -289,6 +289,24 @@ export function scanSpans(text: string, from: number, to: number, sink: SpanSink
   let units = 0;
   let i = from;
   while (i < to) {
+    // Tight loops for the two commonest stretches: separators between words, and the letters of a spaced-script
+    // word. Each stops at anything else (a class not yet in the table, a surrogate, an apostrophe), which the
+    // general step below handles.
+    if (run === NONE) {
+      while (i < to) {
+        const c = text.charCodeAt(i);
+        if ((CLASSES[c]! & 15) !== SEP || (c >= 0xd800 && c <= 0xdbff)) break;
+        i++;
+      }
+      if (i >= to) break;
+    } else if (run === RUN_OTHER) {
+      while (i < to) {
+        const k = CLASSES[text.charCodeAt(i)]! & 15;
+        if (k !== OTHER && k !== MARK) break;
+        i++;
+      }
+      if (i >= to) break;
+    }
     const c = text.charCodeAt(i);
     let cls: number;
     let width = 1;
