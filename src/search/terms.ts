@@ -17,8 +17,8 @@
  * not folded at all (most Korean and Chinese text).
  *
  * Ids are 0, 1, 2, … in order of first sight and never change; the table only grows (a caller that wants to drop
- * dead terms builds a new table). Memory: per term its string, three int32 and its bytes; about 50 bytes for a
- * short term.
+ * dead terms builds a new table). Memory: per term its string, three int32, its code units (one byte each for an
+ * ASCII term, two otherwise) and two slots of four int32; about 80 bytes for a short term.
  */
 import { fold, scansAsFolded, MAX_TERM_CHARS, type SpanSink, scanSpans } from './tokenize.js';
 
@@ -71,6 +71,11 @@ function hashOf(term: string): number {
  */
 const INITIAL_IDS = 16;
 
+/** Int32 values per slot of the table (see `TermTable.slots`). */
+const SLOT = 4;
+/** Added to the length code of a term kept in `wide` (lengths are far below it). */
+const WIDE = 1 << 30;
+
 /**
  * Most slots a lookup walks before it asks `overflow` instead. The hash is not keyed, so someone who writes notes
  * can choose many terms with one hash; without a bound every such term would walk the whole cluster they form
@@ -84,6 +89,9 @@ const MERGE_PIECES_UNITS = 2048;
 /** Largest ASCII gap, in code units, between two non-ASCII pieces that are still joined. */
 const MERGE_GAP_UNITS = 64;
 
+/** Code units `ids` looks at for a non-ASCII one before it copies a text to bytes. */
+const ASCII_PEEK = 64;
+
 /** Longest text whose byte copy the table keeps for the next call (larger ones get a buffer of their own). */
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
@@ -93,14 +101,25 @@ export class TermTable {
   private readonly terms: string[] = [];
   /** Finished hash of each id's term (for probes and for rehashing on growth). */
   private hashes = new Int32Array(INITIAL_IDS);
-  /** Where each id's term starts in `pool`, and its length there; -1 for a term with a non-ASCII code unit. */
+  /**
+   * Where each id's term starts in `pool` (an ASCII term) or `wide` (a term with a non-ASCII code unit), and its
+   * length code: its length in code units, with WIDE added for a term in `wide`.
+   */
   private offsets = new Int32Array(INITIAL_IDS);
   private lengths = new Int32Array(INITIAL_IDS);
   /** The bytes of every ASCII term, back to back (what the ASCII scan compares a candidate with). */
   private pool = new Uint8Array(INITIAL_IDS * 8);
   private poolUsed = 0;
-  /** Open-addressing slots (linear probing): id + 1, or 0 when empty. Length a power of two, at most half full. */
-  private slots = new Int32Array(INITIAL_IDS * 2);
+  /** The code units of every term with a non-ASCII code unit, back to back. */
+  private wide = new Uint16Array(INITIAL_IDS * 8);
+  private wideUsed = 0;
+  /**
+   * Open-addressing slots (linear probing), four int32 each: the term's hash, id + 1 (0 when the slot is empty),
+   * and its offset and length code (as in `offsets`, `lengths`). A lookup thus reads one slot and the term's code
+   * units, nothing else: with the vocabulary of a real vault (tens of thousands of terms) every other array read
+   * was a cache miss. The slot count is a power of two, at most half of them used.
+   */
+  private slots = new Int32Array(INITIAL_IDS * 2 * SLOT);
   /**
    * Terms whose probe sequence held no empty slot within PROBE_LIMIT when they were placed. Slots are never
    * emptied, so such a term's sequence never gains an empty slot there later either (until a rehash, which places
@@ -136,12 +155,12 @@ export class TermTable {
   /** Id of `term` (a string as `tokenize` returns it), or -1. */
   find(term: string): number {
     const h = hashOf(term);
-    const { slots, hashes, terms } = this;
-    const mask = slots.length - 1;
+    const { slots, terms } = this;
+    const mask = (slots.length >> 2) - 1;
     for (let i = h & mask, k = 0; k < PROBE_LIMIT; i = (i + 1) & mask, k++) {
-      const s = slots[i]!;
+      const s = slots[(i << 2) + 1]!;
       if (s === 0) return -1;
-      if (hashes[s - 1] === h && terms[s - 1] === term) return s - 1;
+      if (slots[i << 2] === h && terms[s - 1] === term) return s - 1;
     }
     return this.overflow.get(term) ?? -1;
   }
@@ -149,12 +168,12 @@ export class TermTable {
   /** Id of `term`, interning it when new. */
   intern(term: string): number {
     const h = hashOf(term);
-    const { slots, hashes, terms } = this;
-    const mask = slots.length - 1;
+    const { slots, terms } = this;
+    const mask = (slots.length >> 2) - 1;
     for (let i = h & mask, k = 0; k < PROBE_LIMIT; i = (i + 1) & mask, k++) {
-      const s = slots[i]!;
+      const s = slots[(i << 2) + 1]!;
       if (s === 0) return this.add(term, h, i);
-      if (hashes[s - 1] === h && terms[s - 1] === term) return s - 1;
+      if (slots[i << 2] === h && terms[s - 1] === term) return s - 1;
     }
     return this.overflow.get(term) ?? this.add(term, h, -1);
   }
@@ -166,6 +185,8 @@ export class TermTable {
    */
   ids(text: string): number {
     const n = text.length;
+    // A non-ASCII code unit near the start (a Korean or Chinese note) makes the copy below pointless.
+    for (let k = Math.min(n, ASCII_PEEK) - 1; k >= 0; k--) if (text.charCodeAt(k) >= 0x80) return this.idsOfMixed(text);
     const bytes = n <= this.bytes.length ? this.bytes : this.bytesFor(n);
     // One native copy that also tells whether the text is ASCII: then every code unit became one byte.
     const { read, written } = encoder.encodeInto(text, bytes);
@@ -259,7 +280,7 @@ export class TermTable {
     const out = this.scratch;
     const wordLower = WORD_LOWER;
     // The table's arrays, read again after every call that may grow them.
-    let { slots, hashes, lengths, offsets, pool } = this;
+    let { slots, pool } = this;
     let i = 0;
     while (i < n) {
       let lower = wordLower[bytes[i]!]!;
@@ -298,17 +319,18 @@ export class TermTable {
       // Most words are known and sit in their first slot: checked here, without a call; the rest (a collision
       // chain, or a new term) in internBytes.
       const len = end - start;
-      const s = slots[h & (slots.length - 1)]!;
+      const e = (h & ((slots.length >> 2) - 1)) * SLOT;
+      const s = slots[e + 1]!;
       let id = -1;
-      if (s !== 0 && hashes[s - 1] === h && lengths[s - 1] === len) {
-        const at = offsets[s - 1]!;
+      if (s !== 0 && slots[e] === h && slots[e + 3] === len) {
+        const at = slots[e + 2]!;
         let k = 0;
         while (k < len && pool[at + k] === bytes[start + k]) k++;
         if (k === len) id = s - 1;
       }
       if (id < 0) {
         id = this.internBytes(bytes, start, len, h);
-        ({ slots, hashes, lengths, offsets, pool } = this);
+        ({ slots, pool } = this);
       }
       out[count++] = id;
     }
@@ -344,12 +366,14 @@ export class TermTable {
     let len = 0;
     let stop = start;
     let lowered = false;
+    let wideTerm = false;
     if (!joined && end - start <= MAX_TERM_CHARS) {
       // The common case: no apostrophe to drop, and short enough that no cut is possible (at most MAX_TERM_CHARS
       // code units, so at most that many code points).
       for (; stop < end; stop++) {
         let c = text.charCodeAt(stop);
-        if (c >= 0x41 && c <= 0x5a) {
+        if (c >= 0x80) wideTerm = true;
+        else if (c >= 0x41 && c <= 0x5a) {
           c += 0x20;
           lowered = true;
         }
@@ -366,21 +390,31 @@ export class TermTable {
           if (points === MAX_TERM_CHARS) break;
           points++;
         }
-        if (c >= 0x41 && c <= 0x5a) c += 0x20;
+        if (c >= 0x80) wideTerm = true;
+        else if (c >= 0x41 && c <= 0x5a) c += 0x20;
         h = (h * 31 + c) | 0;
         len++;
       }
       lowered = true;
     }
     h = finish(h);
-    const { slots, hashes, terms } = this;
-    const mask = slots.length - 1;
+    const { slots } = this;
+    const code = wideTerm ? len + WIDE : len;
+    const mask = (slots.length >> 2) - 1;
     let i = h & mask;
     let walked = 0;
     for (; walked < PROBE_LIMIT; i = (i + 1) & mask, walked++) {
-      const s = slots[i]!;
+      const e = i << 2;
+      const s = slots[e + 1]!;
       if (s === 0) break;
-      if (hashes[s - 1] === h && sameTerm(terms[s - 1]!, len, text, start, stop, joined)) return s - 1;
+      if (slots[e] !== h || slots[e + 3] !== code) continue;
+      const at = slots[e + 2]!;
+      if (
+        wideTerm
+          ? sameWide(this.wide, at, text, start, stop, joined)
+          : samePool(this.pool, at, text, start, stop, joined)
+      )
+        return s - 1;
     }
     // A short slice is a copy in V8; a longer one would keep the whole text alive.
     const term = !lowered && len <= 12 ? text.slice(start, stop) : termString(text, start, stop, joined);
@@ -390,18 +424,18 @@ export class TermTable {
 
   /** Id of the ASCII term `bytes[start .. start + len)` with finished hash `h`, interning it when new. */
   private internBytes(bytes: Uint8Array, start: number, len: number, h: number): number {
-    const { slots, hashes, lengths, offsets, pool } = this;
-    const mask = slots.length - 1;
+    const { slots, pool } = this;
+    const mask = (slots.length >> 2) - 1;
     let i = h & mask;
     let walked = 0;
     probe: for (; walked < PROBE_LIMIT; i = (i + 1) & mask, walked++) {
-      const s = slots[i]!;
+      const e = i << 2;
+      const s = slots[e + 1]!;
       if (s === 0) break;
-      const id = s - 1;
-      if (hashes[id] !== h || lengths[id] !== len) continue;
-      const at = offsets[id]!;
+      if (slots[e] !== h || slots[e + 3] !== len) continue;
+      const at = slots[e + 2]!;
       for (let k = 0; k < len; k++) if (pool[at + k] !== bytes[start + k]) continue probe;
-      return id;
+      return s - 1;
     }
     // A fresh flat string, not a slice of some note text (which it would keep alive).
     const term = String.fromCharCode.apply(null, bytes.subarray(start, start + len) as unknown as number[]);
@@ -421,12 +455,11 @@ export class TermTable {
     const len = term.length;
     let ascii = true;
     for (let k = 0; k < len && ascii; k++) ascii = term.charCodeAt(k) < 0x80;
-    // A term with a non-ASCII code unit is never compared by bytes (offset and length -1).
-    this.offsets[id] = ascii ? this.pooled(term) : -1;
-    this.lengths[id] = ascii ? len : -1;
-    if (at >= 0) this.slots[at] = id + 1;
+    this.offsets[id] = ascii ? this.pooled(term) : this.widened(term);
+    this.lengths[id] = ascii ? len : len + WIDE;
+    if (at >= 0) this.place(this.slots, at, id);
     else this.overflow.set(term, id);
-    if ((id + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    if ((id + 1) * 2 > this.slots.length >> 2) this.rehash((this.slots.length >> 2) * 2);
     return id;
   }
 
@@ -439,6 +472,30 @@ export class TermTable {
     for (let k = 0; k < len; k++) pool[from + k] = term.charCodeAt(k);
     this.poolUsed = from + len;
     return from;
+  }
+
+  /** Copy `term` (with a non-ASCII code unit) to the end of `wide`; returns where it starts. */
+  private widened(term: string): number {
+    const len = term.length;
+    if (this.wideUsed + len > this.wide.length) {
+      const wide = new Uint16Array(Math.max(this.wide.length * 2, this.wideUsed + len));
+      wide.set(this.wide);
+      this.wide = wide;
+    }
+    const wide = this.wide;
+    const from = this.wideUsed;
+    for (let k = 0; k < len; k++) wide[from + k] = term.charCodeAt(k);
+    this.wideUsed = from + len;
+    return from;
+  }
+
+  /** Write the slot of `id` at slot index `at` of `slots`. */
+  private place(slots: Int32Array, at: number, id: number): void {
+    const e = at << 2;
+    slots[e] = this.hashes[id]!;
+    slots[e + 1] = id + 1;
+    slots[e + 2] = this.offsets[id]!;
+    slots[e + 3] = this.lengths[id]!;
   }
 
   private growIds(): void {
@@ -458,18 +515,18 @@ export class TermTable {
    * (so `overflow` is rebuilt too: a term goes there when its sequence has no empty slot within PROBE_LIMIT).
    */
   private rehash(capacity: number): void {
-    const slots = new Int32Array(capacity);
+    const slots = new Int32Array(capacity * SLOT);
     const overflow = new Map<string, number>();
     const mask = capacity - 1;
     const hashes = this.hashes;
     for (let id = 0; id < this.terms.length; id++) {
       let i = hashes[id]! & mask;
       let walked = 0;
-      while (slots[i] !== 0 && walked < PROBE_LIMIT) {
+      while (slots[(i << 2) + 1] !== 0 && walked < PROBE_LIMIT) {
         i = (i + 1) & mask;
         walked++;
       }
-      if (walked < PROBE_LIMIT) slots[i] = id + 1;
+      if (walked < PROBE_LIMIT) this.place(slots, i, id);
       else overflow.set(this.terms[id]!, id);
     }
     this.slots = slots;
@@ -478,17 +535,28 @@ export class TermTable {
 }
 
 /**
- * True when `term` (of `len` code units) is the code units of `text[start .. stop)`, apostrophes skipped when
- * `joined`, A–Z lowercased.
+ * True when the stored ASCII term at `pool[at ..]` (its length already known equal) is the code units of
+ * `text[start .. stop)`, apostrophes skipped when `joined`, A–Z lowercased.
  */
-function sameTerm(term: string, len: number, text: string, start: number, stop: number, joined: boolean): boolean {
-  if (term.length !== len) return false;
-  let k = 0;
+function samePool(pool: Uint8Array, at: number, text: string, start: number, stop: number, joined: boolean): boolean {
+  let k = at;
   for (let i = start; i < stop; i++) {
     let c = text.charCodeAt(i);
     if (joined && (c === 0x27 || c === 0x2019)) continue;
     if (c >= 0x41 && c <= 0x5a) c += 0x20;
-    if (term.charCodeAt(k++) !== c) return false;
+    if (pool[k++] !== c) return false;
+  }
+  return true;
+}
+
+/** `samePool` for a term with a non-ASCII code unit, stored at `wide[at ..]`. */
+function sameWide(wide: Uint16Array, at: number, text: string, start: number, stop: number, joined: boolean): boolean {
+  let k = at;
+  for (let i = start; i < stop; i++) {
+    let c = text.charCodeAt(i);
+    if (joined && (c === 0x27 || c === 0x2019)) continue;
+    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    if (wide[k++] !== c) return false;
   }
   return true;
 }
