@@ -290,20 +290,27 @@ export function sectionHeadings(body: string): string {
  */
 function scanHeadings(body: string, found: (level: number, text: string) => boolean): void {
   let fence: { char: string; len: number } | undefined;
-  /** Lines of the paragraph being read (a setext underline turns it into a heading), or undefined. */
-  let para: string[] | undefined;
+  /**
+   * Where the lines of the paragraph being read start and end in `body` (start, end, start, end, …; a setext
+   * underline turns them into a heading), or undefined. Positions, not strings: most lines are never sliced.
+   */
+  let para: number[] | undefined;
   let pos = 0;
   while (pos < body.length) {
     const end = lineEnd(body, pos);
-    const line = body.slice(pos, body.charCodeAt(end - 1) === 0x0d && end > pos ? end - 1 : end);
+    const from = pos;
+    const stop = body.charCodeAt(end - 1) === 0x0d && end > pos ? end - 1 : end;
     pos = end + 1;
-    if (plainLine(line)) {
-      // Most lines: a paragraph line outside a fence, or a line inside one that cannot close it.
+    const kind = lineKind(body, from, stop);
+    if (kind !== OTHER_LINE) {
+      // Most lines: a paragraph line or a list item outside a fence, or a line inside one that cannot close it.
       if (fence !== undefined) continue;
-      if (para === undefined) para = [line];
-      else if (para.length < 64) para.push(line);
+      if (kind === LIST_ITEM) para = undefined;
+      else if (para === undefined) para = [from, stop];
+      else if (para.length < 128) para.push(from, stop);
       continue;
     }
+    const line = body.slice(from, stop);
     const f = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
     if (fence !== undefined) {
       if (f !== null && f[1]![0] === fence.char && f[1]!.length >= fence.len && f[2]!.trim() === '') fence = undefined;
@@ -329,7 +336,9 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
       continue;
     }
     if (para !== undefined && /^ {0,3}(?:=+|-+)[ \t]*$/.test(line)) {
-      const text = para.join(' ').replace(/\s+/g, ' ').trim();
+      const lines: string[] = [];
+      for (let k = 0; k < para.length; k += 2) lines.push(body.slice(para[k], para[k + 1]));
+      const text = lines.join(' ').replace(/\s+/g, ' ').trim();
       para = undefined;
       if (text !== '' && !found(line.trim()[0] === '=' ? 1 : 2, text)) return;
       continue;
@@ -341,10 +350,10 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
       continue;
     }
     if (para !== undefined) {
-      if (para.length < 64) para.push(line);
+      if (para.length < 128) para.push(from, stop);
       continue;
     }
-    if (!/^(?: {4}|\t)/.test(line)) para = [line];
+    if (!/^(?: {4}|\t)/.test(line)) para = [from, stop];
   }
 }
 
@@ -356,17 +365,33 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
 const SPECIAL_START = new Uint8Array(128);
 for (const c of ' \t#`~=->|<+*_0123456789') SPECIAL_START[c.charCodeAt(0)] = 1;
 
+/** What `lineKind` can tell without the regular expressions. */
+const PARAGRAPH_LINE = 0;
+const LIST_ITEM = 1;
+const OTHER_LINE = 2;
+
 /**
- * True when `line` can only be a paragraph line (or a line inside a fence that does not close it): its first
- * character after at most three spaces starts none of the other kinds of line `scanHeadings` looks for. The
- * regular expressions below then need not run on it.
+ * PARAGRAPH_LINE when the line `body[from .. stop)` can only be a non-blank paragraph line (or a line inside a fence that does not close
+ * it): its first character after at most three spaces starts no other kind of line, or is a single backtick or
+ * tilde (a fence needs three). LIST_ITEM when it is `-`, `+` or `*`, a space or tab, then a character that is no
+ * space, tab, `-`, `*` or `_` (a bullet item: never a fence, heading, setext underline or thematic break).
+ * OTHER_LINE when the regular expressions of `scanHeadings` must decide.
  */
-function plainLine(line: string): boolean {
-  let p = 0;
-  while (p < 3 && line.charCodeAt(p) === 0x20) p++;
-  if (p >= line.length) return false;
-  const c = line.charCodeAt(p);
-  return c >= 128 || SPECIAL_START[c] === 0;
+function lineKind(body: string, from: number, stop: number): number {
+  let p = from;
+  while (p < from + 3 && p < stop && body.charCodeAt(p) === 0x20) p++;
+  if (p >= stop) return OTHER_LINE;
+  const c = body.charCodeAt(p);
+  if (c >= 128 || SPECIAL_START[c] === 0) return PARAGRAPH_LINE;
+  if ((c === 0x60 || c === 0x7e) && (p + 1 >= stop || body.charCodeAt(p + 1) !== c)) return PARAGRAPH_LINE;
+  if (c === 0x2d || c === 0x2b || c === 0x2a) {
+    const next = p + 1 < stop ? body.charCodeAt(p + 1) : -1;
+    const after = p + 2 < stop ? body.charCodeAt(p + 2) : -1;
+    if ((next === 0x20 || next === 0x09) && p + 2 < stop) {
+      if (after !== 0x20 && after !== 0x09 && after !== 0x2d && after !== 0x2a && after !== 0x5f) return LIST_ITEM;
+    }
+  }
+  return OTHER_LINE;
 }
 
 /** Lines that open a block other than a paragraph (see `firstHeading`). */
