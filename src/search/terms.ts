@@ -17,8 +17,8 @@
  * not folded at all (most Korean and Chinese text).
  *
  * Ids are 0, 1, 2, … in order of first sight and never change; the table only grows (a caller that wants to drop
- * dead terms builds a new table). Memory: per term its string, three int32, its code units (one byte each for an
- * ASCII term, two otherwise) and two slots of four int32; about 80 bytes for a short term.
+ * dead terms builds a new table). Memory: per term its string, its hash, its code units (one byte each for an
+ * ASCII term, two otherwise), two slots of two int32 and two int32 of `meta`; about 70 bytes for a short term.
  */
 import { fold, scansAsFolded, MAX_TERM_CHARS, type SpanSink, scanSpans } from './tokenize.js';
 
@@ -72,7 +72,7 @@ function hashOf(term: string): number {
 const INITIAL_IDS = 16;
 
 /** Int32 values per slot of the table (see `TermTable.slots`). */
-const SLOT = 4;
+const SLOT = 2;
 /** Added to the length code of a term kept in `wide` (lengths are far below it). */
 const WIDE = 1 << 30;
 
@@ -102,11 +102,11 @@ export class TermTable {
   /** Finished hash of each id's term (for probes and for rehashing on growth). */
   private hashes = new Int32Array(INITIAL_IDS);
   /**
-   * Where each id's term starts in `pool` (an ASCII term) or `wide` (a term with a non-ASCII code unit), and its
-   * length code: its length in code units, with WIDE added for a term in `wide`.
+   * Per id, two int32: where its term starts in `pool` (an ASCII term) or `wide` (a term with a non-ASCII code
+   * unit), and its length code: its length in code units, with WIDE added for a term in `wide`. Ids are given in
+   * order of first sight, so the commonest terms' entries (and code units) lie close together near the start.
    */
-  private offsets = new Int32Array(INITIAL_IDS);
-  private lengths = new Int32Array(INITIAL_IDS);
+  private meta = new Int32Array(INITIAL_IDS * 2);
   /** The bytes of every ASCII term, back to back (what the ASCII scan compares a candidate with). */
   private pool = new Uint8Array(INITIAL_IDS * 8);
   private poolUsed = 0;
@@ -114,10 +114,10 @@ export class TermTable {
   private wide = new Uint16Array(INITIAL_IDS * 8);
   private wideUsed = 0;
   /**
-   * Open-addressing slots (linear probing), four int32 each: the term's hash, id + 1 (0 when the slot is empty),
-   * and its offset and length code (as in `offsets`, `lengths`). A lookup thus reads one slot and the term's code
-   * units, nothing else: with the vocabulary of a real vault (tens of thousands of terms) every other array read
-   * was a cache miss. The slot count is a power of two, at most half of them used.
+   * Open-addressing slots (linear probing), two int32 each: the term's hash and id + 1 (0 when the slot is empty).
+   * A lookup reads the slot, the id's `meta` entry and the term's code units: with the vocabulary of a real vault
+   * (tens of thousands of terms) each array read is a likely cache miss, so nothing else is read (not the term's
+   * string). The slot count is a power of two, at most half of them used.
    */
   private slots = new Int32Array(INITIAL_IDS * 2 * SLOT);
   /**
@@ -156,11 +156,11 @@ export class TermTable {
   find(term: string): number {
     const h = hashOf(term);
     const { slots, terms } = this;
-    const mask = (slots.length >> 2) - 1;
+    const mask = (slots.length >> 1) - 1;
     for (let i = h & mask, k = 0; k < PROBE_LIMIT; i = (i + 1) & mask, k++) {
-      const s = slots[(i << 2) + 1]!;
+      const s = slots[(i << 1) + 1]!;
       if (s === 0) return -1;
-      if (slots[i << 2] === h && terms[s - 1] === term) return s - 1;
+      if (slots[i << 1] === h && terms[s - 1] === term) return s - 1;
     }
     return this.overflow.get(term) ?? -1;
   }
@@ -169,11 +169,11 @@ export class TermTable {
   intern(term: string): number {
     const h = hashOf(term);
     const { slots, terms } = this;
-    const mask = (slots.length >> 2) - 1;
+    const mask = (slots.length >> 1) - 1;
     for (let i = h & mask, k = 0; k < PROBE_LIMIT; i = (i + 1) & mask, k++) {
-      const s = slots[(i << 2) + 1]!;
+      const s = slots[(i << 1) + 1]!;
       if (s === 0) return this.add(term, h, i);
-      if (slots[i << 2] === h && terms[s - 1] === term) return s - 1;
+      if (slots[i << 1] === h && terms[s - 1] === term) return s - 1;
     }
     return this.overflow.get(term) ?? this.add(term, h, -1);
   }
@@ -280,7 +280,7 @@ export class TermTable {
     const out = this.scratch;
     const wordLower = WORD_LOWER;
     // The table's arrays, read again after every call that may grow them.
-    let { slots, pool } = this;
+    let { slots, pool, meta } = this;
     let i = 0;
     while (i < n) {
       let lower = wordLower[bytes[i]!]!;
@@ -319,18 +319,18 @@ export class TermTable {
       // Most words are known and sit in their first slot: checked here, without a call; the rest (a collision
       // chain, or a new term) in internBytes.
       const len = end - start;
-      const e = (h & ((slots.length >> 2) - 1)) * SLOT;
+      const e = (h & ((slots.length >> 1) - 1)) * SLOT;
       const s = slots[e + 1]!;
       let id = -1;
-      if (s !== 0 && slots[e] === h && slots[e + 3] === len) {
-        const at = slots[e + 2]!;
+      if (s !== 0 && slots[e] === h && meta[(s << 1) - 1] === len) {
+        const at = meta[(s << 1) - 2]!;
         let k = 0;
         while (k < len && pool[at + k] === bytes[start + k]) k++;
         if (k === len) id = s - 1;
       }
       if (id < 0) {
         id = this.internBytes(bytes, start, len, h);
-        ({ slots, pool } = this);
+        ({ slots, pool, meta } = this);
       }
       out[count++] = id;
     }
@@ -398,17 +398,17 @@ export class TermTable {
       lowered = true;
     }
     h = finish(h);
-    const { slots } = this;
+    const { slots, meta } = this;
     const code = wideTerm ? len + WIDE : len;
-    const mask = (slots.length >> 2) - 1;
+    const mask = (slots.length >> 1) - 1;
     let i = h & mask;
     let walked = 0;
     for (; walked < PROBE_LIMIT; i = (i + 1) & mask, walked++) {
-      const e = i << 2;
+      const e = i << 1;
       const s = slots[e + 1]!;
       if (s === 0) break;
-      if (slots[e] !== h || slots[e + 3] !== code) continue;
-      const at = slots[e + 2]!;
+      if (slots[e] !== h || meta[(s << 1) - 1] !== code) continue;
+      const at = meta[(s << 1) - 2]!;
       if (
         wideTerm
           ? sameWide(this.wide, at, text, start, stop, joined)
@@ -424,16 +424,16 @@ export class TermTable {
 
   /** Id of the ASCII term `bytes[start .. start + len)` with finished hash `h`, interning it when new. */
   private internBytes(bytes: Uint8Array, start: number, len: number, h: number): number {
-    const { slots, pool } = this;
-    const mask = (slots.length >> 2) - 1;
+    const { slots, pool, meta } = this;
+    const mask = (slots.length >> 1) - 1;
     let i = h & mask;
     let walked = 0;
     probe: for (; walked < PROBE_LIMIT; i = (i + 1) & mask, walked++) {
-      const e = i << 2;
+      const e = i << 1;
       const s = slots[e + 1]!;
       if (s === 0) break;
-      if (slots[e] !== h || slots[e + 3] !== len) continue;
-      const at = slots[e + 2]!;
+      if (slots[e] !== h || meta[(s << 1) - 1] !== len) continue;
+      const at = meta[(s << 1) - 2]!;
       for (let k = 0; k < len; k++) if (pool[at + k] !== bytes[start + k]) continue probe;
       return s - 1;
     }
@@ -455,11 +455,11 @@ export class TermTable {
     const len = term.length;
     let ascii = true;
     for (let k = 0; k < len && ascii; k++) ascii = term.charCodeAt(k) < 0x80;
-    this.offsets[id] = ascii ? this.pooled(term) : this.widened(term);
-    this.lengths[id] = ascii ? len : len + WIDE;
+    this.meta[id << 1] = ascii ? this.pooled(term) : this.widened(term);
+    this.meta[(id << 1) + 1] = ascii ? len : len + WIDE;
     if (at >= 0) this.place(this.slots, at, id);
     else this.overflow.set(term, id);
-    if ((id + 1) * 2 > this.slots.length >> 2) this.rehash((this.slots.length >> 2) * 2);
+    if ((id + 1) * 2 > this.slots.length >> 2) this.rehash((this.slots.length >> 1) * 2);
     return id;
   }
 
@@ -491,17 +491,14 @@ export class TermTable {
 
   /** Write the slot of `id` at slot index `at` of `slots`. */
   private place(slots: Int32Array, at: number, id: number): void {
-    const e = at << 2;
+    const e = at << 1;
     slots[e] = this.hashes[id]!;
     slots[e + 1] = id + 1;
-    slots[e + 2] = this.offsets[id]!;
-    slots[e + 3] = this.lengths[id]!;
   }
 
   private growIds(): void {
     this.hashes = grown(this.hashes);
-    this.offsets = grown(this.offsets);
-    this.lengths = grown(this.lengths);
+    this.meta = grown(this.meta);
   }
 
   private growPool(more: number): void {
@@ -522,7 +519,7 @@ export class TermTable {
     for (let id = 0; id < this.terms.length; id++) {
       let i = hashes[id]! & mask;
       let walked = 0;
-      while (slots[(i << 2) + 1] !== 0 && walked < PROBE_LIMIT) {
+      while (slots[(i << 1) + 1] !== 0 && walked < PROBE_LIMIT) {
         i = (i + 1) & mask;
         walked++;
       }
