@@ -289,8 +289,8 @@ export function scanSpans(text: string, from: number, to: number, sink: SpanSink
   let units = 0;
   let i = from;
   while (i < to) {
-    // Tight loops for the two commonest stretches: separators between words, and the letters of a spaced-script
-    // word. Each stops at anything else (a class not yet in the table, a surrogate, an apostrophe), which the
+    // Tight loops for the commonest stretches: separators between words, the letters of a spaced-script word, the
+    // characters of a Han or hiragana run. Each stops at anything else (a class not yet in the table, a surrogate, an apostrophe), which the
     // general step below handles.
     if (run === NONE) {
       while (i < to) {
@@ -303,6 +303,17 @@ export function scanSpans(text: string, from: number, to: number, sink: SpanSink
       while (i < to) {
         const k = CLASSES[text.charCodeAt(i)]! & 15;
         if (k !== OTHER && k !== MARK) break;
+        i++;
+      }
+      if (i >= to) break;
+    } else if (run === RUN_HAN || run === RUN_HIRA) {
+      // The next characters of a Han or hiragana run (BMP, no mark): one bigram each.
+      const same = run === RUN_HAN ? HAN : HIRA;
+      while (i < to && (CLASSES[text.charCodeAt(i)]! & 15) === same) {
+        units++;
+        if (prev >= 0) sink(prev, i, false);
+        prev = last;
+        last = i;
         i++;
       }
       if (i >= to) break;
