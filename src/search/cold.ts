@@ -21,7 +21,8 @@
 import { carriesText } from '../trust/note-text.js';
 import type { ScannedNote } from '../trust/types.js';
 import {
-  bm25,
+  bm25Of,
+  inverseDocumentFrequency,
   FIELD_BOOST,
   FIELDS,
   fieldTexts,
@@ -319,9 +320,10 @@ function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readon
         if (matching === 0) continue;
         const avg = avgFieldLength[f]!;
         const scale = weight * boosts[f]!;
+        const idf = inverseDocumentFrequency(matching, size);
         for (let i = 0; i < matching; i++) {
           const docId = docs[i]!;
-          into.add(docId, scale * bm25(tfs[i]!, matching, size, fieldLength[docId * fieldCount + f]!, avg));
+          into.add(docId, scale * bm25Of(idf, tfs[i]!, fieldLength[docId * fieldCount + f]!, avg));
         }
       }
     },

@@ -82,7 +82,16 @@ export function bm25(
   fieldLength: number,
   avgFieldLength: number,
 ): number {
-  const invDocFreq = Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
+  return bm25Of(inverseDocumentFrequency(matching, total), termFreq, fieldLength, avgFieldLength);
+}
+
+/** The inverse document frequency part of `bm25`: the same for every posting of one (term, field) list. */
+export function inverseDocumentFrequency(matching: number, total: number): number {
+  return Math.log(1 + (total - matching + 0.5) / (matching + 0.5));
+}
+
+/** `bm25` from its list's `inverseDocumentFrequency` (the same operations in the same order, so the same bits). */
+export function bm25Of(invDocFreq: number, termFreq: number, fieldLength: number, avgFieldLength: number): number {
   return (
     invDocFreq *
     (BM25_D + (termFreq * (BM25_K + 1)) / (termFreq + BM25_K * (1 - BM25_B + (BM25_B * fieldLength) / avgFieldLength)))
@@ -996,9 +1005,10 @@ export class NoteIndex implements KnownNotes {
           const fieldAvg = avg[f]!;
           work.lists++;
           work.postings += matching;
+          const idf = inverseDocumentFrequency(matching, count);
           for (let i = 0; i < matching; i++) {
             const doc = list.docAt(i);
-            into.add(doc, scale * bm25(list.tfAt(i), matching, count, fieldLength[doc * F + f]!, fieldAvg));
+            into.add(doc, scale * bm25Of(idf, list.tfAt(i), fieldLength[doc * F + f]!, fieldAvg));
           }
         }
       },
