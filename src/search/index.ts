@@ -260,12 +260,8 @@ interface Entry {
   title: string;
   /** Handle of the note's text in the store (decoded for snippets and removal), with where its body starts. */
   text: number;
-  /** The last `sync` generation that listed this note. */
-  seen: number;
   /** Size of the note file in bytes when it was indexed (for the cache's byte bound). */
   bytes: number;
-  /** False once removed (so a positional memo of the last sync can never revive it). */
-  live: boolean;
 }
 
 /**
@@ -507,12 +503,15 @@ export class NoteIndex implements KnownNotes {
   private cover = new Uint8Array(0);
   private termMark = new Uint8Array(0);
   /**
-   * The notes of the last `sync` and the entry each one ended up in, by position. The scan hands back the very same
+   * The notes of the last `sync` (and in `lastDocs` the note number each one ended up with), by position. The scan hands back the very same
    * ScannedNote object for a note it found unchanged and known, call after call and in the same order, so on the
    * warm path `sync` recognises a note by object identity at the same position instead of a Map lookup by id.
    */
   private lastNotes: (ScannedNote | undefined)[] = [];
-  private lastEntries: (Entry | undefined)[] = [];
+  /** The note number each of `lastNotes` was matched to (-1 where none is remembered). */
+  private lastDocs = new Int32Array(0);
+  /** By note number: the last `sync` generation that listed the note (cheaper than a Set of ids on the warm path). */
+  private seenAt = new Int32Array(0);
 
   constructor(private readonly maxPending = MAX_PENDING) {
     this.dict = this.newDictionary();
@@ -556,20 +555,22 @@ export class NoteIndex implements KnownNotes {
       this.stamp.length * (13 + 4 * F) +
       this.table.size * TERM_BYTES +
       this.dict.sorted.length * 4 +
-      (this.fieldLength.length + this.total.length * 5) * 4 +
+      (this.fieldLength.length + this.total.length * 5 + this.seenAt.length + this.lastDocs.length) * 4 +
       this.entries.size * NOTE_BYTES;
   }
 
   /**
    * KnownNotes: true when the index holds verified text for exactly this id and identity key. With the scan's hint
-   * (`last`, `at`; see KnownNotes), when the last sync received `last` at position `at`, the record it matched then
-   * answers: it is the one held under `id` as long as it is live (a removed record is never live again, and every
-   * live record is the one the map holds for its id), so the answer is the map's, without the lookup by id.
+   * (`last`, `at`; see KnownNotes), when the last sync received `last` at position `at`, it matched it to the
+   * record of note number `lastDocs[at]`, whose key then equalled `last.key` (a record's key only ever changes to a
+   * string of equal value). While that number is in use the record is live and is the one held under `id` (numbers
+   * are never reused before `compactDocs`, which forgets the positions), so comparing with `last.key` gives the
+   * map's answer without the lookup by id or a read of the record.
    */
   has(id: string, key: IdentityKey, last?: ScannedNote, at = -1): boolean {
     if (last !== undefined && this.lastNotes[at] === last) {
-      const held = this.lastEntries[at];
-      if (held?.live) return held.key === key;
+      const doc = this.lastDocs[at]!;
+      if (doc >= 0 && this.docIds[doc] !== undefined) return last.key === key;
     }
     const held = this.entries.get(id);
     if (held === undefined || held.key !== key) return false;
@@ -590,60 +591,57 @@ export class NoteIndex implements KnownNotes {
    *   whole index).
    */
   sync(notes: readonly ScannedNote[]): void {
-    // Entries seen in this sync carry this generation (cheaper than a Set of ids on the warm path).
+    // Notes seen in this sync carry this generation in seenAt.
     const generation = ++this.generation;
     let marked = 0;
     let changed = false;
     const lastNotes = this.lastNotes;
-    const lastEntries = this.lastEntries;
+    const lastDocs = this.lastDocs;
     // Only notes without text are remembered (a note read in this call comes back as a new object next time, and
     // its text must not be kept alive by the memo).
     // A sync of as many notes as the last one (the warm case) rewrites the memo in place: position i is read before
     // it is written. A sync that throws forgets the memo (it may be half rewritten).
     const inPlace = lastNotes.length === notes.length;
     const nowNotes = inPlace ? lastNotes : new Array<ScannedNote | undefined>(notes.length);
-    const nowEntries = inPlace ? lastEntries : new Array<Entry | undefined>(notes.length);
+    const nowDocs = inPlace ? lastDocs : new Int32Array(notes.length).fill(-1);
     let withText = 0;
     for (let i = 0; i < notes.length; i++) if (carriesText(notes[i]!)) withText++;
     if (withText > 0) this.fitTerms(this.table.size + withText * NEW_TERMS_PER_NOTE);
     try {
       for (let i = 0; i < notes.length; i++) {
         const note = notes[i]!;
-        let held: Entry | undefined;
         if (lastNotes[i] === note) {
           // The last sync got this very object here, without text (only those are remembered, and a ScannedNote is
-          // never changed), and matched it to the record lastEntries[i] under the same key (a record's key only
-          // ever changes to another string of equal value). While that record is live it is the one held for the
-          // id, so the note is unchanged and known, without reading the note object again.
-          held = lastEntries[i];
-          if (held?.live) {
-            if (held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
+          // never changed), and matched it to the record of note number lastDocs[i] under the same key (a record's
+          // key only ever changes to a string of equal value). While that number is in use, its record is live and
+          // is the one held for the id: the note is unchanged and known, without reading the note or the record.
+          const doc = lastDocs[i]!;
+          // (this.seenAt, not a copy: indexing a new note may grow it.)
+          if (doc >= 0 && this.docIds[doc] !== undefined) {
+            if (this.seenAt[doc] === generation) throw new Error('NoteIndex.sync: duplicate id');
             marked++;
-            held.seen = generation;
+            this.seenAt[doc] = generation;
             if (!inPlace) {
               nowNotes[i] = note;
-              nowEntries[i] = held;
+              nowDocs[i] = doc;
             }
             continue;
           }
-          held = undefined;
         }
-        held ??= this.entries.get(note.id);
-        if (held !== undefined && held.seen === generation) throw new Error('NoteIndex.sync: duplicate id');
+        const held = this.entries.get(note.id);
+        if (held !== undefined && this.seenAt[held.doc] === generation) throw new Error('NoteIndex.sync: duplicate id');
         marked++;
         // Read once: a note read in this call decodes its text from the scan's bytes on every read.
         const text = note.text;
         if (text === undefined) {
           if (held === undefined || held.key !== note.key) throw new Error('NoteIndex.sync: unknown note without text');
-          held.seen = generation;
-          if (nowNotes[i] !== note || nowEntries[i] !== held) {
-            nowNotes[i] = note;
-            nowEntries[i] = held;
-          }
+          this.seenAt[held.doc] = generation;
+          nowNotes[i] = note;
+          nowDocs[i] = held.doc;
           continue;
         }
         nowNotes[i] = undefined;
-        nowEntries[i] = undefined;
+        nowDocs[i] = -1;
         if (held !== undefined) this.removeEntry(note.id, held);
         const { texts, title, body } = fieldTexts(text, note.id);
         const doc = this.addDocument(note.id, texts);
@@ -657,26 +655,26 @@ export class NoteIndex implements KnownNotes {
             bytes === undefined
               ? this.store.put(text, bodyAt)
               : this.store.putBytes(bytes, bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8')),
-          seen: generation,
           bytes: note.stat.size,
-          live: true,
         };
         this.entries.set(note.id, entry);
+        this.seenAt[doc] = generation;
         this.heldBytes += entry.bytes;
         changed = true;
       }
     } catch (err) {
       this.lastNotes = [];
-      this.lastEntries = [];
+      this.lastDocs = new Int32Array(0);
       throw err;
     } finally {
       this.flush();
     }
     this.lastNotes = nowNotes;
-    this.lastEntries = nowEntries;
+    this.lastDocs = nowDocs;
     const gone: [string, Entry][] = [];
     if (marked < this.entries.size) {
-      for (const [id, entry] of this.entries) if (entry.seen !== generation) gone.push([id, entry]);
+      const seenAt = this.seenAt;
+      for (const [id, entry] of this.entries) if (seenAt[entry.doc] !== generation) gone.push([id, entry]);
     }
     for (const [id, entry] of gone) this.removeEntry(id, entry);
     if (changed || gone.length > 0) this.tidy();
@@ -750,6 +748,7 @@ export class NoteIndex implements KnownNotes {
     if (this.fieldLength.length > doc * F) return;
     const cap = Math.max(64, (doc + 1) * 2);
     this.fieldLength = copied(this.fieldLength, cap * F, this.fieldLength.length);
+    this.seenAt = copied(this.seenAt, cap, this.seenAt.length);
   }
 
   /**
@@ -892,7 +891,6 @@ export class NoteIndex implements KnownNotes {
     }
     this.docIds[doc] = undefined;
     this.store.free(entry.text);
-    entry.live = false;
     this.entries.delete(id);
     this.heldBytes -= entry.bytes;
   }
@@ -944,7 +942,8 @@ export class NoteIndex implements KnownNotes {
     this.fieldLength = lengths;
     this.nextDoc = docIds.length;
     this.lastNotes = [];
-    this.lastEntries = [];
+    this.lastDocs = new Int32Array(0);
+    this.seenAt = new Int32Array(this.fieldLength.length / F);
   }
 
   /**

@@ -252,6 +252,31 @@ test('has() with the scan hint gives the answer without it, across removals, rep
   t.true(both('a.md', 'a1', a, 1));
   t.true(both('c.md', 'c2', c2, 0));
   t.is(ix.size, 2);
+  // A repeated id is refused whether it comes by position or by lookup, and the positions are forgotten.
+  t.throws(() => ix.sync([a, a]), { message: /duplicate id/ });
+  t.true(both('a.md', 'a1', a, 0));
+});
+
+test('sync by position survives the renumbering of notes (compaction) with the same answers as a fresh index', (t) => {
+  const ix = new NoteIndex();
+  const many = Array.from({ length: 1500 }, (_, i) => note(`n${i}.md`, `walrus number ${i}`, `k${i}`));
+  ix.sync(many);
+  const known = many.map((n) => note(n.id, undefined, n.key));
+  ix.sync(known);
+  // Keep 100 of them (most numbers unused: the index renumbers), then sync the same objects twice more.
+  const kept = known.filter((_, i) => i % 15 === 0);
+  ix.sync(kept);
+  ix.sync(kept);
+  ix.sync(kept);
+  t.is(ix.size, kept.length);
+  for (const [i, n] of kept.entries()) t.true(ix.has(n.id, n.key, n, i));
+  t.false(ix.has('n1.md', 'k1'));
+  const fresh = new NoteIndex();
+  fresh.sync(kept.map((n) => note(n.id, `walrus number ${n.id.slice(1, -3)}`, n.key)));
+  t.deepEqual(
+    ix.search('walrus', 10, LIMITS).hits.map((h) => h.id),
+    fresh.search('walrus', 10, LIMITS).hits.map((h) => h.id),
+  );
 });
 
 test('sync keeps unchanged notes, replaces changed ones and drops missing ones', (t) => {
