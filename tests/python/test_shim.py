@@ -59,6 +59,17 @@ class _Collector(logging.Handler):
     def __str__(self) -> str:
         return "shim log: " + "; ".join(self.messages)
 
+    def wait_for(self, text: str, seconds: float = 60.0) -> bool:
+        """True once a message contains `text`. The worker's stderr lines reach the log through the shim's reader
+        thread, after the call's answer, so a loaded machine may deliver them a moment later."""
+        deadline = time.monotonic() + seconds
+        while True:
+            if any(text in m for m in list(self.messages)):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
 
 def _mkdir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
@@ -438,7 +449,7 @@ class RunKindTests(ShimTestCase):
     def test_a_cron_flag_bound_as_a_bool_is_served_by_the_opt_in(self):
         with stub.session(HERMES_CRON_SESSION=True):
             self.assertEqual(self.search(), UNAVAILABLE)
-        self.assertIn("cron_refused", str(self.reasons))
+        self.assertTrue(self.reasons.wait_for("cron_refused"), str(self.reasons))
         with stub.session(HERMES_CRON_SESSION=False):
             self.assertIs(self.search()["ok"], True, self.reasons)
         self.set_policy(self.home, _policy(self.notes, allow_cron=True))
