@@ -45,33 +45,22 @@ function ok(r: unknown): SearchResult {
 test.serial('the bytes counted for a view are within a factor of what building it costs in memory', async (t) => {
   const w = world({ allow: ['**'] });
   writeNotes(w.root, 'vault', 3000, 300);
-  // Live memory once dead objects are collected and dead array buffers swept: V8 frees a dead buffer's backing
-  // store (and stops counting it in `arrayBuffers`) on a background thread after the collection, so one collection
-  // right away counted some 14 MB of the first call's dropped buffers on a busy machine. Collect until two
-  // readings 100 ms apart agree within 1 MB (at most 20 rounds).
-  const used = async (): Promise<number> => {
-    let last = Number.POSITIVE_INFINITY;
-    for (let round = 0; round < 20; round++) {
-      releaseMemory();
-      const m = process.memoryUsage();
-      const now = m.heapUsed + m.arrayBuffers;
-      if (Math.abs(now - last) < 1e6) return now;
-      last = now;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return last;
+  const used = (): number => {
+    releaseMemory();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
   };
   // Load every module and warm the stat thread up on a view of its own first, so only the view's memory is new.
   const warm = addHome(w, 'warm', { allow: ['vault/f0/**'] });
   const scratch = new IndexCache(8, undefined, 0);
   ok(runSearch({ query: 'river' }, warm, scratch));
   ok(runSearch({ query: 'river' }, warm, scratch));
-  const before = await used();
+  const before = used();
   const cache = new IndexCache(8, undefined, 0);
   ok(runSearch({ query: 'river' }, w.caller, cache));
   await new Promise((resolve) => setImmediate(resolve));
   ok(runSearch({ query: 'heron' }, w.caller, cache));
-  const grown = (await used()) - before;
+  const grown = used() - before;
   const counted = cache.bytes;
   t.log(`counted ${(counted / 1e6).toFixed(1)} MB, measured ${(grown / 1e6).toFixed(1)} MB`);
   t.true(counted >= 0.6 * grown && counted <= 1.6 * grown, `counted ${counted}, measured ${grown}`);
