@@ -44,19 +44,11 @@ function trimOf(): ((pad: number) => number) | null {
   }
 }
 
-/** Delay of the second `malloc_trim(0)`, in ms (see `releaseMemory`). */
-export const LATE_TRIM_MS = 500;
-let lateTrim: NodeJS.Timeout | null = null;
-
 /**
- * One full, synchronous garbage collection, then `malloc_trim(0)` where glibc offers it, and a second
- * `malloc_trim(0)` LATE_TRIM_MS later: V8 frees the backing stores of dead array buffers on a background thread
- * after the collection (concurrent sweeping), so on a busy machine much of what the collection found is handed to
- * the C allocator only after the first trim (measured: RSS 181 MB → 82–134 MB at once, 80–86 MB 300 ms later).
- * The late trim's timer is unref'd (it never keeps the process alive) and at most one is pending. Each step is
- * skipped when the runtime does not offer it; nothing else about the process changes.
+ * One full, synchronous garbage collection, then `malloc_trim(0)` where glibc offers it. Each step is skipped when
+ * the runtime does not offer it; nothing else about the process changes.
  *
- * @returns which steps ran (the late trim is scheduled when `trimmed`)
+ * @returns which steps ran
  */
 export function releaseMemory(): { collected: boolean; trimmed: boolean } {
   if (collector === undefined) collector = collectorOf();
@@ -69,15 +61,6 @@ export function releaseMemory(): { collected: boolean; trimmed: boolean } {
       v8.setFlagsFromString('--no-compact-on-every-full-gc');
     }
   }
-  if (trim !== null) {
-    trim(0);
-    if (lateTrim === null) {
-      lateTrim = setTimeout(() => {
-        lateTrim = null;
-        trim?.(0);
-      }, LATE_TRIM_MS);
-      lateTrim.unref();
-    }
-  }
+  trim?.(0);
   return { collected: collector !== null, trimmed: trim !== null };
 }
