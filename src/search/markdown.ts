@@ -303,9 +303,10 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
     pos = end + 1;
     const kind = lineKind(body, from, stop);
     if (kind !== OTHER_LINE) {
-      // Most lines: a paragraph line or a list item outside a fence, or a line inside one that cannot close it.
+      // Most lines: a paragraph line, a blank line, a list item or a quote outside a fence, or a line inside one
+      // that cannot close it.
       if (fence !== undefined) continue;
-      if (kind === LIST_ITEM) para = undefined;
+      if (kind === ENDS_PARAGRAPH) para = undefined;
       else if (para === undefined) para = [from, stop];
       else if (para.length < 128) para.push(from, stop);
       continue;
@@ -367,28 +368,30 @@ for (const c of ' \t#`~=->|<+*_0123456789') SPECIAL_START[c.charCodeAt(0)] = 1;
 
 /** What `lineKind` can tell without the regular expressions. */
 const PARAGRAPH_LINE = 0;
-const LIST_ITEM = 1;
+const ENDS_PARAGRAPH = 1;
 const OTHER_LINE = 2;
 
 /**
- * PARAGRAPH_LINE when the line `body[from .. stop)` can only be a non-blank paragraph line (or a line inside a fence that does not close
- * it): its first character after at most three spaces starts no other kind of line, or is a single backtick or
- * tilde (a fence needs three). LIST_ITEM when it is `-`, `+` or `*`, a space or tab, then a character that is no
- * space, tab, `-`, `*` or `_` (a bullet item: never a fence, heading, setext underline or thematic break).
- * OTHER_LINE when the regular expressions of `scanHeadings` must decide.
+ * PARAGRAPH_LINE when the line `body[from .. stop)` can only be a non-blank paragraph line (or a line inside a
+ * fence that does not close it): its first character after at most three spaces starts no other kind of line, or
+ * is a single backtick or tilde (a fence needs three). ENDS_PARAGRAPH when it ends a paragraph and is no fence,
+ * heading or setext underline: at most three spaces (a blank line); `>`, `|` or `<` first (a block quote, table row
+ * or HTML block); or `-`, `+` or `*`, a space or tab, then a character that is no space, tab, `-`, `*` or `_` (a
+ * bullet item, not a thematic break). OTHER_LINE when the regular expressions of `scanHeadings` must decide.
  */
 function lineKind(body: string, from: number, stop: number): number {
   let p = from;
   while (p < from + 3 && p < stop && body.charCodeAt(p) === 0x20) p++;
-  if (p >= stop) return OTHER_LINE;
+  if (p >= stop) return ENDS_PARAGRAPH;
   const c = body.charCodeAt(p);
   if (c >= 128 || SPECIAL_START[c] === 0) return PARAGRAPH_LINE;
+  if (c === 0x3e || c === 0x7c || c === 0x3c) return ENDS_PARAGRAPH;
   if ((c === 0x60 || c === 0x7e) && (p + 1 >= stop || body.charCodeAt(p + 1) !== c)) return PARAGRAPH_LINE;
   if (c === 0x2d || c === 0x2b || c === 0x2a) {
     const next = p + 1 < stop ? body.charCodeAt(p + 1) : -1;
     const after = p + 2 < stop ? body.charCodeAt(p + 2) : -1;
     if ((next === 0x20 || next === 0x09) && p + 2 < stop) {
-      if (after !== 0x20 && after !== 0x09 && after !== 0x2d && after !== 0x2a && after !== 0x5f) return LIST_ITEM;
+      if (after !== 0x20 && after !== 0x09 && after !== 0x2d && after !== 0x2a && after !== 0x5f) return ENDS_PARAGRAPH;
     }
   }
   return OTHER_LINE;
