@@ -275,6 +275,15 @@ const RUN_SEG = 5;
 export const HAN_WHOLE_MAX = 8;
 
 /**
+ * Shortest katakana run, in UTF-16 code units, that goes through the word segmenter; a shorter one (ファイル,
+ * データ) is one term. Four characters are too few for a compound, and a segmenter call costs microseconds
+ * whatever its length, so a note of many short distinct katakana runs (each between two Han characters) would
+ * otherwise pay one call per three or four characters. On the Japanese known-item queries a minimum of 5 ranks
+ * exactly as segmenting every run does; 6 already loses.
+ */
+export const KATAKANA_SEGMENT_MIN = 5;
+
+/**
  * The terms of `text[from .. to)` by rules 2–4 (the text as given: `tokenize` folds first, snippets do not), in
  * text order, handed to `sink` as spans. One pass over code units with one class read each, plus one segmenter
  * call per SEGMENT_PIECE of a Thai, Lao, Khmer or Myanmar run: linear in the text.
@@ -404,7 +413,8 @@ function close(
     // The last bigram (or the only character), then for a short Han run of three or more the whole run.
     sink(prev >= 0 ? prev : last, end, false);
     if (run === RUN_HAN && units >= 3 && units <= HAN_WHOLE_MAX) sink(start, end, false);
-  } else if (run === RUN_KATA || run === RUN_SEG) segments(text, start, end, sink);
+  } else if (run === RUN_SEG || (run === RUN_KATA && end - start >= KATAKANA_SEGMENT_MIN))
+    segments(text, start, end, sink);
   else sink(start, end, joined);
 }
 

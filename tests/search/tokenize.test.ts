@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { MAX_TERM_CHARS, scanTerms, tokenize } from '../../src/search/tokenize.js';
+import { KATAKANA_SEGMENT_MIN, MAX_TERM_CHARS, scanTerms, tokenize } from '../../src/search/tokenize.js';
 
 test('lowercases, folds compatibility forms and splits on non-word characters', (t) => {
   t.deepEqual(tokenize('Hello, WORLD! ＡＢＣ ﬁne foo_bar v1.2 naïve'), [
@@ -35,8 +35,11 @@ test('a word is cut where its script changes: Han, hiragana (bigrams), katakana 
   // A query phrase gives terms that all occur in the note's terms.
   const note = tokenize('庭の水やりは朝に行う');
   for (const q of tokenize('水やり')) t.true(note.includes(q), q);
-  // Katakana goes through the word segmenter: a compound is split into its words.
+  // Katakana goes through the word segmenter: a compound is split into its words. A run of fewer than
+  // KATAKANA_SEGMENT_MIN code units is one term as it is.
   t.deepEqual(tokenize('キーボードショートカット'), ['キーボード', 'ショートカット']);
+  t.deepEqual(tokenize('ヘルプ漢データ'), ['ヘルプ', '漢', 'データ']);
+  t.is(KATAKANA_SEGMENT_MIN, 5);
   // ー continues the kana run it is in; Latin, digits and Hangul stay one run; Han and kana cut it.
   t.deepEqual(tokenize('tar命令 x축 인자1 ファイル1 サーバー'), [
     'tar',
