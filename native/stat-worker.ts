@@ -1,18 +1,19 @@
 /**
  * The stat helper thread (Linux, little-endian): a `node:worker_threads` worker that performs part of a warm scan's
- * per-note `statx` calls in parallel with the main thread, on the main thread's own directory descriptors
- * (descriptors belong to the process, so both threads name the same open directory).
+ * per-note `statx` calls in parallel with the main thread, on descriptors of the directories the main thread opened
+ * and judged (descriptors belong to the process, so both threads name the same open directory).
  *
- * This module is also imported by the main thread (src/trust/stat-pool.ts) for the shared-memory layout below; its
- * loop only runs when the module is a worker's entry point with this module's `workerData` tag. In the worker it
- * loads koffi and binds only glibc `statx` (reading koffi's per-thread errno), `sched_yield`, and `gettid` with
- * `setpriority` for its own nice value; it imports nothing but the small native/linux.ts and native/types.ts, so
- * the isolate stays small.
+ * This module is also imported by the main thread (src/trust/stat-pool.ts) for the shared-memory layout below and
+ * for `jobDescriptorCalls` (the pool's own `dup`/`close`); its loop only runs when the module is a worker's entry
+ * point with this module's `workerData` tag. In the worker it loads koffi and binds only glibc `statx` (reading
+ * koffi's per-thread errno), `sched_yield`, and `gettid` with `setpriority` for its own nice value; it imports
+ * nothing but the small native/linux.ts and native/types.ts, so the isolate stays small.
  *
  * Shared memory (all words little-endian host order, Int32Array/Uint32Array views):
  * - Control words (`CTL`) and, after them, a stack of `MAX_JOBS` job headers (`JOB`, `JOB_WORDS` words each). A job
- *   is one directory of the current scan: the descriptor, a run of slots [base, base + count) and the name arena of
- *   its listing. The main thread pushes a job after listing a directory and pops it before it closes the descriptor.
+ *   is one directory of the current scan: a descriptor of it that the pool owns (a duplicate of the scan's), a run
+ *   of slots [base, base + count) and the name arena of its listing. The main thread pushes a job after listing a
+ *   directory and pops it when it leaves the directory, without waiting for this thread (see `CTL.HELD`).
  * - Slots: one record of SLOT_WORDS words per slot (two cache lines, so the main thread reads one slot's answer from
  *   two lines): a state word, an errno word, the byte offset of the entry's NUL-terminated name in the job's arena,
  *   and RAW_STAT_WORDS words for the answer (layout `RAW`, as `Native.statRawAt` writes it).
@@ -27,9 +28,25 @@
  * within 2^28 of the tag this thread last acknowledged (`CTL.ACK`, stored whenever it holds no header), so a stale
  * tag can never equal a live one.
  *
+ * Held job (`CTL.HELD`): this thread stores a job's tag there before its first claim attempt in that job and -1
+ * after its last one (the stat of a claimed slot lies in between); it is the only thread that uses a job's
+ * descriptor, and only between a successful claim and the next attempt. The main thread never waits for it: an
+ * entry this thread holds is statted by the main thread itself, and a popped job's descriptor is closed once every
+ * slot is claimed and HELD does not name the job (src/trust/stat-pool.ts proves why that is after this thread's
+ * last use of it).
+ *
+ * Idle back-off: with nothing to claim this thread spins briefly (a new job usually follows within microseconds on
+ * an idle machine), then yields its processor for a few passes, then sleeps on `CTL.EPOCH` until the main thread
+ * publishes a job (the main thread notifies only while `CTL.SLEEPING` is set). Between scans it sleeps on
+ * `CTL.ACTIVE`.
+ *
  * Names: each listing's candidate names live in a SharedArrayBuffer arena handed over once by `postMessage`
  * ({ arena: id, buffer }, later { drop: id }); this thread pulls such messages synchronously
- * (`receiveMessageOnPort`) when it is idle or meets an arena id it does not know yet.
+ * (`receiveMessageOnPort`) when it is idle or meets an arena id it does not know yet, never while it holds a job,
+ * and keeps each arena's buffer referenced until the drop, so a name is never read from freed memory.
+ *
+ * Test seam: while `CTL.GATE` is 1 this thread stops after each successful claim, before its stat, until the word
+ * is 0 again (a thread descheduled in the middle of a claim, on demand; see `StatPool.holdWorker`).
  */
 import { createRequire } from 'node:module';
 import { isMainThread, parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
@@ -48,14 +65,22 @@ export const CTL = Object.freeze({
   ACK: 2,
   /** 1 once statx is bound and the loop runs; 0 again when the loop failed. */
   READY: 3,
-  /** 1 while the main thread sleeps in Atomics.wait on a slot state (this thread then notifies). */
-  WAITING: 4,
+  /** The tag of the job this thread may be claiming in and statting for, -1 when none (see the module comment). */
+  HELD: 4,
   /** Slots this thread has statted since it started (diagnostics and tests). */
   STATTED: 5,
-  /** The tag of the newest published job (the main thread's counter). */
+  /** The tag of the newest published job (the main thread's counter); this thread sleeps on it when idle. */
   EPOCH: 6,
+  /** 1 while this thread sleeps on EPOCH (the main thread then notifies after a publish). */
+  SLEEPING: 7,
+  /** Test seam: 1 makes this thread stop after each successful claim until the word is 0 again. */
+  GATE: 8,
+  /** Times this thread went to sleep on EPOCH (diagnostics and tests). */
+  SLEEPS: 9,
+  /** Times such a sleep ended by the main thread's notify (diagnostics and tests). */
+  WAKES: 10,
 });
-export const CTL_WORDS = 8;
+export const CTL_WORDS = 11;
 /** Word offsets inside one job header. `TAG` is -1 while the header holds no job. */
 export const JOB = Object.freeze({ TAG: 0, FD: 1, BASE: 2, COUNT: 3, ARENA: 4 });
 export const JOB_WORDS = 5;
@@ -102,26 +127,66 @@ export function slotFailure(ints: Int32Array<ArrayBufferLike>, r: number): Nativ
 }
 
 const { EINTR, EIO } = LINUX_ERRNO;
+/** fcntl(2) command: duplicate to the lowest free number, close-on-exec set (same value on every Linux arch). */
+const F_DUPFD_CLOEXEC = 1030;
+
+/** The descriptor calls the pool makes on the main thread for its jobs (`jobDescriptorCalls`). */
+export interface JobDescriptorCalls {
+  /** A close-on-exec duplicate of `fd` (same open directory), or -1 when none can be made (EMFILE and others). */
+  dup(fd: number): number;
+  /** Closes `fd` (a duplicate `dup` made); never retried (Linux releases the number even when close reports EINTR). */
+  close(fd: number): void;
+}
+
+/**
+ * The pool's own `fcntl(F_DUPFD_CLOEXEC)` and `close` (main thread, glibc through koffi): a job's descriptor is a
+ * duplicate the pool owns, so the scan opens and closes its own descriptors exactly as it does without the pool,
+ * and the pool closes a job's duplicate only once this thread can no longer use it. Throws what koffi throws when
+ * libc cannot be loaded (the pool then turns itself off).
+ */
+export function jobDescriptorCalls(): JobDescriptorCalls {
+  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
+  const libc = koffi.load('libc.so.6');
+  // fcntl is variadic: its third argument is passed with an explicit type on each call.
+  const fcntl = libc.func('int fcntl(int, int, ...)') as (fd: number, cmd: number, ...rest: unknown[]) => number;
+  const closeFn = libc.func('int close(int)') as (fd: number) => number;
+  return {
+    dup(fd: number): number {
+      for (;;) {
+        const copy = fcntl(fd, F_DUPFD_CLOEXEC, 'int', 0);
+        if (copy >= 0) return copy;
+        if (koffi.errno() !== EINTR) return -1;
+      }
+    },
+    close(fd: number): void {
+      closeFn(fd);
+    },
+  };
+}
+
 const AT_SYMLINK_NOFOLLOW = 0x100;
 
 /**
- * Passes in a row that found nothing to claim (about 0.5 µs each) before the worker yields its processor: a new job
- * usually follows within microseconds on an idle machine, while on a busy one the yield hands the processor back
- * (possibly to the main thread it serves).
+ * Idle back-off, in passes that found nothing to claim (a pass over a few job headers takes well under a
+ * microsecond): SPIN_PASSES passes spin (on an idle machine the next job usually follows within microseconds),
+ * the next YIELD_PASSES each yield the processor first (on a busy one that hands it to whatever else is runnable),
+ * and then the thread sleeps on CTL.EPOCH until the main thread publishes a job. A sleep is also cut short after
+ * SLEEP_MS, a bound on the cost of any lost wake-up.
  */
-const IDLE_PASSES = 64;
-
+const SPIN_PASSES = 256;
+const YIELD_PASSES = 32;
+const SLEEP_MS = 50;
 /** PRIO_PROCESS: with a thread id, setpriority(2) sets that one thread's nice value on Linux. */
 const PRIO_PROCESS = 0;
-/** The lowest priority: the worker only runs on a processor nothing else wants (or while the main thread waits). */
+/** The lowest priority: the worker only runs on a processor nothing else wants. */
 const WORKER_NICE = 19;
 
 /**
  * Gives this thread nice 19 (setpriority(PRIO_PROCESS, gettid(), 19); lowering one's own priority needs no
  * privilege). On an idle second core the worker runs at full speed; on a busy machine the scheduler prefers every
- * other thread, so the worker seldom takes processor time the main thread could use. The main thread's own wait for
- * a claimed entry sleeps after a short spin, which frees its processor for the worker. Best effort: a libc without
- * gettid (before glibc 2.30) keeps the default priority.
+ * other thread, so the worker seldom takes processor time the main thread could use; the main thread never waits
+ * for it (src/trust/stat-pool.ts), so a descheduled worker costs a scan nothing but the stats it did not take.
+ * Best effort: a libc without gettid (before glibc 2.30) keeps the default priority.
  */
 function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {
   try {
@@ -140,8 +205,8 @@ function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {
 /**
  * The worker's loop: never returns. Binds `statx(int, const char *, int, unsigned, struct statx *)` with the name
  * passed as an address (the arenas never move), sets CTL.READY, then sleeps in Atomics.wait while no scan runs and
- * claims and stats slots while one does. An exception while a slot is claimed hands the slot back (UNCLAIMED, the
- * main thread then stats it itself) and ends the thread; the main thread turns the pool off on the exit event.
+ * claims and stats slots while one does (backing off when there is nothing to claim). An exception while a slot is
+ * claimed hands the slot back (UNCLAIMED) and ends the thread; the main thread turns the pool off on the exit event.
  */
 function runStatWorker(data: StatWorkerData, port: MessagePort): never {
   const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
@@ -239,29 +304,54 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
       const mine = unclaimed | SLOT.WORKER;
       const done = unclaimed | SLOT.DONE;
       let worked = false;
-      for (let k = cursorAt[j]!; k >= 0; k--) {
-        const r = (base + k) * SLOT_WORDS;
-        if (Atomics.compareExchange(ints, r, unclaimed, mine) !== unclaimed) {
-          cursorAt[j] = -1; // the main thread got here from the front
-          break;
+      // HELD names this job from before the first claim attempt to after the last stat (see the module comment).
+      Atomics.store(ctl, CTL.HELD, tag);
+      try {
+        for (let k = cursorAt[j]!; k >= 0; k--) {
+          const r = (base + k) * SLOT_WORDS;
+          if (Atomics.compareExchange(ints, r, unclaimed, mine) !== unclaimed) {
+            cursorAt[j] = -1; // the main thread got here from the front, or popped the job
+            break;
+          }
+          cursorAt[j] = k - 1;
+          worked = true;
+          if (Atomics.load(ctl, CTL.GATE) !== 0) held();
+          try {
+            statSlot(fd, address + ints[r + SLOT_AT.NAME]!, r);
+          } catch (err) {
+            Atomics.compareExchange(ints, r, mine, unclaimed);
+            throw err;
+          }
+          // A compare-exchange, not a store: once the job is popped the main thread may have published the slot again.
+          Atomics.compareExchange(ints, r, mine, done);
+          Atomics.add(ctl, CTL.STATTED, 1);
+          if (Atomics.load(ctl, CTL.JOBS) !== top) return true;
         }
-        cursorAt[j] = k - 1;
-        worked = true;
-        try {
-          statSlot(fd, address + ints[r + SLOT_AT.NAME]!, r);
-        } catch (err) {
-          Atomics.compareExchange(ints, r, mine, unclaimed);
-          throw err;
-        }
-        // A compare-exchange, not a store: a main thread that gave up waiting (see stat-pool.ts) owns the slot now.
-        Atomics.compareExchange(ints, r, mine, done);
-        Atomics.add(ctl, CTL.STATTED, 1);
-        if (Atomics.load(ctl, CTL.WAITING) !== 0) Atomics.notify(ints, r);
-        if (Atomics.load(ctl, CTL.JOBS) !== top) return true;
+      } finally {
+        Atomics.store(ctl, CTL.HELD, -1);
       }
       if (worked) return true;
     }
     return false;
+  };
+
+  /** The test seam: stays here, holding the claim just made, while CTL.GATE is 1. */
+  const held = (): void => {
+    while (Atomics.load(ctl, CTL.GATE) !== 0) Atomics.wait(ctl, CTL.GATE, 1, SLEEP_MS);
+  };
+
+  /**
+   * Sleeps on CTL.EPOCH while it still holds `epoch` (the value read before the pass that found nothing). The
+   * publisher stores EPOCH last (after the job and CTL.JOBS) and then reads SLEEPING: a job published before that
+   * read was seen by the pass; one published after it changed EPOCH, so either this wait returns at once or the
+   * publisher's read comes after the store of SLEEPING and it notifies (sequentially consistent atomics).
+   */
+  const sleep = (epoch: number): void => {
+    Atomics.store(ctl, CTL.SLEEPING, 1);
+    Atomics.add(ctl, CTL.SLEEPS, 1);
+    if (Atomics.load(ctl, CTL.ACTIVE) !== 0 && Atomics.wait(ctl, CTL.EPOCH, epoch, SLEEP_MS) === 'ok')
+      Atomics.add(ctl, CTL.WAKES, 1);
+    Atomics.store(ctl, CTL.SLEEPING, 0);
   };
 
   let idle = 0;
@@ -269,17 +359,27 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
   try {
     for (;;) {
       // Holding no header here: acknowledge the newest tag (see TAG_WINDOW).
-      Atomics.store(ctl, CTL.ACK, Atomics.load(ctl, CTL.EPOCH));
+      const epoch = Atomics.load(ctl, CTL.EPOCH);
+      Atomics.store(ctl, CTL.ACK, epoch);
       if (Atomics.load(ctl, CTL.ACTIVE) === 0) {
         drain();
+        idle = 0;
         Atomics.wait(ctl, CTL.ACTIVE, 0);
         continue;
       }
-      if (pass()) idle = 0;
-      else if (++idle >= IDLE_PASSES) {
+      if (pass()) {
         idle = 0;
-        schedYield();
+        continue;
       }
+      idle++;
+      if (idle <= SPIN_PASSES) continue;
+      if (idle <= SPIN_PASSES + YIELD_PASSES) {
+        schedYield();
+        continue;
+      }
+      drain();
+      sleep(epoch);
+      idle = 0;
     }
   } finally {
     // Scans stop publishing at once, before the main thread sees the exit event.

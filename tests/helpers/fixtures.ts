@@ -145,8 +145,13 @@ export function addAclEntry(file: string, kind: 'user' | 'group', id: number, pe
   setXattr(file, 'system.posix_acl_access', aclBytes(entries));
 }
 
-/** Number of descriptors this process holds (entries of /proc/self/fd, minus the one used to list it). Linux only. */
+/**
+ * Number of descriptors this process holds (entries of /proc/self/fd, minus the one used to list it), counted once
+ * the stat pool has closed any directory duplicate it deferred: right after a scan its worker may still sit in the
+ * middle of a call on one (src/trust/stat-pool.ts, "Bounds"); a duplicate it never closes still counts. Linux only.
+ */
 export function openDescriptorCount(): number {
+  statPool().settleDeferred(10_000);
   return fs.readdirSync('/proc/self/fd').length - 1;
 }
 

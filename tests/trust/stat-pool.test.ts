@@ -8,13 +8,22 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { NativeError, RAW_STAT_WORDS } from '../../native/types.js';
 import { openTrustedDir } from '../../src/trust/path.js';
 import { scanTree } from '../../src/trust/scan.js';
 import { NOT_TAKEN, TAKEN, nextPause, statPool } from '../../src/trust/stat-pool.js';
 import type { NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
-import { addAclEntry, makeTempDir, mkdirs, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
+import {
+  addAclEntry,
+  countingNative,
+  makeTempDir,
+  mkdirs,
+  openDescriptorCount,
+  removeTree,
+  scanTwoWays,
+  writeNote,
+} from '../helpers/fixtures.js';
 import { ALLOW_ALL, Learning, limits, realNative } from './support.js';
 
 const linux = process.platform === 'linux';
@@ -256,6 +265,147 @@ linuxTest('stat pool › many scans with the pool leave no descriptor open', asy
   t.true(pool.workerStatted >= statted);
 });
 
+/** Polls `done` every few milliseconds until it holds (the test waits for the worker; the code under test never does). */
+async function until(done: () => boolean, limitMs = 20_000): Promise<boolean> {
+  const end = Date.now() + limitMs;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  return done();
+}
+
+/**
+ * Descriptors of this process right now, as the paths they name (no settling of the pool's deferred ones; the
+ * descriptor that lists /proc/self/fd is closed before the links are read, so it is not among them).
+ */
+function openPaths(): string[] {
+  const out: string[] = [];
+  for (const f of fs.readdirSync('/proc/self/fd')) {
+    try {
+      out.push(fs.readlinkSync(`/proc/self/fd/${f}`));
+    } catch {
+      // The descriptor that listed the directory is gone already.
+    }
+  }
+  return out;
+}
+
+/** The note entries of directory `dir`, in name order, as `publish` takes them. */
+function entriesOf(dir: string): { cname: Buffer; note: boolean }[] {
+  return fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.md'))
+    .sort()
+    .map((n) => ({ cname: Buffer.from(`${n}\0`), note: true }));
+}
+
+/**
+ * Holds the worker in the middle of a claim (the test seam `holdWorker`: what a worker descheduled by a busy
+ * machine looks like) on a job of `dir`; returns once the job is retired and its scan ended, with the worker still
+ * held. Every entry is the main thread's to stat (`take` never waits).
+ */
+async function heldInJob(t: ExecutionContext, dir: string): Promise<void> {
+  const entries = entriesOf(dir);
+  const fd = openTrustedDir(dir, 'root', native);
+  pool.holdWorker(true);
+  try {
+    t.true(pool.beginScan());
+    const job = pool.publish(fd, { entries, arena: null }, () => true);
+    t.true(job >= 0);
+    t.true(await until(() => pool.workerHolding), 'the worker claimed an entry and stopped');
+    const own = pool.counts.ownStats;
+    const out = new Uint32Array(RAW_STAT_WORDS);
+    for (let i = 0; i < entries.length; i++) t.is(pool.take(job, i, out), NOT_TAKEN, `entry ${i} is the scan's`);
+    t.is(pool.counts.ownStats - own, 1, 'one entry was found held by the worker, and statted by the main thread');
+    pool.retire(job);
+  } finally {
+    pool.endScan();
+    native.close(fd);
+  }
+}
+
+linuxTest(
+  'stat pool › a worker stopped in the middle of a claim never holds up the main thread, and its descriptor closes once it lets go',
+  async (t) => {
+    const root = makeTree('held', 9, 40);
+    try {
+      t.true(await started(root));
+      const before = openDescriptorCount();
+      const dir = fs.realpathSync(path.join(root, 'd0'));
+      await heldInJob(t, dir);
+      // The scan's own descriptor is closed; the pool's duplicate of it stays open while the worker may use it.
+      t.is(pool.deferredDescriptors, 1);
+      t.is(openPaths().length, before + 1);
+      t.true(openPaths().includes(dir), 'the deferred descriptor names the directory of the held job');
+      // Whole scans with the worker still stopped: they end (the main thread never waits for it), return exactly
+      // what single-threaded scans return with the same calls and names (scanTwoWays), the main thread makes every
+      // stat (the worker answers none), and no other descriptor is deferred or left open.
+      const statted = pool.workerStatted;
+      const own = pool.counts.ownStats;
+      const deferrals = pool.counts.deferredCloses;
+      for (let round = 0; round < 3; round++) {
+        const counting = countingNative(native);
+        const fd = openTrustedDir(root, 'root', native);
+        try {
+          const r = scanTwoWays(fd, ALLOW_ALL, limits(), new Learning(), counting.native);
+          t.is(r.notes.length, 363);
+          // scanTwoWays holds the threaded scan to these same calls; the worker answered none (below), so the main
+          // thread made all of them.
+          t.is(counting.calls.statRawAt, 363, 'every candidate note statted once');
+        } finally {
+          native.close(fd);
+        }
+      }
+      t.is(pool.workerStatted, statted, 'the held worker answered nothing');
+      t.is(pool.counts.ownStats, own, 'no entry of these scans was ever the worker’s');
+      t.is(pool.counts.deferredCloses, deferrals, 'no descriptor of these scans was deferred');
+      t.is(pool.deferredDescriptors, 1);
+      t.is(openPaths().length, before + 1);
+      // Let go: the worker finishes its stat on the still-open duplicate, leaves the job, and the duplicate is closed.
+      pool.holdWorker(false);
+      t.is(pool.settleDeferred(20_000), 0);
+      t.false(openPaths().includes(dir));
+      t.is(openDescriptorCount(), before);
+      // And it takes part again.
+      const again = pool.workerStatted;
+      t.true(
+        await until(() => {
+          scan(root, new Learning());
+          return pool.workerStatted > again;
+        }),
+      );
+    } finally {
+      pool.holdWorker(false);
+    }
+  },
+);
+
+linuxTest('stat pool › with nothing to claim the worker sleeps, and the next job wakes it', async (t) => {
+  const root = makeTree('sleep', 3, 30);
+  t.true(await started(root));
+  const dir = path.join(root, 'd0');
+  const entries = entriesOf(dir);
+  const fd = openTrustedDir(dir, 'root', native);
+  try {
+    const sleeps = pool.workerSleeps;
+    t.true(pool.beginScan());
+    // A scan that publishes nothing (a cold scan reading notes, say): the worker stops spinning and sleeps.
+    t.true(await until(() => pool.workerSleeps > sleeps), 'the idle worker went to sleep');
+    const wakes = pool.workerWakes;
+    const statted = pool.workerStatted;
+    const job = pool.publish(fd, { entries, arena: null }, () => true);
+    t.true(job >= 0);
+    // Nothing taken by the main thread: the woken worker answers every entry.
+    t.true(await until(() => pool.workerStatted - statted === entries.length));
+    t.true(pool.workerWakes > wakes, 'the publish woke the sleeping worker');
+    const out = new Uint32Array(RAW_STAT_WORDS);
+    for (let i = 0; i < entries.length; i++) t.is(pool.take(job, i, out), TAKEN);
+    pool.retire(job);
+  } finally {
+    pool.endScan();
+    native.close(fd);
+  }
+  t.is(pool.settleDeferred(20_000), 0);
+});
+
 /** Runs `code` (an ES module) in a child node process from this directory; its exit status and output. */
 function child(code: string, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
   const script = path.join(base, `child-${Math.random().toString(36).slice(2)}.mjs`);
@@ -338,13 +488,53 @@ console.log(JSON.stringify({ status: pool.status, same: during === reference && 
       notes: 243,
     });
     t.deepEqual(JSON.parse(lines[1]!), { status: 'failed', same: true, idle: true });
-    // Ended mid-claim (terminate is asynchronous and the next scan wakes the worker), the main thread stats that entry
-    // itself after the stall limit and reports the stall instead; either way exactly one line, without a path.
+    // Exactly one line, without a path, whether the thread ended between scans or in the middle of a claim.
     const logged = r.stderr.trim().split('\n');
     t.is(logged.length, 1, r.stderr);
-    t.regex(logged[0]!, /^memory-bridge: stat thread off \((stat_worker_exit|stat_worker_stalled)\)$/);
+    t.regex(logged[0]!, /^memory-bridge: stat thread off \(stat_worker_exit\)$/);
   },
 );
+
+linuxTest('stat pool › a descriptor deferred for a stopped worker is closed when the pool turns off', (t) => {
+  const root = makeTree('off', 6, 40);
+  const dir = fs.realpathSync(path.join(root, 'd0'));
+  const code = `${scanningChild(root)}
+const { readdirSync, readlinkSync } = await import('node:fs');
+const dirOpen = () => readdirSync('/proc/self/fd').some((f) => { try { return readlinkSync('/proc/self/fd/' + f) === ${JSON.stringify(dir)}; } catch { return false; } });
+const names = readdirSync(${JSON.stringify(dir)}).filter((n) => n.endsWith('.md')).sort();
+const entries = names.map((n) => ({ cname: Buffer.from(n + '\\0'), note: true }));
+const fd = openTrustedDir(${JSON.stringify(dir)}, 'root', native);
+pool.holdWorker(true);
+pool.beginScan();
+const job = pool.publish(fd, { entries, arena: null }, () => true);
+for (let i = 0; i < 5000 && !pool.workerHolding; i++) await new Promise((r) => setTimeout(r, 2));
+const holding = pool.workerHolding;
+const out = new Uint32Array(16);
+for (let i = 0; i < entries.length; i++) pool.take(job, i, out);
+pool.retire(job);
+pool.endScan();
+native.close(fd);
+const afterScan = { deferred: pool.deferredDescriptors, dirOpen: dirOpen() };
+// The pool turns off (the thread ends) while the worker still holds the job.
+const worker = pool.worker;
+const exited = new Promise((resolve) => worker.once('exit', resolve));
+void worker.terminate();
+await exited;
+await new Promise((resolve) => setTimeout(resolve, 20));
+console.log(JSON.stringify({ holding, afterScan, afterExit: { deferred: pool.deferredDescriptors, dirOpen: dirOpen() }, status: pool.status }));
+`;
+  const r = child(code, { MEMORY_BRIDGE_STAT_THREADS: '1' });
+  t.is(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  t.deepEqual(JSON.parse(lines[1]!), {
+    holding: true,
+    // The scan's own descriptor of the directory is closed; the pool's duplicate stays open while the worker holds it.
+    afterScan: { deferred: 1, dirOpen: true },
+    afterExit: { deferred: 0, dirOpen: false },
+    status: 'failed',
+  });
+  t.regex(r.stderr.trim(), /^memory-bridge: stat thread off \(stat_worker_exit\)$/);
+});
 
 linuxTest('stat pool › MEMORY_BRIDGE_STAT_THREADS=0 keeps scans single-threaded', (t) => {
   const root = makeTree('env', 3, 20);
