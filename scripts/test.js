@@ -2,6 +2,8 @@
 // The project's test runner (`npm test` = `npm run build && node scripts/test.js`). Plain Node ESM, no dependencies.
 //
 // 1. ava over every dist/tests/**/*.test.js as the current user, TAP reporter.
+// 1b. ava over dist/tests/scale/*.scale.js (tests on large trees, e.g. 100,000 notes), in a step of their own, one
+//    file at a time, so they neither compete with the other files for the cores nor build their trees twice.
 // 2. When running as root: the trust and policy tests again as an unprivileged user (uid/gid 65534, via setpriv),
 //    from a copy of dist/, node_modules and package.json in a fresh world-readable temp dir, because the trust rule
 //    treats "root" and "the running user" differently and both sides must hold. Skipped (with the reason) otherwise.
@@ -99,6 +101,28 @@ async function avaAsCurrentUser() {
   const { t, onLine } = tapCounter();
   const status = await run(process.execPath, [avaCli(repo), '--tap'], { cwd: repo, env: process.env }, onLine);
   record('ava', status, t);
+}
+
+/** The scale tests (`*.scale.js`, outside ava's `files` glob): one ava run, one file at a time. */
+async function avaScale() {
+  const name = 'ava: scale tests (dist/tests/scale/*.scale.js)';
+  banner(name);
+  const dir = path.join(repo, 'dist', 'tests', 'scale');
+  const files = fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.scale.js'))
+        .sort()
+        .map((f) => path.join('dist', 'tests', 'scale', f))
+    : [];
+  if (files.length === 0) {
+    process.stdout.write('SKIPPED: no scale test files were built.\n');
+    return;
+  }
+  const { t, onLine } = tapCounter();
+  const args = [avaCli(repo), '--tap', '--concurrency', '1', ...files];
+  const status = await run(process.execPath, args, { cwd: repo, env: process.env }, onLine);
+  record(name, status, t);
 }
 
 /** Copy `from` to `to` and make everything world-readable (directories also searchable), as `chmod -R a+rX`. */
@@ -213,6 +237,7 @@ async function pythonShim() {
 }
 
 await avaAsCurrentUser();
+await avaScale();
 await avaAsUnprivileged();
 await pythonShim();
 

@@ -1,0 +1,253 @@
+/**
+ * Freshness at scale: on a tree of 100,000 trusted notes in a folder tree like a real vault's (25 areas, 250
+ * topics, 2,000 folders, notes at every level), under a policy that sets no limits, a chmod that makes a note
+ * group-writable, an ACL write grant, a note replaced by rename and a policy edit, each made right after a warm
+ * call, are seen by the very next search and read. Every warm call re-reads the policy file (one open of it per
+ * call) and re-stats every candidate note (the binding's stats plus the stat thread's answers the scan took add up
+ * to the number of notes in view), which is why the changes cannot be missed (docs/DESIGN.md, "Why warm calls are
+ * cheap and still safe").
+ *
+ * The runner (scripts/test.js) runs this file in a step of its own after the other ava files, so the tree is built
+ * once and the calls do not compete with other test files for the two cores; `*.scale.js` is outside ava's
+ * `files` glob. Alone: `npm run build && npx ava dist/tests/scale/freshness-100k.scale.js`.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { getNative } from '../../native/index.js';
+import { createBridge } from '../../src/tools/bridge.js';
+import type { ReadResult, SearchResult } from '../../src/tools/types.js';
+import { statPool } from '../../src/trust/stat-pool.js';
+import { ACL_TAG, aclBytes, setXattr } from '../helpers/fixtures.js';
+import { makeWorld } from '../tools/world.js';
+
+const NOTES = 100_000;
+const AREAS = 25;
+const TOPICS = 10;
+const FOLDERS = 8;
+/** Notes directly in each area, each topic and each folder: 25 × (40 + 10 × (20 + 8 × 47)) = 100,000. */
+const IN_AREA = 40;
+const IN_TOPIC = 20;
+const IN_FOLDER = 47;
+
+/** Words of the generated notes (no note but the four below holds "lantern" or "harbour"). */
+const SYLLABLES = ['ka', 'ro', 'mi', 'ten', 'sa', 'vel', 'do', 'quin', 'bar', 'lo', 'ne', 'fis', 'tu', 'gor'];
+
+function wordAt(n: number): string {
+  const a = SYLLABLES[n % SYLLABLES.length]!;
+  const b = SYLLABLES[Math.floor(n / SYLLABLES.length) % SYLLABLES.length]!;
+  const c = SYLLABLES[Math.floor(n / 196) % SYLLABLES.length]!;
+  return `${a}${b}${c}`;
+}
+
+/** Note ids of the tree in creation order: area notes, then per topic its notes, then its folders' notes. */
+function treeIds(): string[] {
+  const ids: string[] = [];
+  const note = (dir: string, i: number): string => `${dir}/${wordAt(ids.length * 7 + 3)}-${i}.md`;
+  for (let a = 0; a < AREAS; a++) {
+    const area = `area-${wordAt(a * 31 + 5)}-${a}`;
+    for (let i = 0; i < IN_AREA; i++) ids.push(note(area, i));
+    for (let t = 0; t < TOPICS; t++) {
+      const topic = `${area}/topic-${wordAt(t * 13 + a)}-${t}`;
+      for (let i = 0; i < IN_TOPIC; i++) ids.push(note(topic, i));
+      for (let f = 0; f < FOLDERS; f++) {
+        const folder = `${topic}/${wordAt(f * 17 + t * 3 + a)}-${f}`;
+        for (let i = 0; i < IN_FOLDER; i++) ids.push(note(folder, i));
+      }
+    }
+  }
+  return ids;
+}
+
+/** Owner-only directories and notes of 60–200 bytes; `special` ids get the text given instead. */
+function buildTree(root: string, ids: readonly string[], special: ReadonlyMap<string, string>): void {
+  const made = new Set<string>();
+  for (let n = 0; n < ids.length; n++) {
+    const id = ids[n]!;
+    const dir = path.dirname(id);
+    if (!made.has(dir)) {
+      fs.mkdirSync(path.join(root, dir), { recursive: true, mode: 0o700 });
+      made.add(dir);
+    }
+    let text = special.get(id);
+    if (text === undefined) {
+      const words: string[] = [];
+      for (let k = 0; k < 8 + (n % 20); k++) words.push(wordAt(n * 11 + k * 5));
+      text = `# ${wordAt(n)} ${wordAt(n + 1)}\n\n${words.join(' ')}.\n`;
+    }
+    fs.writeFileSync(path.join(root, id), text, { mode: 0o600 });
+  }
+  // mkdir and open apply the umask: make sure of the modes the trust rule requires.
+  for (const dir of made) {
+    let d = dir;
+    while (d !== '.') {
+      fs.chmodSync(path.join(root, d), 0o700);
+      d = path.dirname(d);
+    }
+  }
+}
+
+function ok(r: unknown): SearchResult {
+  const s = r as SearchResult;
+  if (!s.ok) throw new Error(`search refused: ${JSON.stringify(r)}`);
+  return s;
+}
+
+const ids = treeIds();
+// Notes the changes hit: near the start, in the middle and at the end of the walk, at every depth.
+const A = ids[3]!;
+const B = ids[Math.floor(NOTES / 2) + 123]!;
+const C = ids[NOTES - 1]!;
+const D = ids[41 + 5]!;
+const LANTERN = (word: string): string => `# Festival\n\nThe lantern ${word} starts at dusk.\n`;
+
+/** A server's pause between two calls: deferred index builds and the stat thread's start run here. */
+const betweenCalls = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+const isRoot = process.getuid?.() === 0;
+
+test('freshness at 100,000 notes › chmod, ACL grant, replaced file and policy edit are each seen by the very next call', async (t) => {
+  t.timeout(600_000);
+  t.is(new Set(ids).size, NOTES);
+  const native = getNative();
+  if (native === null) {
+    t.pass('no native bindings on this platform');
+    return;
+  }
+  const w = makeWorld({ allow: ['**'] }, 'home');
+  // As root the memory root is a tmpfs of its own (owned by root, 0700, with POSIX ACLs): 100,000 files are made
+  // and removed in a few seconds there, where a journaling filesystem under load takes tens of seconds.
+  let mounted = false;
+  if (isRoot) {
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'mode=0700,size=1g,nr_inodes=300k', 'tmpfs', w.root]);
+      mounted = true;
+    } catch {
+      t.log('no tmpfs could be mounted: the tree is built on the temporary directory’s filesystem');
+    }
+  }
+  try {
+    let at = performance.now();
+    const lap = (): string => {
+      const now = performance.now();
+      const ms = now - at;
+      at = now;
+      return `${(ms / 1000).toFixed(1)} s`;
+    };
+    buildTree(
+      w.root,
+      ids,
+      new Map([A, B, C, D].map((id, i) => [id, LANTERN(['parade', 'walk', 'market', 'dance'][i]!)])),
+    );
+    t.log(`tree of ${NOTES} notes built in ${lap()}`);
+    const bridge = createBridge({ log: () => undefined });
+    const search = (query: string): SearchResult => ok(bridge.search({ query, limit: 10 }, w.caller));
+    const idsOf = (query: string): string[] =>
+      search(query)
+        .results.map((h) => h.id)
+        .sort();
+    const readable = (id: string): boolean => bridge.read({ id }, w.caller).ok;
+
+    // The cold call reads and verifies every note; a policy without limits covers all 100,000.
+    const cold = search('lantern');
+    t.log(`cold first search in ${lap()}`);
+    t.deepEqual(cold.results.map((h) => h.id).sort(), [A, B, C, D].sort());
+    t.false(cold.truncated);
+    t.false('incomplete' in cold);
+    // Between calls, as in a server: the index is built from the cold call's notes and the stat thread starts
+    // (the warm calls below then run on the production path, the thread's answers included in the counts).
+    await betweenCalls();
+    const threaded = await statPool().whenReady();
+    t.log(`index built and stat thread ${threaded ? 'ready' : 'not running'} in ${lap()}`);
+
+    /**
+     * One warm call, counted on the real binding: opens of the policy file, stats of candidate notes made by this
+     * thread and answers of the stat thread that the scan took.
+     */
+    const pool = statPool();
+    const counted = <T>(fn: () => T): { value: T; policyOpens: number; noteStats: number } => {
+      const { openFileAt, statRawAt } = native;
+      let policyOpens = 0;
+      let ownStats = 0;
+      native.openFileAt = (dirfd: number, name: string) => {
+        if (name === 'policy.json') policyOpens++;
+        return openFileAt.call(native, dirfd, name);
+      };
+      native.statRawAt = (dirfd: number, cname: Uint8Array, out: Uint32Array) => {
+        ownStats++;
+        statRawAt.call(native, dirfd, cname, out);
+      };
+      const taken = pool.counts.taken;
+      try {
+        const value = fn();
+        return { value, policyOpens, noteStats: ownStats + pool.counts.taken - taken };
+      } finally {
+        native.openFileAt = openFileAt;
+        native.statRawAt = statRawAt;
+      }
+    };
+    const warm = async (query: string, inView = NOTES): Promise<string[]> => {
+      const r = counted(() => idsOf(query));
+      t.is(r.policyOpens, 1, 'the policy file is opened and read again by the call');
+      t.is(r.noteStats, inView, 'every candidate note is statted again by the call');
+      await betweenCalls();
+      return r.value;
+    };
+
+    t.deepEqual(await warm('lantern'), [A, B, C, D].sort());
+    t.log(`warm search in ${lap()}`);
+
+    fs.chmodSync(path.join(w.root, A), 0o620);
+    t.deepEqual(await warm('lantern'), [B, C, D].sort(), 'chmod g+w');
+    t.false(readable(A));
+
+    // A named user with write, masked to read: the mode bits show no write at all, the ACL entry still does.
+    setXattr(
+      path.join(w.root, B),
+      'system.posix_acl_access',
+      aclBytes([
+        { tag: ACL_TAG.USER_OBJ, perm: 6 },
+        { tag: ACL_TAG.USER, perm: 6, id: 4242 },
+        { tag: ACL_TAG.GROUP_OBJ, perm: 0 },
+        { tag: ACL_TAG.MASK, perm: 4 },
+        { tag: ACL_TAG.OTHER, perm: 0 },
+      ]),
+    );
+    t.is(fs.statSync(path.join(w.root, B)).mode & 0o077, 0o040);
+    t.deepEqual(await warm('lantern'), [C, D].sort(), 'ACL write grant');
+    t.false(readable(B));
+
+    const tmp = path.join(w.root, path.dirname(C), '.replacement.tmp');
+    fs.writeFileSync(tmp, '# Festival\n\nThe lantern market moved to the harbour.\n', { mode: 0o600 });
+    fs.renameSync(tmp, path.join(w.root, C));
+    t.deepEqual(await warm('harbour'), [C], 'replaced by rename');
+    t.regex(search('harbour').results[0]!.snippet, /harbour/);
+    t.regex((bridge.read({ id: C }, w.caller) as ReadResult).content, /harbour/);
+
+    w.setPolicy({ allow: ['**'], deny: [D] });
+    t.deepEqual(await warm('lantern', NOTES - 1), [C], 'policy edit');
+    t.false(readable(D));
+
+    // And back: each undone change is seen by the very next call too.
+    w.setPolicy({ allow: ['**'] });
+    fs.chmodSync(path.join(w.root, A), 0o600);
+    setXattr(
+      path.join(w.root, B),
+      'system.posix_acl_access',
+      aclBytes([
+        { tag: ACL_TAG.USER_OBJ, perm: 6 },
+        { tag: ACL_TAG.GROUP_OBJ, perm: 0 },
+        { tag: ACL_TAG.OTHER, perm: 0 },
+      ]),
+    );
+    t.deepEqual(await warm('lantern'), [A, B, C, D].sort(), 'all undone');
+    t.true(readable(A) && readable(B) && readable(D));
+    t.log(`changes and their checks in ${lap()}; stat thread ${pool.status}, answered ${pool.counts.taken} stats`);
+  } finally {
+    // The stat thread may still hold a duplicate of one directory for a moment (src/trust/stat-pool.ts, "Bounds").
+    statPool().settleDeferred(10_000);
+    if (mounted) execFileSync('umount', [w.root]);
+    fs.rmSync(w.tmp, { recursive: true, force: true });
+  }
+});
