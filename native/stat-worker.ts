@@ -6,7 +6,7 @@
  * This module is also imported by the main thread (src/trust/stat-pool.ts) for the shared-memory layout below and
  * for `jobDescriptorCalls` (the pool's own `dup`/`close`); its loop only runs when the module is a worker's entry
  * point with this module's `workerData` tag. In the worker it loads koffi and binds only glibc `statx` (reading
- * koffi's per-thread errno), `sched_yield`, and `gettid` with `setpriority` for its own nice value; it imports
+ * koffi's per-thread errno) and `gettid` with `setpriority` for its own nice value; it imports
  * nothing but the small native/linux.ts and native/types.ts, so the isolate stays small.
  *
  * Shared memory (all words little-endian host order, Int32Array/Uint32Array views):
@@ -36,9 +36,8 @@
  * last use of it).
  *
  * Idle back-off: with nothing to claim this thread spins briefly (a new job usually follows within microseconds on
- * an idle machine), then yields its processor for a few passes, then sleeps on `CTL.EPOCH` until the main thread
- * publishes a job (the main thread notifies only while `CTL.SLEEPING` is set). Between scans it sleeps on
- * `CTL.ACTIVE`.
+ * an idle machine), then sleeps on `CTL.EPOCH` until the main thread publishes a job (the main thread notifies only
+ * while `CTL.SLEEPING` is set). Between scans it sleeps on `CTL.ACTIVE`.
  *
  * Names: each listing's candidate names live in a SharedArrayBuffer arena handed over once by `postMessage`
  * ({ arena: id, buffer }, later { drop: id }); this thread pulls such messages synchronously
@@ -168,13 +167,14 @@ const AT_SYMLINK_NOFOLLOW = 0x100;
 
 /**
  * Idle back-off, in passes that found nothing to claim (a pass over a few job headers takes well under a
- * microsecond): SPIN_PASSES passes spin (on an idle machine the next job usually follows within microseconds),
- * the next YIELD_PASSES each yield the processor first (on a busy one that hands it to whatever else is runnable),
- * and then the thread sleeps on CTL.EPOCH until the main thread publishes a job. A sleep is also cut short after
- * SLEEP_MS, a bound on the cost of any lost wake-up.
+ * microsecond): SPIN_PASSES passes spin (on an idle machine the next job usually follows within microseconds), then
+ * the thread sleeps on CTL.EPOCH until the main thread publishes a job; a sleep is also cut short after SLEEP_MS, a
+ * bound on the cost of any lost wake-up. No sched_yield: under the kernel's EEVDF scheduler a yield pushes the
+ * yielding task's deadline back by a whole slice scaled by its weight (about 68 slices at nice 19), so a yielding
+ * worker on a busy machine would be picked again only seconds later, while a sleeping one is placed afresh when it
+ * wakes.
  */
-const SPIN_PASSES = 256;
-const YIELD_PASSES = 32;
+const SPIN_PASSES = 512;
 const SLEEP_MS = 50;
 /** PRIO_PROCESS: with a thread id, setpriority(2) sets that one thread's nice value on Linux. */
 const PRIO_PROCESS = 0;
@@ -218,8 +218,6 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
     mask: number,
     out: Uint32Array,
   ) => number;
-  // Called when passes found nothing to claim, so a worker that shares a core with the main thread gives it back.
-  const schedYield = libc.func('int sched_yield(void)') as () => number;
   lowerPriority(libc);
   const ctl = new Int32Array(data.control);
   const ints = new Int32Array(data.slots);
@@ -371,12 +369,7 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
         idle = 0;
         continue;
       }
-      idle++;
-      if (idle <= SPIN_PASSES) continue;
-      if (idle <= SPIN_PASSES + YIELD_PASSES) {
-        schedYield();
-        continue;
-      }
+      if (++idle <= SPIN_PASSES) continue;
       drain();
       sleep(epoch);
       idle = 0;

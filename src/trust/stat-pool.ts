@@ -51,7 +51,7 @@
  * (default STAT_POOL_MIN_CANDIDATES) candidate notes through the raw path; scans stay single-threaded until the
  * worker has bound statx and set its ready word, so no scan ever waits for the thread to start. The worker sleeps
  * in Atomics.wait between scans and is woken at scan start; during a scan it claims while there is work, then
- * spins briefly, yields, and sleeps until the next job (native/stat-worker.ts), so it burns no processor time while
+ * spins briefly and then sleeps until the next job (native/stat-worker.ts), so it burns no processor time while
  * the scan reads notes or walks directories without candidates. It is `unref`'d (it never keeps a process alive),
  * with small heap limits. If it fails or exits, the pool turns itself off for the life of the process (scans are
  * single-threaded again) and says so once on stderr with a reason code. After scans in which the worker answered
