@@ -305,6 +305,10 @@ function entriesOf(dir: string): { cname: Buffer; note: boolean }[] {
  */
 async function heldInJob(t: ExecutionContext, dir: string): Promise<void> {
   const entries = entriesOf(dir);
+  // Out of every earlier job first (a worker descheduled in an earlier scan may still be inside one of its jobs),
+  // so that the job the worker holds below is this one.
+  t.is(pool.settleDeferred(120_000), 0);
+  t.true(await until(() => !pool.workerHolding));
   const fd = openTrustedDir(dir, 'root', native);
   pool.holdWorker(true);
   try {
@@ -504,6 +508,9 @@ const { readdirSync, readlinkSync } = await import('node:fs');
 const dirOpen = () => readdirSync('/proc/self/fd').some((f) => { try { return readlinkSync('/proc/self/fd/' + f) === ${JSON.stringify(dir)}; } catch { return false; } });
 const names = readdirSync(${JSON.stringify(dir)}).filter((n) => n.endsWith('.md')).sort();
 const entries = names.map((n) => ({ cname: Buffer.from(n + '\\0'), note: true }));
+// Out of every earlier job first (see heldInJob in the parent), so that the job held below is this one.
+pool.settleDeferred(120000);
+for (let i = 0; i < 60000 && pool.workerHolding; i++) await new Promise((r) => setTimeout(r, 2));
 const fd = openTrustedDir(${JSON.stringify(dir)}, 'root', native);
 pool.holdWorker(true);
 pool.beginScan();
