@@ -25,6 +25,8 @@ import { summarise, type Summary } from './stats.js';
 export const LOAD_CLIENTS = 32;
 export const LOAD_CALLS = 200;
 export const LOAD_ROUNDS = 2;
+/** Pause before each timed call of the HTTP-versus-stdio comparison, in ms (one client stays under 20 requests/s). */
+const WARM_PAUSE_MS = 60;
 
 export interface HttpResult {
   notes: number;
@@ -137,6 +139,8 @@ export async function measureHttp(
   warmReps: number,
 ): Promise<HttpResult> {
   const cfg = path.join(scratch, 'http-clients');
+  // A reused scratch folder (`--corpora DIR`) still has the last run's clients: new tokens every run.
+  fs.rmSync(cfg, { recursive: true, force: true });
   fs.mkdirSync(cfg, { mode: 0o700 });
   fs.chmodSync(cfg, 0o700);
   const clientsFile = path.join(cfg, 'clients.json');
@@ -173,15 +177,21 @@ export async function measureHttp(
     log(`${c.notes} notes: warm search over HTTP and stdio ×${warmReps} over ${QUERIES.length} queries, alternated`);
     const warmHttp: number[] = [];
     const warmStdio: number[] = [];
+    // One client within the server's default rate (20 requests/s, burst 40): a pause before every timed call, on both
+    // sides alike, so a fast machine does not turn the comparison into 429s.
+    const paced = async <T>(call: () => Promise<T>): Promise<T> => {
+      await new Promise((resolve) => setTimeout(resolve, WARM_PAUSE_MS));
+      return call();
+    };
     for (let rep = 0; rep < warmReps; rep++) {
       for (let qi = 0; qi < QUERIES.length; qi++) {
         const q = QUERIES[qi]!;
         if ((rep + qi) % 2 === 0) {
-          warmHttp.push(await timedSearch(http, q));
-          warmStdio.push(await timedStdioSearch(stdio, q));
+          warmHttp.push(await paced(() => timedSearch(http, q)));
+          warmStdio.push(await paced(() => timedStdioSearch(stdio!, q)));
         } else {
-          warmStdio.push(await timedStdioSearch(stdio, q));
-          warmHttp.push(await timedSearch(http, q));
+          warmStdio.push(await paced(() => timedStdioSearch(stdio!, q)));
+          warmHttp.push(await paced(() => timedSearch(http, q)));
         }
       }
     }
