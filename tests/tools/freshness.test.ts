@@ -1,7 +1,7 @@
 /**
- * Issue 5, item 5: the warm path (index by identity, listing memo) never hides a change. A chmod, an ACL change, a
- * replaced file and a policy edit made right after a warm call are each seen by the very next call, with the
- * default racy margin and no waiting.
+ * The warm path (index by identity, listing memo; docs/DESIGN.md, "Why warm calls are cheap and still safe") never
+ * hides a change. A chmod, an ACL change, a replaced file and a policy edit made right after a warm call are each
+ * seen by the very next call, with the default racy margin and no waiting.
  */
 import fs from 'node:fs';
 import path from 'node:path';
