@@ -1,9 +1,9 @@
 /**
  * The first search of a view (docs/DESIGN.md, "The first search of a view") answers from the texts its scan
- * verified and builds the view's index after the answer. These tests drive the real scan, policy and index over real files: the cold
- * answer equals the built index's answer, the build happens after the answer (or before the next call's scan),
- * changes and policy edits made in between are seen, a failing build drops the view, and the real stdio MCP
- * server answers the same way.
+ * verified and builds the view's index after the answer. These tests drive the real scan, policy and index over
+ * real files: the cold answer equals the built index's answer, the build happens after the answer (or before the
+ * next call's scan), changes and policy edits made in between are seen, a failing build drops the view, and the
+ * real stdio MCP server answers the same way.
  */
 import fs from 'node:fs';
 import path from 'node:path';
