@@ -111,6 +111,24 @@ export function aclBytes(entries: AclEntrySpec[]): Buffer {
   return buf;
 }
 
+/**
+ * Grant uid 4242 write to `file` through a named-user ACL entry whose mask allows read only (the group class bits
+ * of the mode then show no write; the ACL entry still grants it), written as `system.posix_acl_access`.
+ */
+export function grantMaskedUserWrite(file: string): void {
+  setXattr(
+    file,
+    'system.posix_acl_access',
+    aclBytes([
+      { tag: ACL_TAG.USER_OBJ, perm: 6 },
+      { tag: ACL_TAG.USER, perm: 6, id: 4242 },
+      { tag: ACL_TAG.GROUP_OBJ, perm: 0 },
+      { tag: ACL_TAG.MASK, perm: 4 },
+      { tag: ACL_TAG.OTHER, perm: 0 },
+    ]),
+  );
+}
+
 let fsetxattrFn: ((fd: number, name: string, value: Buffer, size: number, flags: number) => number) | undefined;
 
 /**

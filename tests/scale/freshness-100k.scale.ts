@@ -19,7 +19,7 @@ import { getNative } from '../../native/index.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { ReadResult, SearchResult } from '../../src/tools/types.js';
 import { statPool } from '../../src/trust/stat-pool.js';
-import { ACL_TAG, aclBytes, setXattr } from '../helpers/fixtures.js';
+import { ACL_TAG, aclBytes, grantMaskedUserWrite, setXattr } from '../helpers/fixtures.js';
 import { makeWorld } from '../tools/world.js';
 
 const NOTES = 100_000;
@@ -204,17 +204,7 @@ test('freshness at 100,000 notes › chmod, ACL grant, replaced file and policy 
     t.false(readable(A));
 
     // A named user with write, masked to read: the mode bits show no write at all, the ACL entry still does.
-    setXattr(
-      path.join(w.root, B),
-      'system.posix_acl_access',
-      aclBytes([
-        { tag: ACL_TAG.USER_OBJ, perm: 6 },
-        { tag: ACL_TAG.USER, perm: 6, id: 4242 },
-        { tag: ACL_TAG.GROUP_OBJ, perm: 0 },
-        { tag: ACL_TAG.MASK, perm: 4 },
-        { tag: ACL_TAG.OTHER, perm: 0 },
-      ]),
-    );
+    grantMaskedUserWrite(path.join(w.root, B));
     t.is(fs.statSync(path.join(w.root, B)).mode & 0o077, 0o040);
     t.deepEqual(await warm('lantern'), [C, D].sort(), 'ACL write grant');
     t.false(readable(B));

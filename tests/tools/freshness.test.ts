@@ -8,7 +8,7 @@ import path from 'node:path';
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { ReadResult, SearchResult } from '../../src/tools/types.js';
-import { ACL_TAG, aclBytes, setXattr, writeNote } from '../helpers/fixtures.js';
+import { grantMaskedUserWrite, writeNote } from '../helpers/fixtures.js';
 import { worldTracker, type World } from './world.js';
 
 const { world, removeAll } = worldTracker();
@@ -44,17 +44,7 @@ test('freshness › a chmod that makes a note group-writable is seen by the very
 test('freshness › an ACL write grant (mask without write) is seen by the very next search and read', (t) => {
   const { w, bridge } = warmWorld();
   const file = path.join(w.root, 'notes/alpha.md');
-  setXattr(
-    file,
-    'system.posix_acl_access',
-    aclBytes([
-      { tag: ACL_TAG.USER_OBJ, perm: 6 },
-      { tag: ACL_TAG.USER, perm: 6, id: 4242 },
-      { tag: ACL_TAG.GROUP_OBJ, perm: 0 },
-      { tag: ACL_TAG.MASK, perm: 4 },
-      { tag: ACL_TAG.OTHER, perm: 0 },
-    ]),
-  );
+  grantMaskedUserWrite(file);
   t.is(fs.statSync(file).mode & 0o077, 0o040, 'the mode bits alone show no write for anyone else');
   t.deepEqual(idsOf(bridge.search({ query: 'lantern' }, w.caller)), ['notes/beta.md']);
   t.false(bridge.read({ id: 'notes/alpha.md' }, w.caller).ok);
