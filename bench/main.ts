@@ -887,9 +887,15 @@ async function main(): Promise<void> {
         http = await measureHttp(corpus, shebangNodeOptions(), parent, repsFor(n, values.quick!).warm);
       }
     }
-    if (sections.has('worst') && hasOurs)
-      worst = await runWorstCases(parent, vocab, (home) => ourArgs(home, null), log);
-    if (sections.has('cjk') && hasOurs) cjk = await runCjk(parent, vocab, (home) => ourArgs(home, null), hasRg, log);
+    // The worst-case and CJK trees are built afresh every run: with --corpora, in a folder of this run's own.
+    const once = reuse === null ? parent : fs.mkdtempSync(path.join(parent, 'run-'));
+    try {
+      if (sections.has('worst') && hasOurs)
+        worst = await runWorstCases(once, vocab, (home) => ourArgs(home, null), log);
+      if (sections.has('cjk') && hasOurs) cjk = await runCjk(once, vocab, (home) => ourArgs(home, null), hasRg, log);
+    } finally {
+      if (once !== parent) fs.rmSync(once, { recursive: true, force: true });
+    }
   } finally {
     if (keep) log(`corpora kept in ${parent}`);
     else fs.rmSync(parent, { recursive: true, force: true });
