@@ -687,10 +687,11 @@ export class NoteIndex implements KnownNotes {
     } catch (err) {
       this.lastNotes = [];
       this.lastDocs = new Int32Array(0);
+      // The notes replaced before the failure lose their postings now; a sync that completes does it once, below.
+      this.dropRemoved();
       throw err;
     } finally {
       this.flush();
-      this.dropRemoved();
     }
     this.lastNotes = nowNotes;
     this.lastDocs = nowDocs;
@@ -700,6 +701,7 @@ export class NoteIndex implements KnownNotes {
       for (const [id, entry] of this.entries) if (seenAt[entry.doc] !== generation) gone.push([id, entry]);
     }
     for (const [id, entry] of gone) this.removeEntry(id, entry);
+    // Replaced and gone notes alike: one pass over each list they touch.
     this.dropRemoved();
     if (changed || gone.length > 0) this.tidy();
     if (this.bulkFlushes > 1) this.repackPostings();
