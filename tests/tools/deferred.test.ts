@@ -16,6 +16,7 @@ import type { Caller, SearchResult } from '../../src/tools/types.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { connectMcp } from '../adversarial/mcp-client.js';
 import { writeNote } from '../helpers/fixtures.js';
+import { STAT } from '../search/stat.js';
 import { addHome, countingOpens, worldTracker, type World } from './world.js';
 
 const { world, removeAll } = worldTracker();
@@ -162,19 +163,9 @@ test('deferred › a policy edit between the first and second call applies to th
   }
 });
 
-const STAT: FileStat = {
-  dev: 1n,
-  ino: 1n,
-  mode: 0o100600,
-  nlink: 1,
-  uid: 0,
-  gid: 0,
-  size: 10,
-  mtimeNs: 0n,
-  ctimeNs: 0n,
-};
+const NOTE_STAT: FileStat = { ...STAT, size: 10 };
 /** A note that sync refuses in a fresh index (no text although the index does not hold it). */
-const unsyncable: ScannedNote = { id: 'a.md', key: 'k', stat: STAT, text: undefined };
+const unsyncable: ScannedNote = { id: 'a.md', key: 'k', stat: NOTE_STAT, text: undefined };
 
 test('deferred › a deferred build that throws drops the view, whether it runs after the answer or before the next call', async (t) => {
   const cache = new IndexCache(8);
@@ -196,7 +187,7 @@ test('deferred › a deferred build that throws drops the view, whether it runs 
 
 test('deferred › defer accepts only a held view with an empty index and nothing pending', (t) => {
   const cache = new IndexCache(8);
-  const note: ScannedNote = { id: 'a.md', key: 'k', stat: STAT, text: 'moss' };
+  const note: ScannedNote = { id: 'a.md', key: 'k', stat: NOTE_STAT, text: 'moss' };
   t.throws(() => cache.defer('missing', [note]), { message: /fresh view/ });
   cache.get('v');
   cache.defer('v', [note]);
