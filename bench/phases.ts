@@ -43,7 +43,11 @@ function once(home: string, index: NoteIndex, memo: ScanMemo, query: string): Ph
   const rootFd = openTrustedDir(policy.root, 'root', native);
   const t2 = performance.now();
   try {
-    const scan = scanTree(rootFd, policy, scanLimitsOf(policy), index, native, { memo, statThread: statPool() });
+    const scan = scanTree(rootFd, policy, scanLimitsOf(policy), index, native, {
+      memo,
+      statThread: statPool(),
+      watch: process.env.MEMORY_BRIDGE_WATCH !== '0',
+    });
     const t3 = performance.now();
     index.sync(scan.notes);
     const t4 = performance.now();

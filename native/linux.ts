@@ -148,6 +148,21 @@ const LEASE_FILESYSTEMS: ReadonlySet<number> = new Set([
   0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1, 0xca451a4e, 0x794c7630,
 ]);
 
+/**
+ * Filesystems every change of which goes through this kernel's VFS, so inotify sees it (fstatfs f_type): ext2/3/4,
+ * xfs, btrfs, tmpfs, f2fs, zfs, bcachefs. Not overlay (a change to a lower layer made outside the overlay raises no
+ * event on the overlay's inode), nor any network or FUSE filesystem (docs/DESIGN.md §Change notification).
+ */
+const WATCH_FILESYSTEMS: ReadonlySet<number> = new Set([
+  0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1, 0xca451a4e,
+]);
+
+const IN_NONBLOCK = 0x800;
+const IN_CLOEXEC = 0x80000;
+const IN_DONT_FOLLOW = 0x02000000;
+const POLLPRI = 0x2;
+const POLLERR = 0x8;
+
 /** Calls `fn` (a libc call returning 0 or -1) until it does not fail with EINTR; true on success. */
 function retryEintrWith(koffi: typeof Koffi, fn: () => number): boolean {
   for (;;) {
@@ -253,6 +268,20 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
   const fcntl = lib.func('int fcntl(int, int, ...)') as (fd: number, cmd: number, ...rest: unknown[]) => number;
   const fstatfs = lib.func('int fstatfs(int, uint8_t *)') as (fd: number, buf: Buffer) => number;
   const statfsBuf = Buffer.alloc(STATFS_BYTES);
+  const inotifyInit1 = lib.func('int inotify_init1(int)') as (flags: number) => number;
+  const inotifyAddWatch = lib.func('int inotify_add_watch(int, const uint8_t *, uint32_t)') as (
+    fd: number,
+    path: Buffer,
+    mask: number,
+  ) => number;
+  const inotifyRmWatch = lib.func('int inotify_rm_watch(int, int)') as (fd: number, wd: number) => number;
+  const readFn = lib.func('intptr_t read(int, uint8_t *, size_t)') as (fd: number, buf: Buffer, n: number) => number;
+  const pollFn = lib.func('int poll(uint8_t *, unsigned long, int)') as (fds: Buffer, n: number, ms: number) => number;
+  /** struct pollfd { int fd; short events; short revents; } for /proc/self/mountinfo; fd -1 until first opened. */
+  const mountPoll = Buffer.alloc(8);
+  let mountFd = -1;
+  let mountFailed = false;
+  const procPath = cString('/proc/self/mountinfo');
 
   const retryEintr = (fn: () => number): boolean => retryEintrWith(koffi, fn);
   const names = new ComponentEncoder(linuxErrors);
@@ -491,6 +520,69 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
         const errno = koffi.errno();
         if (errno !== EINTR) throw linuxErrors.fail('flock', errno);
       }
+    },
+
+    watchOpen(): number {
+      const fd = inotifyInit1(IN_NONBLOCK | IN_CLOEXEC);
+      return fd >= 0 ? fd : -koffi.errno();
+    },
+
+    watchAdd(ifd: number, dirFd: number, cname: Uint8Array, mask: number): number {
+      try {
+        requireComponent(cname);
+      } catch {
+        return -LINUX_ERRNO.EINVAL;
+      }
+      if (!Number.isInteger(dirFd) || dirFd < 0) return -LINUX_ERRNO.EBADF;
+      const prefix = `/proc/self/fd/${dirFd}/`;
+      const path = Buffer.allocUnsafe(prefix.length + cname.length);
+      path.write(prefix, 0, 'latin1');
+      path.set(cname, prefix.length);
+      for (;;) {
+        const wd = inotifyAddWatch(ifd, path, (mask | IN_DONT_FOLLOW) >>> 0);
+        if (wd >= 0) return wd;
+        const errno = koffi.errno();
+        if (errno !== EINTR) return -errno;
+      }
+    },
+
+    watchRemove(ifd: number, wd: number): void {
+      inotifyRmWatch(ifd, wd);
+    },
+
+    watchRead(ifd: number, buf: Buffer): number {
+      for (;;) {
+        const n = Number(readFn(ifd, buf, buf.length));
+        if (n >= 0) return n;
+        const errno = koffi.errno();
+        if (errno === LINUX_ERRNO.EWOULDBLOCK) return 0;
+        if (errno !== EINTR) return -errno;
+      }
+    },
+
+    mountsChanged(): boolean | null {
+      if (mountFailed) return null;
+      if (mountFd < 0) {
+        const fd = openat(AT_FDCWD, procPath, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+          mountFailed = true;
+          return null;
+        }
+        mountFd = fd;
+        mountPoll.writeInt32LE(fd, 0);
+        mountPoll.writeInt16LE(POLLPRI, 4);
+      }
+      for (;;) {
+        mountPoll.writeInt16LE(0, 6);
+        const n = pollFn(mountPoll, 1, 0);
+        if (n >= 0) return n > 0 && (mountPoll.readInt16LE(6) & (POLLPRI | POLLERR)) !== 0;
+        if (koffi.errno() !== EINTR) return null;
+      }
+    },
+
+    localFilesystem(fd: number): boolean {
+      if (!retryEintr(() => fstatfs(fd, statfsBuf))) return false;
+      return WATCH_FILESYSTEMS.has(Number(statfsBuf.readBigInt64LE(0) & 0xffffffffn));
     },
   };
 }

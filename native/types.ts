@@ -307,4 +307,41 @@ export interface Native {
    * @throws ResourceExhaustedError on EMFILE/ENFILE/ENOMEM
    */
   openForWriting?(fd: number): 'yes' | 'no' | 'unknown';
+
+  /**
+   * Change notification (Linux inotify(7); docs/DESIGN.md §Change notification). The six methods below are present
+   * together or not at all (absent on macOS). None throws: a failure is a value, and the caller then stats as it
+   * would without notification.
+   *
+   * `watchOpen`: a new inotify instance (inotify_init1 with IN_NONBLOCK | IN_CLOEXEC); its descriptor, or -errno
+   * (EMFILE: the per-user instance limit, /proc/sys/fs/inotify/max_user_instances).
+   */
+  watchOpen?(): number;
+  /**
+   * inotify_add_watch of the entry `cname` (raw name bytes and one terminating NUL) of the open directory `dirFd`,
+   * through `/proc/self/fd/<dirFd>/<name>` with IN_DONT_FOLLOW, so the name is resolved in that very directory and
+   * a symlink is watched as itself. The watch descriptor (≥ 1; the same one again when this instance already
+   * watches the inode), or -errno: ENOSPC (the per-user watch limit, /proc/sys/fs/inotify/max_user_watches),
+   * ENOENT (the name is gone), EINVAL (bad name).
+   */
+  watchAdd?(ifd: number, dirFd: number, cname: Uint8Array, mask: number): number;
+  /** inotify_rm_watch; errors are ignored (the watch may already be gone, its IN_IGNORED on the queue). */
+  watchRemove?(ifd: number, wd: number): void;
+  /**
+   * One read(2) of queued events into `buf` (struct inotify_event records): bytes read, 0 when none are queued
+   * (EAGAIN), or -errno.
+   */
+  watchRead?(ifd: number, buf: Buffer): number;
+  /**
+   * True when this process's mount table changed since the previous call (poll(2) of an open /proc/self/mountinfo
+   * reports POLLPRI | POLLERR once per change, proc_namespace.c); false when it did not; null when it cannot be
+   * told (the file could not be opened or polled). The first call opens the file and answers false.
+   */
+  mountsChanged?(): boolean | null;
+  /**
+   * True when `fd` is on a filesystem whose changes all pass through this kernel's VFS, so inotify sees every one
+   * of them (fstatfs f_type: ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs, bcachefs); false for any other (network,
+   * FUSE, overlay, unknown) or when fstatfs fails.
+   */
+  localFilesystem?(fd: number): boolean;
 }

@@ -30,6 +30,7 @@ function className(err: unknown): string {
  *   number ≥ 1; RangeError otherwise); least recently used views are dropped after a search, never the one just used
  * @param options.racyMarginMs ms after a note's last change during which it is re-verified every call (default 3000)
  * @param options.rawEntryCeiling raw directory entries one call may list (default and most RAW_ENTRY_CEILING)
+ * @param options.watch     change notification for warm searches (default on unless MEMORY_BRIDGE_WATCH=0)
  */
 export function createBridge(options: BridgeOptions = {}): Bridge {
   const log = options.log ?? stderrLog;
@@ -38,6 +39,8 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
     options.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES,
     options.racyMarginMs,
     options.rawEntryCeiling,
+    true,
+    options.watch ?? process.env.MEMORY_BRIDGE_WATCH !== '0',
   );
 
   function emit(event: LogEvent): void {

@@ -90,6 +90,8 @@ export class IndexCache {
     readonly rawEntryCeiling?: number,
     /** Give memory back after each deferred build (`releaseMemory`: a full collection, malloc_trim; default on). */
     private readonly releaseAfterBuild = true,
+    /** ScanOptions.watch for these scans: change notification (docs/DESIGN.md §Change notification; default off). */
+    readonly watch = false,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('maxIndexes: an integer ≥ 1');
     if (typeof maxBytes !== 'number' || Number.isNaN(maxBytes) || maxBytes < 1)
@@ -112,7 +114,7 @@ export class IndexCache {
     for (const [other, view] of this.views) {
       if (total <= this.maxBytes) return;
       if (other === key) continue;
-      this.views.delete(other);
+      this.forget(other);
       total -= viewBytes(view);
     }
   }
@@ -145,11 +147,14 @@ export class IndexCache {
     let view = this.views.get(key);
     if (view !== undefined) {
       this.views.delete(key);
-      if (view.pending !== undefined && !this.build(view)) view = undefined;
+      if (view.pending !== undefined && !this.build(view)) {
+        view.memo.close();
+        view = undefined;
+      }
     }
     view ??= { index: new NoteIndex(), memo: new ScanMemo(), pending: undefined, pendingBytes: 0 };
     this.views.set(key, view);
-    while (this.views.size > this.max) this.views.delete(this.views.keys().next().value!);
+    while (this.views.size > this.max) this.forget(this.views.keys().next().value!);
     return view.index;
   }
 
@@ -190,7 +195,7 @@ export class IndexCache {
       }
       const built = view.pendingBytes;
       if (this.build(view)) this.fit(key);
-      else this.views.delete(key);
+      else this.forget(key);
       if (this.releaseAfterBuild && built >= RELEASE_MIN_BYTES) releaseMemory();
     }).unref();
   }
@@ -210,6 +215,12 @@ export class IndexCache {
 
   /** Forget a view (after a failure that may have left its index half-updated). */
   drop(key: string): void {
+    this.forget(key);
+  }
+
+  /** Removes a view and gives back what its memo holds outside the heap (inotify watches and instance). */
+  private forget(key: string): void {
+    this.views.get(key)?.memo.close();
     this.views.delete(key);
   }
 

@@ -12,6 +12,7 @@
  */
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
+import type { Native } from '../../native/types.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
 import type { PatternSet } from '../policy/glob.js';
 import type { Policy } from '../policy/types.js';
@@ -19,6 +20,7 @@ import { searchCold } from '../search/cold.js';
 import { scanTree } from '../trust/scan.js';
 import { statPool } from '../trust/stat-pool.js';
 import type { NoteFilter, ScanResult } from '../trust/types.js';
+import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
 import { parseCaller } from './caller.js';
 import { IndexCache } from './index-cache.js';
@@ -118,45 +120,75 @@ export function runSearch(
   const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
   const key = IndexCache.keyOf(home, policy, within);
   try {
-    const index = indexes.get(key);
-    const scan = scanTree(
-      rootFd,
-      within === undefined ? policy : narrowed(policy, within),
-      {
-        ...scanLimitsOf(policy),
-        racyMarginMs: indexes.racyMarginMs,
-        rawEntryCeiling: indexes.rawEntryCeiling,
-        writers,
-      },
-      index,
-      native,
-      { memo: indexes.memoOf(key), statThread: statPool() },
-    );
-    if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
-    if (index.size === 0 && scan.notes.length > 0) {
-      // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
-      // build the index after the answer is written (searchCold answers exactly what sync + search would).
-      let answer: ReturnType<typeof searchCold>;
-      try {
-        answer = searchCold(scan.notes, query, limit, limits, index);
-      } catch (err) {
-        indexes.drop(key);
-        throw err;
-      }
-      // A query that reaches very many terms was answered from the index, built in the call (see searchCold).
-      if (index.size > 0) indexes.fit(key);
-      else indexes.defer(key, scan.notes);
-      return answerOf(answer, scan);
-    }
+    const first = searchOnce(query, limit, within, policy, writers, rootFd, key, indexes, native, notice);
+    // Notes vouched for by change notification are statted again before they are returned (docs/DESIGN.md §Change
+    // notification, "Returned notes"); on any difference the call scans once more, and that scan stats them.
+    if (
+      first.vouched === 0 ||
+      indexes.memoOf(key).recheck(
+        native,
+        rootFd,
+        first.answer.results.map((h) => h.id),
+      )
+    )
+      return first.answer;
+    return searchOnce(query, limit, within, policy, writers, rootFd, key, indexes, native, notice).answer;
+  } finally {
+    native.close(rootFd);
+  }
+}
+
+/** One scan and search of `runSearch` (see there); `vouched`: notes whose statx change notification spared. */
+function searchOnce(
+  query: string,
+  limit: number,
+  within: PatternSet | undefined,
+  policy: Policy,
+  writers: Writers,
+  rootFd: number,
+  key: string,
+  indexes: IndexCache,
+  native: Native,
+  notice: (reason: string, detail: string) => void,
+): { answer: SearchResult; vouched: number } {
+  const { limits } = policy;
+  const index = indexes.get(key);
+  const scan = scanTree(
+    rootFd,
+    within === undefined ? policy : narrowed(policy, within),
+    {
+      ...scanLimitsOf(policy),
+      racyMarginMs: indexes.racyMarginMs,
+      rawEntryCeiling: indexes.rawEntryCeiling,
+      writers,
+    },
+    index,
+    native,
+    { memo: indexes.memoOf(key), statThread: statPool(), watch: indexes.watch },
+  );
+  const vouched = scan.unstatted ?? 0;
+  if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
+  if (index.size === 0 && scan.notes.length > 0) {
+    // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
+    // build the index after the answer is written (searchCold answers exactly what sync + search would).
+    let answer: ReturnType<typeof searchCold>;
     try {
-      index.sync(scan.notes);
+      answer = searchCold(scan.notes, query, limit, limits, index);
     } catch (err) {
       indexes.drop(key);
       throw err;
     }
-    indexes.fit(key);
-    return answerOf(index.search(query, limit, limits), scan);
-  } finally {
-    native.close(rootFd);
+    // A query that reaches very many terms was answered from the index, built in the call (see searchCold).
+    if (index.size > 0) indexes.fit(key);
+    else indexes.defer(key, scan.notes);
+    return { answer: answerOf(answer, scan), vouched };
   }
+  try {
+    index.sync(scan.notes);
+  } catch (err) {
+    indexes.drop(key);
+    throw err;
+  }
+  indexes.fit(key);
+  return { answer: answerOf(index.search(query, limit, limits), scan), vouched };
 }

@@ -96,4 +96,10 @@ export interface BridgeOptions {
    * 1,000,000. Tests lower it to reach the ceiling on a small tree; the CLI and servers never set it.
    */
   rawEntryCeiling?: number;
+  /**
+   * Change notification for warm searches (docs/DESIGN.md §Change notification): notes whose inotify watch
+   * reported nothing since their last statx are not statted again. Default on, unless the environment variable
+   * MEMORY_BRIDGE_WATCH is `0` (then every search stats every candidate note, as on platforms without inotify).
+   */
+  watch?: boolean;
 }

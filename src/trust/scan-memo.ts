@@ -4,11 +4,12 @@
  * calls of one caller view. Nothing here judges trust: every directory and note is still judged by the scan on its
  * own descriptor or stat, every call.
  */
-import { RAW_STAT_WORDS, type FileStat, type Native } from '../../native/types.js';
+import { NativeError, RAW_STAT_WORDS, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { idWithinLimits, isNoteName, segmentReason } from './names.js';
 import type { NameArena } from './stat-pool.js';
 import type { NameRule, NoteFilter, ScannedNote } from './types.js';
+import { NoteWatch } from './watch.js';
 
 /** Names are decoded strictly, and a leading U+FEFF is kept so the decoded name re-encodes to the same bytes. */
 const nameDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -77,6 +78,12 @@ export interface Entry {
    * undefined: set when it passed, cleared whenever `stat` is replaced.
    */
   passed: object | undefined;
+  /** Watch descriptor of the note's inode in the memo's `NoteWatch`, or -1 (src/trust/watch.ts). */
+  wd: number;
+  /** `NoteWatch.epoch` in which the snapshot was taken under a watch with nothing reported since, else 0. */
+  clean: number;
+  /** The scan (ScanMemo.generation) in which the snapshot last stood in for a statx (`ScanMemo.recheck`), else 0. */
+  vouched: number;
 }
 
 /** A directory's sorted, prepared listing, and the identity of the directory it was taken from. */
@@ -96,6 +103,8 @@ export interface Listing {
   reusable: boolean;
   /** The scan (ScanMemo.generation) that last used it. */
   seen: number;
+  /** The scan that last reused it as it was (its directory's identity unchanged since it was listed), else 0. */
+  reusedAt: number;
   /** The note names shared with the stat pool's worker (built on the listing's first job; see stat-pool.ts). */
   arena: NameArena | null;
 }
@@ -165,6 +174,8 @@ export class ScanMemo {
   writers = '';
   /** The rule inputs of the last scan (`rulesFor`). */
   private rules: { key: string; token: object } = { key: '', token: {} };
+  /** Change notification for this view's notes (src/trust/watch.ts), made on the first scan that asks for it. */
+  watch: NoteWatch | null = null;
 
   /**
    * @param racyMarginMs how long after a directory's last change its listing may be kept for reuse (ms)
@@ -182,6 +193,7 @@ export class ScanMemo {
   begin(rootStat: FileStat, names: NameRule, writers = ''): void {
     const rootId = `${rootStat.dev}:${rootStat.ino}:${rootStat.mntId ?? ''}`;
     if (this.root !== rootId || this.names !== names || this.writers !== writers) {
+      this.watch?.close();
       this.listings.clear();
       this.root = rootId;
       this.names = names;
@@ -200,9 +212,68 @@ export class ScanMemo {
     return this.rules.token;
   }
 
-  /** Ends the scan: forgets directories it did not visit (removed, denied, or past a budget stop). */
+  /** Ends the scan: forgets directories it did not visit (removed, denied, or past a budget stop), and their watches. */
   end(): void {
-    for (const [prefix, listing] of this.listings) if (listing.seen !== this.generation) this.listings.delete(prefix);
+    for (const [prefix, listing] of this.listings) {
+      if (listing.seen === this.generation) continue;
+      this.dropWatches(listing);
+      this.listings.delete(prefix);
+    }
+  }
+
+  /**
+   * Starts change notification for this scan when `on` (see `NoteWatch.begin`), or stops it: true when kept
+   * answers of watched notes may stand in for a statx in this scan.
+   */
+  watchFor(native: Native, rootFd: number, on: boolean): boolean {
+    if (!on) {
+      this.close();
+      return false;
+    }
+    this.watch ??= new NoteWatch();
+    return this.watch.begin(native, rootFd);
+  }
+
+  /** Gives back every watch and the inotify instance (the view is being dropped, or notification is off). */
+  close(): void {
+    this.watch?.close();
+    this.watch = null;
+  }
+
+  /**
+   * Re-verifies the notes `ids` (the hits a search is about to return) whose kept answer stood in for a statx in
+   * this memo's last scan (docs/DESIGN.md §Change notification, "Returned notes"): each is statted again by name
+   * in its directory, reached from `rootFd` one segment at a time with the no-follow directory open, and the raw
+   * words are compared with the kept ones. Notes the scan statted itself are not asked again. A difference or a
+   * failure dirties the entry (`clean` = 0), and the answer is false: the caller scans again, and that scan stats it.
+   *
+   * @param native bindings
+   * @param rootFd the scan's root descriptor (not closed here)
+   * @param ids    root-relative ids of the notes to be returned
+   * @returns true when every vouched note still has its kept answer
+   * @throws ResourceExhaustedError from an open that failed for lack of descriptors or memory
+   */
+  recheck(native: Native, rootFd: number, ids: readonly string[]): boolean {
+    let ok = true;
+    const words = new Uint32Array(RAW_STAT_WORDS);
+    for (const id of ids) {
+      const slash = id.lastIndexOf('/');
+      const listing = this.listings.get(id.slice(0, slash + 1));
+      if (listing === undefined) continue;
+      const e = entryNamed(listing, Buffer.from(id.slice(slash + 1), 'utf8').toString('latin1'));
+      if (e === undefined || e.vouched !== this.generation) continue;
+      if (!sameRawStat(native, rootFd, id.slice(0, slash), e.cname, listing.snaps, e.slot, words)) {
+        e.clean = 0;
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  private dropWatches(listing: Listing): void {
+    const watch = this.watch;
+    if (watch === null || watch.size === 0) return;
+    for (const e of listing.entries) if (e.wd > 0) watch.drop(e);
   }
 
   /**
@@ -237,8 +308,11 @@ export class ScanMemo {
         old.filter = at.filter;
       }
       this.stats.reused++;
+      old.reusedAt = this.generation;
       listing = old;
     } else {
+      // The names may now name other inodes: the old entries' watches say nothing about the new listing.
+      if (old !== undefined) this.dropWatches(old);
       listing = this.listFresh(native, fd, st, at, budget, old);
       this.listings.set(at.prefix, listing);
       this.stats.listed++;
@@ -280,6 +354,9 @@ export class ScanMemo {
           slot,
           allows: sameFilter ? prev.allows : UNDECIDED,
           enters: sameFilter ? prev.enters : UNDECIDED,
+          wd: -1,
+          clean: 0,
+          vouched: 0,
         });
         continue;
       }
@@ -309,9 +386,67 @@ export class ScanMemo {
       filter: at.filter,
       reusable: started - changedMs > this.racyMarginMs,
       seen: 0,
+      reusedAt: 0,
       arena: null,
     };
   }
+}
+
+/** The entry of `listing` whose sort key (Latin-1 form of the raw name) is `sortKey`, by binary search. */
+function entryNamed(listing: Listing, sortKey: string): Entry | undefined {
+  const entries = listing.entries;
+  let lo = 0;
+  let hi = entries.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const key = entries[mid]!.sortKey;
+    if (key === sortKey) return entries[mid];
+    if (key < sortKey) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
+/**
+ * True when the no-follow statx of `cname` in the directory `dirId` below `rootFd` (reached one segment at a time,
+ * no symlink followed) answers exactly the RAW_STAT_WORDS words of `snaps` at `slot`; false on any difference or
+ * failure of the opens or the stat.
+ *
+ * @throws ResourceExhaustedError (never a verdict on the note)
+ */
+function sameRawStat(
+  native: Native,
+  rootFd: number,
+  dirId: string,
+  cname: Uint8Array,
+  snaps: Uint32Array,
+  slot: number,
+  words: Uint32Array,
+): boolean {
+  let fd = rootFd;
+  try {
+    if (dirId !== '') {
+      for (const segment of dirId.split('/')) {
+        const next = native.openDirAt(fd, segment);
+        if (fd !== rootFd) native.close(fd);
+        fd = next;
+      }
+    }
+    native.statRawAt(fd, cname, words);
+  } catch (err) {
+    if (err instanceof NativeError) return false;
+    throw err;
+  } finally {
+    if (fd !== rootFd) {
+      try {
+        native.close(fd);
+      } catch {
+        // closed either way
+      }
+    }
+  }
+  for (let i = 0; i < RAW_STAT_WORDS; i++) if (snaps[slot + i] !== words[i]) return false;
+  return true;
 }
 
 /** A new entry for the raw name `raw` (its Latin-1 form `sortKey`) listed with d_type `type`. */
@@ -349,5 +484,8 @@ function prepared(
     key: undefined,
     known: undefined,
     passed: undefined,
+    wd: -1,
+    clean: 0,
+    vouched: 0,
   };
 }

@@ -62,6 +62,13 @@ export interface ScanOptions {
    * result. Without one, every stat is the main thread's.
    */
   statThread?: StatThread;
+  /**
+   * Change notification (docs/DESIGN.md §Change notification; needs `memo`): a note whose inotify watch has
+   * reported nothing since its last statx, in a directory whose listing this scan reuses, keeps that statx's answer
+   * instead of asking again. Off (the default): every candidate note is statted. Turning it off closes the memo's
+   * instance.
+   */
+  watch?: boolean;
 }
 
 /** d_type for a stat result, for entries the filesystem listed as DT_UNKNOWN. */
@@ -146,6 +153,10 @@ class TreeScan {
   private readonly words = new Uint32Array(RAW_STAT_WORDS);
   /** Candidate notes statted in this scan (the stat thread starts after a large scan). */
   private rawStats = 0;
+  /** Candidate notes whose kept answer stood in for a statx (`ScanResult.unstatted`). */
+  private unstatted = 0;
+  /** Change notification vouches for clean notes in this scan (`ScanOptions.watch`; see `isClean`). */
+  private watching = false;
 
   private readonly notes: ScannedNote[] = [];
   private readonly skipped: Partial<Record<string, number>> = {};
@@ -189,6 +200,8 @@ class TreeScan {
   /** Walks from the root; the result. */
   run(rootFd: number): ScanResult {
     try {
+      if (this.options.memo !== undefined && (this.options.watch === true || this.memo.watch !== null))
+        this.watching = this.memo.watchFor(this.native, rootFd, this.options.watch === true);
       this.walk(rootFd, this.rootStat, '', 0);
     } catch (err) {
       if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
@@ -204,6 +217,7 @@ class TreeScan {
       rawEntries: this.budget.used,
       skipped: this.skipped,
     };
+    if (this.unstatted > 0) result.unstatted = this.unstatted;
     if (this.truncated) result.cut = this.cut ?? 'max_depth';
     return result;
   }
@@ -252,12 +266,53 @@ class TreeScan {
   private readonly isCandidate = (e: Entry): boolean =>
     e.name !== null && e.nameReason === null && e.type !== DT.UNKNOWN && this.verdictOf(e, e.type) === null;
 
+  /**
+   * True when the kept raw stat of the note entry `e` stands for this call's statx (docs/DESIGN.md §Change
+   * notification): notification is on in this scan, the listing was reused in this scan (the directory's identity
+   * is unchanged since it was listed, so the name names the inode it named when the watch was added and the kept
+   * statx was issued), the entry has a watch, and the kept answer was taken under it in the current epoch with no
+   * event reported since.
+   */
+  private isClean(e: Entry, listing: Listing): boolean {
+    return (
+      this.watching &&
+      e.clean === this.memo.watch!.epoch &&
+      e.wd > 0 &&
+      e.stat !== undefined &&
+      listing.reusedAt === this.memo.generation
+    );
+  }
+
+  /**
+   * With notification on and the listing reused: watches every candidate entry that has none yet, before any
+   * statx of this call (the worker's included) is issued for it, so the answer it keeps was taken under the watch.
+   * Entries that were statted with more than one link are left unwatched (they are refused anyway, and two names of
+   * one inode would share one watch). Returns how many candidate entries are not clean (this scan stats them).
+   */
+  private addWatches(dirFd: number, listing: Listing): number {
+    const watch = this.memo.watch!;
+    let dirty = 0;
+    for (const e of listing.entries) {
+      if (!this.isCandidate(e)) continue;
+      if (this.isClean(e, listing)) continue;
+      dirty++;
+      if (e.wd > 0 || (e.stat !== undefined && e.stat.nlink !== 1)) continue;
+      watch.add(dirFd, e);
+    }
+    return dirty;
+  }
+
   /** Scans one open trusted directory (fstat `dirStat`) whose id has `dirDepth` segments (the root has 0). */
   private walk(dirFd: number, dirStat: FileStat, prefix: string, dirDepth: number): void {
     const depth = dirDepth + 1; // depth of the entries listed here
     const listing = this.listingOf(dirFd, dirStat, prefix, depth);
+    const watched = this.watching && listing.reusedAt === this.memo.generation;
+    // Clean entries are not statted at all, so they are not the worker's either; a listing with none left to stat
+    // is not published.
+    const dirty = watched ? this.addWatches(dirFd, listing) : -1;
+    const wanted = watched ? (e: Entry): boolean => this.isCandidate(e) && !this.isClean(e, listing) : this.isCandidate;
     // Before this returns (and the caller closes dirFd), retire takes back every entry the worker has not answered.
-    const job = this.thread === null ? -1 : this.thread.publish(dirFd, listing, this.isCandidate);
+    const job = this.thread === null || dirty === 0 ? -1 : this.thread.publish(dirFd, listing, wanted);
     try {
       this.walkEntries(dirFd, listing, prefix, depth, job);
     } finally {
@@ -460,9 +515,19 @@ class TreeScan {
    */
   private statNote(dirFd: number, e: Entry, listing: Listing, job: number): FileStat {
     const words = this.words;
+    if (this.isClean(e, listing)) {
+      words.set(listing.snaps.subarray(e.slot, e.slot + RAW_STAT_WORDS));
+      e.vouched = this.memo.generation;
+      this.unstatted++;
+      return e.stat!;
+    }
     this.rawStats++;
+    e.clean = 0;
     const taken = job < 0 ? NOT_TAKEN : this.thread!.take(job, e.slot / RAW_STAT_WORDS, words);
     if (taken === NOT_TAKEN) this.native.statRawAt(dirFd, e.cname, words);
+    // The watch (when the entry has one) was added before this statx was issued, and the drain at the start of the
+    // next scan reads every event since: from here on the answer is clean until an event says otherwise.
+    e.clean = this.watching && e.wd > 0 && listing.reusedAt === this.memo.generation ? this.memo.watch!.epoch : 0;
     if (e.stat !== undefined && sameWords(listing.snaps, e.slot, words)) return e.stat;
     listing.snaps.set(words, e.slot);
     e.stat = fileStatFromRaw(words);

@@ -121,4 +121,9 @@ export interface ScanResult {
   rawEntries: number;
   /** Operator counts of skipped objects by reason (for doctor); never shown to the model. */
   skipped: Partial<Record<string, number>>;
+  /**
+   * Candidate notes whose kept statx answer stood in for this call's, vouched for by change notification
+   * (docs/DESIGN.md §Change notification); absent when every candidate was statted.
+   */
+  unstatted?: number;
 }
