@@ -19,6 +19,7 @@ import {
 import { BridgeError, type Reason } from '../errors.js';
 import { RACY_MARGIN_MS, RawEntryBudget, ScanMemo, UNDECIDED, type Entry, type Listing } from './scan-memo.js';
 import { NOT_TAKEN, type StatThread } from './stat-pool.js';
+import { countVouched } from './watch.js';
 import {
   fileDescriptorReason,
   identityKey,
@@ -217,7 +218,10 @@ class TreeScan {
       rawEntries: this.budget.used,
       skipped: this.skipped,
     };
-    if (this.unstatted > 0) result.unstatted = this.unstatted;
+    if (this.unstatted > 0) {
+      result.unstatted = this.unstatted;
+      countVouched(this.unstatted);
+    }
     if (this.truncated) result.cut = this.cut ?? 'max_depth';
     return result;
   }
