@@ -601,11 +601,22 @@ class TreeScan {
       key = e.key ?? this.keyOf(st);
       e.key = key;
     }
-    if (this.known.has(id, key, memoized ? e.known : undefined, this.notes.length)) {
+    let known = this.known.has(id, key, memoized ? e.known : undefined, this.notes.length);
+    if (!known && e.vouched === this.memo.generation) {
+      // Racy notes under notification (docs/DESIGN.md §Change notification): the note was last read after a statx
+      // issued under its watch, and no event has come since, so nothing changed after that read, even within the
+      // timestamp tick the racy key guards against. The text held under the racy key is current.
+      const racy = `${key}:racy`;
+      if (this.known.has(id, racy)) {
+        key = racy;
+        known = true;
+      }
+    }
+    if (known) {
       // st.size, read from this call's raw answer (the words st was built from) rather than from the FileStat object.
       if (!this.charge(this.words[RAW.SIZE_HI]! * 0x1_0000_0000 + this.words[RAW.SIZE_LO]!)) return;
       let note = memoized ? e.known : undefined;
-      if (note === undefined) {
+      if (note === undefined || note.key !== key) {
         note = { id, key, stat: st, text: undefined };
         if (memoized) e.known = note;
       }
