@@ -122,7 +122,8 @@ export function runSearch(
   try {
     const first = searchOnce(query, limit, within, policy, writers, rootFd, key, indexes, native, notice);
     // Notes vouched for by change notification are statted again before they are returned (docs/DESIGN.md §Change
-    // notification, "Returned notes"); on any difference the call scans once more, and that scan stats them.
+    // notification, "Returned notes"); on any difference every kept answer is voided (ScanMemo.recheck) and the call
+    // scans once more, statting every note, so nothing that second scan returns was vouched for.
     if (
       first.vouched === 0 ||
       indexes.memoOf(key).recheck(

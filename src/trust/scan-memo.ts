@@ -245,7 +245,8 @@ export class ScanMemo {
    * this memo's last scan (docs/DESIGN.md §Change notification, "Returned notes"): each is statted again by name
    * in its directory, reached from `rootFd` one segment at a time with the no-follow directory open, and the raw
    * words are compared with the kept ones. Notes the scan statted itself are not asked again. A difference or a
-   * failure dirties the entry (`clean` = 0), and the answer is false: the caller scans again, and that scan stats it.
+   * failure dirties the entry (`clean` = 0) and voids every kept answer (the epoch moves), and the answer is false:
+   * the caller scans again, and that scan stats every note.
    *
    * @param native bindings
    * @param rootFd the scan's root descriptor (not closed here)
@@ -267,6 +268,11 @@ export class ScanMemo {
         ok = false;
       }
     }
+    // A difference means a change raised no event (a write through a shared writable mapping, say), so any other kept
+    // answer may be just as stale, and the scan that follows is not rechecked: its hits may be other notes vouched
+    // for by kept answers. Voiding every kept answer makes that scan stat every note, so nothing it returns was
+    // vouched for. Cost: one call statting everything, as without notification.
+    if (!ok && this.watch !== null) this.watch.epoch++;
     return ok;
   }
 
