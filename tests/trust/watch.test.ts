@@ -20,6 +20,7 @@ import test, { type ExecutionContext } from 'ava';
 import { openTrustedDir } from '../../src/trust/path.js';
 import { ScanMemo, scanTree } from '../../src/trust/scan.js';
 import type { ScanResult } from '../../src/trust/types.js';
+import { statPool, type StatThread } from '../../src/trust/stat-pool.js';
 import { setWatchCeilingForTests, watchesHeld } from '../../src/trust/watch.js';
 import {
   ACL_TAG,
@@ -32,6 +33,7 @@ import {
   makeTempDir,
   mkdirs,
   openDescriptorCount,
+  readyStatThread,
   removeTree,
   setXattr,
   writeNote,
@@ -94,21 +96,29 @@ class View {
   readonly memo = new ScanMemo(0, () => Date.now() + 3_600_000);
   readonly known = new Learning(this.memo);
   readonly counting = countingNative(native);
-  constructor(readonly tree: Tree) {}
+  /** The process's stat thread, counted like the binding, when the view scans with it. */
+  private readonly thread: StatThread | undefined;
+  constructor(
+    readonly tree: Tree,
+    withThread = false,
+  ) {
+    this.thread = withThread ? this.counting.statThread(statPool()) : undefined;
+  }
 
   /** One scan with notification on (or off), learned as the index would learn it; counts are for this scan only. */
   scan(watch = true): ScanResult {
     const fd = openTrustedDir(this.tree.root, 'root', native);
     this.counting.reset();
     try {
-      const r = scanTree(fd, ALLOW_ALL, limits(), this.known, this.counting.native, { memo: this.memo, watch });
+      const options = { memo: this.memo, watch, ...(this.thread === undefined ? {} : { statThread: this.thread }) };
+      const r = scanTree(fd, ALLOW_ALL, limits(), this.known, this.counting.native, options);
       return this.known.learn(r);
     } finally {
       native.close(fd);
     }
   }
 
-  /** statx calls of the last scan (the main thread's; no stat thread here). */
+  /** statx calls of the last scan (the main thread's and, with the stat thread, the worker's). */
   get stats(): number {
     return this.counting.calls.statRawAt ?? 0;
   }
@@ -139,8 +149,8 @@ test.afterEach.always(() => {
   for (const v of open.splice(0)) v.memo.close();
 });
 
-function view(tree: Tree): View {
-  const v = new View(tree);
+function view(tree: Tree, withThread = false): View {
+  const v = new View(tree, withThread);
   open.push(v);
   return v;
 }
@@ -317,6 +327,31 @@ watchTest(
     quiet(t, v);
   },
 );
+
+watchTest('watch › a second name made inside the tree: both names refused; the second removed: accepted', async (t) => {
+  const tree = makeTree();
+  const v = view(tree);
+  const id = tree.ids[5]!; // a/n05.md
+  warm(t, v);
+  await sleep(30);
+  const twin = path.join(tree.root, 'b', 'twin.md');
+  fs.linkSync(file(tree, id), twin);
+  let r = next(t, v, [id, 'b/twin.md'], false);
+  t.is(r.skipped.hard_link, 2);
+  // One inode under two names shares one watch: the second name is left unwatched and statted every call.
+  v.scan();
+  v.scan();
+  r = steady(v);
+  t.deepEqual(v.statted(), ['twin.md'], 'the unwatched second name, nothing else');
+  t.is(r.unstatted, NOTES);
+  t.is(r.skipped.hard_link, 2);
+  await sleep(30);
+  fs.unlinkSync(twin);
+  r = next(t, v, [id], false);
+  t.true(idsOf(r).includes(id));
+  t.is(r.skipped.hard_link, undefined);
+  quiet(t, v, 1);
+});
 
 watchTest(
   'watch › writes and a truncation through descriptors opened before the warm-up, one by a name since removed',
@@ -597,3 +632,27 @@ watchTest('watch › memos made and closed give back every descriptor and watch'
   t.is(watchesHeld(), held, 'no watch left from the first root');
   t.is(openDescriptorCount(), descriptors + 1);
 });
+
+// Last: it makes the process's stat thread take part in every scan given it (the views above are given none).
+watchTest(
+  'watch › with the stat thread: clean notes are not handed to the worker, and changes are seen the same',
+  async (t) => {
+    t.true(await readyStatThread(native), 'the stat thread runs');
+    const tree = makeTree();
+    const v = view(tree, true);
+    warm(t, v);
+    const id = tree.ids[10]!;
+    fs.chmodSync(file(tree, id), 0o664);
+    let r = next(t, v, [id]);
+    t.is(r.skipped.group_writable, 1);
+    const alias = path.join(tree.outside, 'grab.md');
+    fs.chmodSync(file(tree, id), 0o644);
+    fs.linkSync(file(tree, id), alias);
+    r = next(t, v, [id]);
+    t.is(r.skipped.hard_link, 1);
+    fs.unlinkSync(alias);
+    r = next(t, v, [id]);
+    t.true(idsOf(r).includes(id));
+    quiet(t, v);
+  },
+);
