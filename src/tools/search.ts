@@ -165,7 +165,7 @@ function searchOnce(
     },
     index,
     native,
-    { memo: indexes.memoOf(key), statThread: statPool(), watch: indexes.watch },
+    { memo: indexes.memoOf(key), statThread: statPool(), watch: indexes.watch && indexes.holds(key) },
   );
   const vouched = scan.unstatted ?? 0;
   if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
