@@ -23,6 +23,7 @@ import { readNoteById } from '../trust/note.js';
 import { openTrustedDir, readTrustedFile } from '../trust/path.js';
 import { closeQuietly } from '../trust/walk.js';
 import { scanTree } from '../trust/scan.js';
+import { notificationStatus } from '../trust/watch.js';
 import { describeTrust, type IdNames } from '../trust/explain.js';
 import { isRegularFile, runningUid } from '../trust/rule.js';
 import { NO_WRITERS, type Writers } from '../trust/writers.js';
@@ -506,7 +507,10 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
         native!,
       );
       for (const [reason, n] of Object.entries(scan.skipped)) if (n !== undefined && n > 0) counts[reason] = n;
-      const lines = [`${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`];
+      const lines = [
+        `${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`,
+        notificationStatus(native!, rootFd, scan.notes.length),
+      ];
       lines.push(...writerRuleCounts(scan.notes, writers, resolved));
       for (const [reason, n] of Object.entries(counts).sort())
         lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason, writers !== NO_WRITERS, policy.limits)}`);

@@ -293,3 +293,31 @@ export class NoteWatch {
     this.epoch++;
   }
 }
+
+/**
+ * For `doctor`: whether warm searches of the tree under `rootFd` (`notes` visible notes) use change notification in
+ * a server or worker started with the environment `env`, and why not when not (docs/DESIGN.md §Change
+ * notification). One fstatfs of the root; never throws.
+ *
+ * @returns one line, e.g. "change notification: on (inotify; ...)"
+ */
+export function notificationStatus(
+  native: Native,
+  rootFd: number,
+  notes: number,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  const lead = 'change notification:';
+  if (env.MEMORY_BRIDGE_WATCH === '0')
+    return `${lead} off (MEMORY_BRIDGE_WATCH=0): every note is statted on every search`;
+  if (native.localFilesystem === undefined)
+    return `${lead} off (no inotify on this platform): every note is statted on every search`;
+  if (!native.localFilesystem(rootFd))
+    return `${lead} off (the root is not on a local filesystem: network, FUSE or overlay): every note is statted on every search`;
+  const ceiling = watchCeiling();
+  const over =
+    notes > ceiling
+      ? `; ${notes - ceiling} notes past that are statted on every search (raise fs.inotify.max_user_watches)`
+      : '';
+  return `${lead} on (inotify, one watch per note, at most ${ceiling} in one process${over})`;
+}

@@ -157,6 +157,19 @@ test('doctor › a healthy profile passes and --json has exactly the documented 
   t.deepEqual(r.json.counts, { denied: 1 });
 });
 
+test('doctor › says whether warm searches use change notification, and MEMORY_BRIDGE_WATCH=0 turns it off', (t) => {
+  const { home } = setup();
+  const on = run('doctor', '--home', home);
+  t.is(on.code, 0, on.stdout);
+  if (process.platform === 'linux')
+    t.regex(on.stdout, /change notification: on \(inotify, one watch per note, at most \d+/);
+  else t.regex(on.stdout, /change notification: off \(no inotify on this platform\)/);
+  const env: NodeJS.ProcessEnv = { ...process.env, MEMORY_BRIDGE_WATCH: '0' };
+  delete env.HERMES_HOME;
+  const off = spawnSync(process.execPath, [cli, 'doctor', '--home', home], { encoding: 'utf8', env });
+  t.regex(off.stdout, /change notification: off \(MEMORY_BRIDGE_WATCH=0\): every note is statted on every search/);
+});
+
 test('doctor › counts skipped files by reason with a remedy for each', (t) => {
   const { home, root } = setup();
   writeNote(root, 'projects/open.md', '# open\n', 0o666);
