@@ -520,7 +520,8 @@ class TreeScan {
   private statNote(dirFd: number, e: Entry, listing: Listing, job: number): FileStat {
     const words = this.words;
     if (this.isClean(e, listing)) {
-      words.set(listing.snaps.subarray(e.slot, e.slot + RAW_STAT_WORDS));
+      const snaps = listing.snaps;
+      for (let i = 0, at = e.slot; i < RAW_STAT_WORDS; i++, at++) words[i] = snaps[at]!;
       e.vouched = this.memo.generation;
       this.unstatted++;
       return e.stat!;
