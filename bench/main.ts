@@ -656,7 +656,8 @@ function renderTables(
   const lines: string[] = [];
   lines.push(
     `Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGB} GB RAM, ${env.os}, Node ${env.node}, ${env.ripgrep ?? 'no ripgrep'}, ${env.grep}, temp on ${env.tmpFilesystem}. ` +
-      `Load average (1 min) ${env.loadAtStart} at the start of the run, ${env.loadAtEnd} at the end.`,
+      `Load average (1 min) ${env.loadAtStart} at the start of the run, ${env.loadAtEnd} at the end. ` +
+      `Change notification ${process.env.MEMORY_BRIDGE_WATCH === '0' ? 'off (MEMORY_BRIDGE_WATCH=0)' : 'on'} (docs/DESIGN.md §Change notification).`,
     '',
   );
   lines.push(
