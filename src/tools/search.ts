@@ -121,12 +121,19 @@ export function runSearch(
   const key = IndexCache.keyOf(home, policy, within);
   try {
     const first = searchOnce(query, limit, within, policy, writers, rootFd, key, indexes, native, notice);
+    if (first.vouched === 0) return first.answer;
+    const memo = indexes.memoOf(key);
+    // A budget cut (max_entries, max_total_bytes) depends on every note counted before it, not only on the hits: a
+    // vouched note whose stat moved without an event (a store through a shared writable mapping, which a statx would
+    // show, so the note would be opened and refused while the mapping holds it open for writing) would take the
+    // place of a note a scan that stats every note returns. So a cut scan that vouched for notes is redone with
+    // every kept answer voided (docs/DESIGN.md §Change notification, "Budget cuts").
+    if (first.cut === 'max_entries' || first.cut === 'max_total_bytes') memo.voidKept();
     // Notes vouched for by change notification are statted again before they are returned (docs/DESIGN.md §Change
     // notification, "Returned notes"); on any difference every kept answer is voided (ScanMemo.recheck) and the call
     // scans once more, statting every note, so nothing that second scan returns was vouched for.
-    if (
-      first.vouched === 0 ||
-      indexes.memoOf(key).recheck(
+    else if (
+      memo.recheck(
         native,
         rootFd,
         first.answer.results.map((h) => h.id),
@@ -139,7 +146,10 @@ export function runSearch(
   }
 }
 
-/** One scan and search of `runSearch` (see there); `vouched`: notes whose statx change notification spared. */
+/**
+ * One scan and search of `runSearch` (see there); `vouched`: notes whose statx change notification spared; `cut`:
+ * the limit that cut the scan, if any (`ScanResult.cut`).
+ */
 function searchOnce(
   query: string,
   limit: number,
@@ -151,7 +161,7 @@ function searchOnce(
   indexes: IndexCache,
   native: Native,
   notice: (reason: string, detail: string) => void,
-): { answer: SearchResult; vouched: number } {
+): { answer: SearchResult; vouched: number; cut: ScanResult['cut'] } {
   const { limits } = policy;
   const index = indexes.get(key);
   const scan = scanTree(
@@ -182,7 +192,7 @@ function searchOnce(
     // A query that reaches very many terms was answered from the index, built in the call (see searchCold).
     if (index.size > 0) indexes.fit(key);
     else indexes.defer(key, scan.notes);
-    return { answer: answerOf(answer, scan), vouched };
+    return { answer: answerOf(answer, scan), vouched, cut: scan.cut };
   }
   try {
     index.sync(scan.notes);
@@ -191,5 +201,5 @@ function searchOnce(
     throw err;
   }
   indexes.fit(key);
-  return { answer: answerOf(index.search(query, limit, limits), scan), vouched };
+  return { answer: answerOf(index.search(query, limit, limits), scan), vouched, cut: scan.cut };
 }

@@ -272,8 +272,16 @@ export class ScanMemo {
     // answer may be just as stale, and the scan that follows is not rechecked: its hits may be other notes vouched
     // for by kept answers. Voiding every kept answer makes that scan stat every note, so nothing it returns was
     // vouched for. Cost: one call statting everything, as without notification.
-    if (!ok && this.watch !== null) this.watch.epoch++;
+    if (!ok) this.voidKept();
     return ok;
+  }
+
+  /**
+   * Voids every kept answer of change notification (the epoch moves), so the next scan stats every note: after a
+   * recheck found a difference, or before a budget-cut scan is redone (docs/DESIGN.md §Change notification).
+   */
+  voidKept(): void {
+    if (this.watch !== null) this.watch.epoch++;
   }
 
   private dropWatches(listing: Listing): void {
