@@ -89,6 +89,7 @@ const W = {
   otherNs: attackWorld(),
   deleted: attackWorld(),
   mmapCut: attackWorld({ limits: { max_entries: 2 } }),
+  racyOpen: attackWorld(),
 };
 test.before(async () => {
   const left = written + 3000 + 250 - Date.now();
@@ -331,3 +332,45 @@ watchTest('watch attacks › a store through a shared mapping never makes a budg
   }
   sameAsStatx(t, bridge, w);
 });
+
+watchTest(
+  'watch attacks › a note read within the racy margin, then opened for writing, is refused as when statted',
+  (t) => {
+    // Both bridges keep the default racy margin (3 s) and live through the same calls. The note is rewritten in place
+    // (same inode, same directory listing) and read within the margin, so its text is held under the racy key. A
+    // bridge that stats every note reads it again on every call until a read after the margin, and such a read
+    // refuses a note open for writing; the racy rule under notification must not serve it without that check.
+    const w = W.racyOpen;
+    const watching = createBridge({ log: () => undefined, watch: true });
+    const statting = createBridge({ log: () => undefined, watch: false });
+    const both = (args: { query: string; limit?: number }): [string, string] => [
+      JSON.stringify(watching.search(args, w.caller)),
+      JSON.stringify(statting.search(args, w.caller)),
+    ];
+    const warm = { query: 'lantern', limit: 10 };
+    for (let i = 0; i < 3; i++) both(warm);
+    const file = path.join(w.root, 'a/n1.md');
+    fs.writeFileSync(file, body('acorn'));
+    for (let i = 0; i < 3; i++) both({ query: 'acorn' });
+    const before = notesVouched();
+    const [held] = both({ query: 'acorn' });
+    t.true(notesVouched() > before, 'the rewritten note was vouched for (its text held under the racy key)');
+    t.deepEqual(
+      JSON.parse(held).results.map((h: { id: string }) => h.id),
+      ['a/n1.md'],
+    );
+    const fd = fs.openSync(file, 'r+');
+    try {
+      for (const query of ['acorn', 'lantern']) {
+        const [a, b] = both({ query, limit: 10 });
+        t.is(a, b, `query ${query} while open for writing`);
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    for (const query of ['acorn', 'lantern']) {
+      const [a, b] = both({ query, limit: 10 });
+      t.is(a, b, `query ${query} after the close`);
+    }
+  },
+);
