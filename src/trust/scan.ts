@@ -559,11 +559,46 @@ class TreeScan {
     return tag === '' ? identityKey(st) : [identityKey(st), tag].join(':');
   }
 
+  /** True while a note whose stat is `st` is within the racy margin of its last change (see `verifiedKey`). */
+  private isRacy(st: FileStat): boolean {
+    const margin = this.racyMargin;
+    return margin > 0 && this.callStarted - Number(st.ctimeNs / 1_000_000n) <= margin;
+  }
+
+  /**
+   * The checks a read of the racy note `name` in `dirFd` would make before reading (docs/DESIGN.md §Change
+   * notification, "Racy notes"): its own descriptor's fstat and the note rule, the ACL, open for writing. 'same'
+   * when they pass and the descriptor shows the identity `key`; 'changed' when it shows another (the caller reads the
+   * note as usual); else the reason the read would skip it with.
+   */
+  private racyDescriptor(dirFd: number, name: string, key: IdentityKey): Reason | 'same' | 'changed' {
+    const { native, uid, rootPlace, writers } = this;
+    let fd: number;
+    try {
+      fd = native.openFileAt(dirFd, name);
+    } catch (err) {
+      return openFailureReason(native, dirFd, name, err, false);
+    }
+    try {
+      const fst = native.fstat(fd);
+      if (this.keyOf(fst) !== key) return 'changed';
+      return (
+        noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes, writers) ??
+        fileDescriptorReason(native, fd, uid, writers, fst.gid) ??
+        'same'
+      );
+    } catch (err) {
+      if (!(err instanceof NativeError)) throw err;
+      return 'io_error';
+    } finally {
+      closeQuietly(native, fd);
+    }
+  }
+
   private verifiedKey(st: FileStat): IdentityKey {
     const key = this.keyOf(st);
     // A margin of 0 turns the rule off (tests that count opens of notes written a moment before).
-    const margin = this.racyMargin;
-    return margin <= 0 || this.callStarted - Number(st.ctimeNs / 1_000_000n) > margin ? key : `${key}:racy`;
+    return this.isRacy(st) ? `${key}:racy` : key;
   }
 
   /**
@@ -603,14 +638,20 @@ class TreeScan {
       e.key = key;
     }
     let known = this.known.has(id, key, memoized ? e.known : undefined, this.notes.length);
-    if (!known && e.vouched === this.memo.generation) {
+    if (!known && e.vouched === this.memo.generation && this.isRacy(st) && this.known.has(id, `${key}:racy`)) {
       // Racy notes under notification (docs/DESIGN.md §Change notification): the note was last read after a statx
       // issued under its watch, and no event has come since, so nothing changed after that read, even within the
-      // timestamp tick the racy key guards against. The text held under the racy key is current.
-      const racy = `${key}:racy`;
-      if (this.known.has(id, racy)) {
-        key = racy;
+      // timestamp tick the racy key guards against. The text held under the racy key is current. A scan without
+      // notification reads such a note again, and that read refuses it when it is open for writing (or its
+      // descriptor fails the rule): the bytes are spared, not that check, and only while the note is racy (after the
+      // margin it is read once more, as without notification, and stored under its plain key).
+      const verdict = this.racyDescriptor(dirFd, name, key);
+      if (verdict === 'same') {
+        key = `${key}:racy`;
         known = true;
+      } else if (verdict !== 'changed') {
+        this.skip(verdict);
+        return;
       }
     }
     if (known) {
