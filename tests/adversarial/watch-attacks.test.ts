@@ -90,6 +90,8 @@ const W = {
   deleted: attackWorld(),
   mmapCut: attackWorld({ limits: { max_entries: 2 } }),
   racyOpen: attackWorld(),
+  mmapRank: attackWorld(),
+  policy: attackWorld(),
 };
 test.before(async () => {
   const left = written + 3000 + 250 - Date.now();
@@ -371,6 +373,37 @@ watchTest(
     for (const query of ['acorn', 'lantern']) {
       const [a, b] = both({ query, limit: 10 });
       t.is(a, b, `query ${query} after the close`);
+    }
+  },
+);
+
+watchTest('watch attacks › the policy rewritten to deny a directory, then to name a writer group', (t) => {
+  const w = W.policy;
+  const bridge = warmBridge(t, w);
+  w.setPolicy({ deny: ['a/**'] });
+  sameAsStatx(t, bridge, w);
+  w.setPolicy({});
+  sameAsStatx(t, bridge, w);
+});
+
+// Known divergence (docs/DESIGN.md §Change notification, "The one thing only statx sees"): while a trusted writer
+// holds a note under a shared writable mapping with a store made, the warm bridge ranks with the note's previous text
+// (hits it returns are statted again, and a budget cut is redone), where a statting bridge refuses the note as open
+// for writing. Here the stored-into note is a match below the limit, so only `truncated` differs. Marked failing so
+// that it is noticed if it ever holds.
+(supported && python ? test.serial.failing : test.skip)(
+  'watch attacks › known: a mapped note below the limit still counts toward truncated until it is unmapped',
+  async (t) => {
+    const w = W.mmapRank;
+    const bridge = warmBridge(t, w);
+    const writer = await mappedWriter(path.join(w.root, 'b/n1.md'));
+    try {
+      for (const query of ['amber basil', 'basil amber']) {
+        const args = { query, limit: 1 };
+        t.is(JSON.stringify(bridge.search(args, w.caller)), freshAnswer(w, args), `query ${query}`);
+      }
+    } finally {
+      await writer.release();
     }
   },
 );
