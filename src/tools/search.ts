@@ -121,14 +121,16 @@ export function runSearch(
   const key = IndexCache.keyOf(home, policy, within);
   try {
     const first = searchOnce(query, limit, within, policy, writers, rootFd, key, indexes, native, notice);
-    if (first.vouched === 0) return first.answer;
     const memo = indexes.memoOf(key);
+    const cut = first.cut === 'max_entries' || first.cut === 'max_total_bytes';
+    memo.budgetCut = cut;
+    if (first.vouched === 0) return first.answer;
     // A budget cut (max_entries, max_total_bytes) depends on every note counted before it, not only on the hits: a
     // vouched note whose stat moved without an event (a store through a shared writable mapping, which a statx would
     // show, so the note would be opened and refused while the mapping holds it open for writing) would take the
     // place of a note a scan that stats every note returns. So a cut scan that vouched for notes is redone with
     // every kept answer voided (docs/DESIGN.md §Change notification, "Budget cuts").
-    if (first.cut === 'max_entries' || first.cut === 'max_total_bytes') memo.voidKept();
+    if (cut) memo.voidKept();
     // Notes vouched for by change notification are statted again before they are returned (docs/DESIGN.md §Change
     // notification, "Returned notes"); on any difference every kept answer is voided (ScanMemo.recheck) and the call
     // scans once more, statting every note, so nothing that second scan returns was vouched for.

@@ -176,6 +176,11 @@ export class ScanMemo {
   private rules: { key: string; token: object } = { key: '', token: {} };
   /** Change notification for this view's notes (src/trust/watch.ts), made on the first scan that asks for it. */
   watch: NoteWatch | null = null;
+  /**
+   * The last search of this view was cut by `max_entries` or `max_total_bytes`: its scans vouch for no note (every
+   * note is statted) until one is not cut (docs/DESIGN.md §Change notification, "Budget cuts"). Set by the caller.
+   */
+  budgetCut = false;
 
   /**
    * @param racyMarginMs how long after a directory's last change its listing may be kept for reuse (ms)

@@ -156,8 +156,10 @@ class TreeScan {
   private rawStats = 0;
   /** Candidate notes whose kept answer stood in for a statx (`ScanResult.unstatted`). */
   private unstatted = 0;
-  /** Change notification vouches for clean notes in this scan (`ScanOptions.watch`; see `isClean`). */
+  /** Change notification is on in this scan (`ScanOptions.watch`): watches are added and kept answers marked. */
   private watching = false;
+  /** Kept answers may stand in for a statx in this scan (`watching`, and the view's last scan was not budget-cut). */
+  private vouching = false;
 
   private readonly notes: ScannedNote[] = [];
   private readonly skipped: Partial<Record<string, number>> = {};
@@ -203,6 +205,7 @@ class TreeScan {
     try {
       if (this.options.memo !== undefined && (this.options.watch === true || this.memo.watch !== null))
         this.watching = this.memo.watchFor(this.native, rootFd, this.options.watch === true);
+      this.vouching = this.watching && !this.memo.budgetCut;
       this.walk(rootFd, this.rootStat, '', 0);
     } catch (err) {
       if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
@@ -279,7 +282,7 @@ class TreeScan {
    */
   private isClean(e: Entry, listing: Listing): boolean {
     return (
-      this.watching &&
+      this.vouching &&
       e.clean === this.memo.watch!.epoch &&
       e.wd > 0 &&
       e.stat !== undefined &&

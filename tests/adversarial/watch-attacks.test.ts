@@ -321,8 +321,18 @@ async function mappedWriter(file: string): Promise<{ release: () => Promise<void
 watchTest('watch attacks › a store through a shared mapping never makes a budget cut hide a note', async (t) => {
   // max_entries 2: a/n1.md and a/n2.md fill it; the store into a/n1.md makes a statting bridge refuse that note
   // (open for writing), and b/n1.md takes its place.
+  // The policy starts without the cut, so the warm-up reaches the state where kept answers stand in for statx; the
+  // cut comes with a policy edit, so the first cut scan vouches for notes (and is redone statting every note), and
+  // the view then vouches for nothing while its scans are cut (docs/DESIGN.md §Change notification, "Budget cuts").
   const w = W.mmapCut;
+  w.setPolicy({ allow: ['**'] });
   const bridge = warmBridge(t, w);
+  w.setPolicy({ allow: ['**'], limits: { max_entries: 2 } });
+  const args = { query: 'lantern', limit: 10 };
+  t.is(JSON.stringify(bridge.search(args, w.caller)), freshAnswer(w, args), 'the first cut scan');
+  const before = notesVouched();
+  for (let i = 0; i < 3; i++) bridge.search(args, w.caller);
+  t.is(notesVouched(), before, 'a view whose scans are cut vouches for no note');
   const writer = await mappedWriter(path.join(w.root, 'a/n1.md'));
   try {
     for (const query of ['basil', 'azure', 'lantern']) {
