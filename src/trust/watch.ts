@@ -57,7 +57,15 @@ const MAX_INSTANCES = 16;
 const FALLBACK_USER_WATCHES = 8192;
 
 /** Process-wide: watches held by every instance, instances open, mount-table changes seen, notes vouched for. */
-const shared = { held: 0, instances: 0, mountChanges: 0, ceiling: -1, vouched: 0 };
+const shared = { held: 0, instances: 0, mountChanges: 0, ceiling: -1, vouched: 0, enospc: 0 };
+
+/**
+ * Watches the kernel refused with ENOSPC, over every instance of this process: the per-user limit
+ * (max_user_watches) is shared with every other process of the same user (tests and diagnostics).
+ */
+export function watchesRefusedForSpace(): number {
+  return shared.enospc;
+}
 
 /** Notes whose kept answer stood in for a statx, over every scan of this process (tests and diagnostics). */
 export function notesVouched(): number {
@@ -238,7 +246,11 @@ export class NoteWatch {
     const wd = native.watchAdd(this.fd, dirFd, e.cname, NOTE_EVENTS);
     if (wd <= 0) {
       this.counts.refused++;
-      if (wd === -28) this.full = true; // ENOSPC
+      if (wd === -28) {
+        // ENOSPC
+        this.full = true;
+        shared.enospc++;
+      }
       return;
     }
     const other = this.byWd[wd];

@@ -22,7 +22,7 @@ import { getNative } from '../../native/index.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { ReadResult, SearchResult } from '../../src/tools/types.js';
 import { statPool } from '../../src/trust/stat-pool.js';
-import { notesVouched, watchCeiling } from '../../src/trust/watch.js';
+import { notesVouched, watchCeiling, watchesRefusedForSpace } from '../../src/trust/watch.js';
 import { ACL_TAG, aclBytes, grantMaskedUserWrite, setXattr } from '../helpers/fixtures.js';
 import { makeWorld } from '../tools/world.js';
 
@@ -230,7 +230,13 @@ test('freshness at 100,000 notes › chmod, ACL grant, replaced file and policy 
         }
         // As many as the watch ceiling allows (all 100,000 where max_user_watches is the default of a 2 GiB machine).
         const watchable = Math.min(NOTES, watchCeiling()) - 10;
-        t.true(vouched >= watchable, `an unchanged tree is vouched for by notification: ${vouched} of ${watchable}`);
+        // Unless the kernel ran out of watches for this user (max_user_watches is per user: another process of the
+        // same user holding many, such as a second test run, leaves fewer); the notes past that are statted.
+        t.true(
+          vouched >= watchable || watchesRefusedForSpace() > 0,
+          `an unchanged tree is vouched for by notification: ${vouched} of ${watchable}`,
+        );
+        if (vouched < watchable) t.log(`the kernel refused watches (ENOSPC): ${vouched} of ${watchable} vouched for`);
         t.log(`${label}: watches in place in ${lap()}`);
       }
 
