@@ -62,7 +62,7 @@ interface Candidate {
 }
 
 /** What one pass over the notes leaves for ranking. */
-interface Corpus {
+export interface Corpus {
   /** Number of notes. */
   count: number;
   /** Distinct terms of note `n` in field `f` at `n * FIELDS.length + f`. */
@@ -82,6 +82,8 @@ interface Corpus {
    * hits' texts again instead of keeping every body (the whole vault) as strings through the call.
    */
   bodyAt: Int32Array;
+  /** Note ids, by note number. */
+  ids: string[];
 }
 
 /**
@@ -92,11 +94,11 @@ interface Corpus {
  */
 export const COLD_MAX_CANDIDATES = 16_384;
 
-/** Thrown inside `readCorpus` when a query reaches more than COLD_MAX_CANDIDATES terms. */
-class TooBroad extends Error {}
+/** Thrown inside `readCorpus` (`CorpusReader.add`) when a query reaches more than COLD_MAX_CANDIDATES terms. */
+export class TooBroad extends Error {}
 
 /** The query as `NoteIndex.rank` reads it: distinct terms in order, at most MAX_QUERY_TERMS. */
-function queryTerms(query: string): string[] {
+export function queryTerms(query: string): string[] {
   return [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
 }
 
@@ -108,45 +110,89 @@ function queryTerms(query: string): string[] {
  * @throws Error when a note has no text or an id repeats (what `NoteIndex.sync` of a fresh index refuses)
  */
 function readCorpus(notes: readonly ScannedNote[], terms: readonly string[]): Corpus {
-  const count = notes.length;
-  const reaches = reachOf(terms);
-  const fieldCount = FIELDS.length;
-  const fieldLength = new Uint32Array(count * fieldCount);
-  const sums = new Array<number>(fieldCount).fill(0);
-  const table = new TermTable();
-  const counter = new Counter();
-  const titles: string[] = new Array(count);
-  const bodyAt = new Int32Array(count);
-  const seenIds = new Set<string>();
-  for (let n = 0; n < count; n++) {
-    const note = notes[n]!;
+  const reader = new CorpusReader(terms);
+  for (const note of notes) {
     // Read once: a note read in this call decodes its text from the scan's bytes on every read.
     const text = note.text;
     if (text === undefined) throw new Error('searchCold: a note without text');
-    if (seenIds.has(note.id)) throw new Error('searchCold: duplicate id');
-    seenIds.add(note.id);
-    const fields = fieldTexts(text, note.id);
-    titles[n] = fields.title;
-    bodyAt[n] = text.length - fields.body.length;
+    reader.add(note.id, text);
+  }
+  return reader.finish();
+}
+
+/**
+ * The per-note step of `readCorpus`, one note at a time in scan order, so the same pass runs in this thread or,
+ * fed as the scan accepts notes, in the cold-ranking thread (src/search/cold-thread.ts). The query terms are known
+ * before the first note.
+ */
+export class CorpusReader {
+  private readonly reaches: (term: string) => boolean;
+  private fieldLength = new Uint32Array(1024 * FIELDS.length);
+  private readonly sums = new Array<number>(FIELDS.length).fill(0);
+  private readonly table = new TermTable();
+  private readonly counter = new Counter();
+  private readonly titles: string[] = [];
+  private bodyAt = new Int32Array(1024);
+  private readonly ids: string[] = [];
+  private readonly seenIds = new Set<string>();
+
+  /** @param terms the query's terms (`queryTerms`) */
+  constructor(terms: readonly string[]) {
+    this.reaches = reachOf(terms);
+  }
+
+  /** Notes added so far. */
+  get count(): number {
+    return this.ids.length;
+  }
+
+  /**
+   * Adds the next note (note number `count`) with its text.
+   *
+   * @throws Error when the id repeats; TooBroad when the query now reaches more than COLD_MAX_CANDIDATES terms
+   */
+  add(id: string, text: string): void {
+    if (this.seenIds.has(id)) throw new Error('searchCold: duplicate id');
+    this.seenIds.add(id);
+    const n = this.ids.length;
+    const fieldCount = FIELDS.length;
+    if ((n + 1) * fieldCount > this.fieldLength.length) {
+      const grown = new Uint32Array(this.fieldLength.length * 2);
+      grown.set(this.fieldLength);
+      this.fieldLength = grown;
+      const body = new Int32Array(this.bodyAt.length * 2);
+      body.set(this.bodyAt);
+      this.bodyAt = body;
+    }
+    this.ids.push(id);
+    const fields = fieldTexts(text, id);
+    this.titles.push(fields.title);
+    this.bodyAt[n] = text.length - fields.body.length;
+    const { table, counter, fieldLength, sums } = this;
     for (let f = 0; f < fieldCount; f++) {
-      const text = fields.texts[f]!;
-      const length = table.ids(text);
-      if (table.size > counter.known) counter.learn(table, reaches);
+      const length = table.ids(fields.texts[f]!);
+      if (table.size > counter.known) counter.learn(table, this.reaches);
       const distinct = counter.count(table.scratch, length, f, n);
       fieldLength[n * fieldCount + f] = distinct;
       sums[f]! += distinct;
     }
   }
-  return {
-    count,
-    fieldLength,
-    avgFieldLength: sums.map((s) => (count === 0 ? 0 : s / count)),
-    table,
-    candidates: counter.candidates,
-    list: counter.list,
-    titles,
-    bodyAt,
-  };
+
+  /** What the pass leaves for ranking (the reader is not used afterwards). */
+  finish(): Corpus {
+    const count = this.ids.length;
+    return {
+      count,
+      fieldLength: this.fieldLength,
+      avgFieldLength: this.sums.map((s) => (count === 0 ? 0 : s / count)),
+      table: this.table,
+      candidates: this.counter.candidates,
+      list: this.counter.list,
+      titles: this.titles,
+      bodyAt: this.bodyAt,
+      ids: this.ids,
+    };
+  }
 }
 
 /**
@@ -294,7 +340,7 @@ function fuzzyExpansions(corpus: Corpus, term: string): Candidate[] {
 }
 
 /** Ranking of `terms` over a read corpus (the body of `rankCold`; see there). */
-function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readonly string[], max: number): ColdMatch[] {
+function rankCorpus(corpus: Corpus, terms: readonly string[], max: number): ColdMatch[] {
   const size = corpus.count;
   const sheet = new ScoreSheet(
     new Float64Array(size),
@@ -330,7 +376,7 @@ function rankCorpus(corpus: Corpus, notes: readonly ScannedNote[], terms: readon
   };
   scoreQuery(terms, source, sheet, (_t, c) => derived.push(c));
   // Best `max` by (coverage desc, rounded score desc, id asc), selected by the same code as NoteIndex.rank.
-  const best = bestMatches(sheet.touched, max, sheet.cover, sheet.total, (docId) => notes[docId]!.id);
+  const best = bestMatches(sheet.touched, max, sheet.cover, sheet.total, (docId) => corpus.ids[docId]!);
   return best.map((s) => ({
     doc: s.docId,
     match: {
@@ -384,7 +430,7 @@ function coldRanking(
     if (err instanceof TooBroad) return undefined;
     throw err;
   }
-  return { matches: rankCorpus(corpus, notes, terms, max), corpus };
+  return { matches: rankCorpus(corpus, terms, max), corpus };
 }
 
 /** The checks `NoteIndex.sync` of a fresh index makes (every note with text, no repeated id). */
@@ -425,10 +471,38 @@ export function searchCold(
   }
   const { matches, corpus } = ranked;
   if (corpus === undefined) return { hits: [], truncated: false };
+  return boundCorpusHits(corpus, matches, limit, limits, (doc) => notes[doc]!.text!);
+}
+
+/**
+ * The answer of `searchCold` once the pass over every note is done (`CorpusReader.finish`): rank the best
+ * `limit + 1` and apply the response limits with the same code as NoteIndex.search. `textOf(doc)` is the full text
+ * of note number `doc`, decoded again for the hits only.
+ *
+ * @throws Error from the ranking's own checks only (none for a well-formed corpus)
+ */
+export function searchCorpus(
+  corpus: Corpus,
+  terms: readonly string[],
+  limit: number,
+  limits: ResponseLimits,
+  textOf: (doc: number) => string,
+): { hits: SearchHit[]; truncated: boolean } {
+  return boundCorpusHits(corpus, rankCorpus(corpus, terms, limit + 1), limit, limits, textOf);
+}
+
+/** `boundedHits` of ranked matches over a corpus (the end of `searchCold` and `searchCorpus`). */
+function boundCorpusHits(
+  corpus: Corpus,
+  matches: ColdMatch[],
+  limit: number,
+  limits: ResponseLimits,
+  textOf: (doc: number) => string,
+): { hits: SearchHit[]; truncated: boolean } {
   // The same response limits as NoteIndex.search, by the same code.
   const list = matches.map(({ doc, match }) => ({ ...match, doc }));
   return boundedHits(list, limit, limits, ({ doc }) => ({
     title: corpus.titles[doc],
-    body: notes[doc]!.text!.slice(corpus.bodyAt[doc]!),
+    body: textOf(doc).slice(corpus.bodyAt[doc]!),
   }));
 }
