@@ -37,7 +37,7 @@ export class TextStore {
   /** By handle: 1 when the text is stored as UTF-16LE. */
   private wideOf = new Uint8Array(64);
   /** Chunk number of each buffer taken over from a scan (`adopted`); checked against `chunks` before use. */
-  private readonly adoptedChunks = new WeakMap<ArrayBuffer, number>();
+  private readonly adoptedChunks = new WeakMap<ArrayBufferLike, number>();
   /** Handles freed and not yet reused (a stack), and the first never used. */
   private freeHandles = new Int32Array(64);
   private freeCount = 0;
@@ -95,8 +95,7 @@ export class TextStore {
    */
   putBytes(bytes: Uint8Array, bodyByte = 0): number {
     const n = bytes.length;
-    if (bytes.buffer.byteLength >= ADOPT_BYTES && !(bytes.buffer instanceof SharedArrayBuffer))
-      return this.adopted(bytes, bodyByte);
+    if (bytes.buffer.byteLength >= ADOPT_BYTES) return this.adopted(bytes, bodyByte);
     let last = this.chunks.length - 1;
     let chunk = this.chunks[last];
     if (chunk === undefined || this.written[last]! + n > chunk.length) {
@@ -123,13 +122,14 @@ export class TextStore {
   }
 
   /**
-   * `putBytes` of bytes that lie in a large buffer (a scan's `TextArena` chunk): the buffer becomes a chunk of this
+   * `putBytes` of bytes that lie in a large buffer (a scan's `TextArena` chunk, plain or shared with the cold ranking
+   * thread, which only reads it and is gone once the first answer is written): the buffer becomes a chunk of this
    * store as it is, read-only (nothing more is written into it), instead of the bytes being copied. A first call's
    * build thereby holds each text once, not once in the scan's chunks and once here. Bytes of the buffer no text
    * of this store uses count as dead and go at the next rewrite.
    */
   private adopted(bytes: Uint8Array, bodyByte: number): number {
-    const buffer = bytes.buffer as ArrayBuffer;
+    const buffer = bytes.buffer;
     let c = this.adoptedChunks.get(buffer);
     if (c === undefined || this.chunks[c]?.buffer !== buffer) {
       // Full as far as this store is concerned: nothing is appended to it, and bytes no text holds are dead.

@@ -13,10 +13,12 @@
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
+import type { NoteIndex } from '../search/index.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
 import type { PatternSet } from '../policy/glob.js';
 import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
+import { coldThread, type ColdFeed } from '../search/cold-thread.js';
 import { scanTree } from '../trust/scan.js';
 import { statPool } from '../trust/stat-pool.js';
 import type { NoteFilter, ScanResult } from '../trust/types.js';
@@ -166,6 +168,31 @@ function searchOnce(
 ): { answer: SearchResult; vouched: number; cut: ScanResult['cut'] } {
   const { limits } = policy;
   const index = indexes.get(key);
+  // A first call of this view: a large one ranks on the cold thread while the scan reads (src/search/cold-thread.ts).
+  const feed = index.size === 0 ? coldThread().feed(query, limit, limits) : null;
+  try {
+    return scanAndSearch(query, limit, within, policy, writers, rootFd, key, indexes, native, notice, index, feed);
+  } finally {
+    feed?.close();
+  }
+}
+
+/** The body of `searchOnce` once the view's index and the cold feed (or null) are known. */
+function scanAndSearch(
+  query: string,
+  limit: number,
+  within: PatternSet | undefined,
+  policy: Policy,
+  writers: Writers,
+  rootFd: number,
+  key: string,
+  indexes: IndexCache,
+  native: Native,
+  notice: (reason: string, detail: string) => void,
+  index: NoteIndex,
+  feed: ColdFeed | null,
+): { answer: SearchResult; vouched: number; cut: ScanResult['cut'] } {
+  const { limits } = policy;
   const scan = scanTree(
     rootFd,
     within === undefined ? policy : narrowed(policy, within),
@@ -177,7 +204,12 @@ function searchOnce(
     },
     index,
     native,
-    { memo: indexes.memoOf(key), statThread: statPool(), watch: indexes.watch && indexes.holds(key) },
+    {
+      memo: indexes.memoOf(key),
+      statThread: statPool(),
+      watch: indexes.watch && indexes.holds(key),
+      noteSink: feed ?? undefined,
+    },
   );
   const vouched = scan.unstatted ?? 0;
   if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
@@ -186,7 +218,8 @@ function searchOnce(
     // build the index after the answer is written (searchCold answers exactly what sync + search would).
     let answer: ReturnType<typeof searchCold>;
     try {
-      answer = searchCold(scan.notes, query, limit, limits, index);
+      // The cold thread's answer when it ranked this call (the same answer), else the same pass in this thread.
+      answer = feed?.answer(scan.notes.length) ?? searchCold(scan.notes, query, limit, limits, index);
     } catch (err) {
       indexes.drop(key);
       throw err;

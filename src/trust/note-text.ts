@@ -20,15 +20,27 @@ const verbatim = new TextDecoder('utf-8', { ignoreBOM: true });
  * last note viewing them does.
  */
 export class TextArena {
-  private chunk: Buffer = Buffer.alloc(0);
+  private chunk: Buffer;
   private used = 0;
   private next = CHUNK_MIN;
+
+  /**
+   * @param shared chunks in SharedArrayBuffers, so a second thread can read the kept bytes without a copy (the cold
+   *   ranking thread, src/search/cold-thread.ts); nothing is written to a chunk's bytes after they are kept
+   */
+  constructor(private readonly shared = false) {
+    this.chunk = this.allocate(0);
+  }
+
+  private allocate(size: number): Buffer {
+    return this.shared ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafeSlow(size);
+  }
 
   /** A view of a copy of `bytes` in the arena. */
   keep(bytes: Uint8Array): Uint8Array {
     const n = bytes.length;
     if (this.used + n > this.chunk.length) {
-      this.chunk = Buffer.allocUnsafeSlow(Math.max(this.next, n));
+      this.chunk = this.allocate(Math.max(this.next, n));
       this.used = 0;
       this.next = Math.min(this.next * 2, CHUNK_MAX);
     }
@@ -68,8 +80,13 @@ export class ReadNote implements ScannedNote {
   }
 
   get text(): string {
-    return verbatim.decode(this.bytes);
+    return decodeNoteBytes(this.bytes);
   }
+}
+
+/** The text of a `ReadNote`'s bytes: what `ReadNote.text` returns, for a thread that holds only the bytes. */
+export function decodeNoteBytes(bytes: Uint8Array): string {
+  return verbatim.decode(bytes);
 }
 
 /** The UTF-8 bytes of a scanned note's text when the scan kept them (a `ReadNote`), else undefined. */

@@ -70,6 +70,13 @@ export interface ScanOptions {
    * instance.
    */
   watch?: boolean;
+  /**
+   * Called with each note as it joins the result, in scan order (a note once pushed stays in the result, also when a
+   * budget stops the scan later): the cold ranking thread's feed (src/search/cold-thread.ts). With a sink, the texts
+   * read in this call are kept in shared chunks (`TextArena`), which the sink may hand to another thread to read.
+   * The sink only observes: it never changes what the scan checks, charges or returns.
+   */
+  noteSink?: { accept(note: ScannedNote): void } | undefined;
 }
 
 /** d_type for a stat result, for entries the filesystem listed as DT_UNKNOWN. */
@@ -167,7 +174,7 @@ class TreeScan {
   /** Keep the text of notes read in this call (false: operator counts only, see `ScanLimits.keepText`). */
   private readonly keepText: boolean;
   /** Where the texts read in this call are kept, off the JavaScript heap (src/trust/note-text.ts). */
-  private readonly texts = new TextArena();
+  private readonly texts: TextArena;
   private candidates = 0;
   private bytes = 0;
   private truncated = false;
@@ -190,6 +197,7 @@ class TreeScan {
     this.rootPlace = placeOf(rootStat);
     this.budget = new RawEntryBudget(rawCeilingOf(limits));
     this.keepText = limits.keepText ?? true;
+    this.texts = new TextArena(options.noteSink !== undefined);
     this.memo = options.memo ?? new ScanMemo();
     this.writers = limits.writers ?? NO_WRITERS;
     this.memo.begin(rootStat, limits.names, this.writers.tag);
@@ -227,6 +235,12 @@ class TreeScan {
     }
     if (this.truncated) result.cut = this.cut ?? 'max_depth';
     return result;
+  }
+
+  /** Adds a note to the result (and tells the sink; see `ScanOptions.noteSink`). */
+  private push(note: ScannedNote): void {
+    this.notes.push(note);
+    this.options.noteSink?.accept(note);
   }
 
   /** Path of the entry being walked, kept only for `limits.onSkip` (operator listings). */
@@ -665,7 +679,7 @@ class TreeScan {
         note = { id, key, stat: st, text: undefined };
         if (memoized) e.known = note;
       }
-      this.notes.push(note);
+      this.push(note);
       return;
     }
     let fd: number;
@@ -698,9 +712,7 @@ class TreeScan {
       }
       this.candidates++;
       const key = this.verifiedKey(fst);
-      this.notes.push(
-        this.keepText ? new ReadNote(id, key, fst, raw, this.texts) : { id, key, stat: fst, text: undefined },
-      );
+      this.push(this.keepText ? new ReadNote(id, key, fst, raw, this.texts) : { id, key, stat: fst, text: undefined });
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       this.skip('io_error');
