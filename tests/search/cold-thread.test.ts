@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
+import { Prng } from '../../bench/prng.js';
 import { searchCold } from '../../src/search/cold.js';
 import { type ColdThreadOptions, coldThread } from '../../src/search/cold-thread.js';
 import type { ResponseLimits } from '../../src/search/types.js';
@@ -49,18 +50,6 @@ function fromTexts(texts: Record<string, string>): ReadNote[] {
   return Object.entries(texts).map(([id, text], i) => new ReadNote(id, `k:${i}`, STAT, Buffer.from(text), arena));
 }
 
-/** A small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Prefix families, words one edit apart, accents, Japanese, astral characters, front matter, empty notes. */
 function generated(count: number): ReadNote[] {
   const words = [
@@ -91,7 +80,8 @@ function generated(count: number): ReadNote[] {
     'templates',
     'temple',
   ];
-  const rand = prng(20261201);
+  const prng = new Prng(20261201);
+  const rand = (): number => prng.next();
   const pick = (): string => words[Math.floor(rand() * words.length)]!;
   const texts: Record<string, string> = {};
   for (let i = 0; i < count; i++) {
