@@ -268,7 +268,9 @@ export class ScanMemo {
       if (listing === undefined) continue;
       const e = entryNamed(listing, Buffer.from(id.slice(slash + 1), 'utf8').toString('latin1'));
       if (e === undefined || e.vouched !== this.generation) continue;
-      if (!sameRawStat(native, rootFd, id.slice(0, slash), e.cname, listing.snaps, e.slot, words)) {
+      // A note directly in the root has no directory segment (slash is -1: slice(0, -1) would cut its name).
+      const dirId = slash < 0 ? '' : id.slice(0, slash);
+      if (!sameRawStat(native, rootFd, dirId, e.cname, listing.snaps, e.slot, words)) {
         e.clean = 0;
         ok = false;
       }

@@ -125,6 +125,20 @@ watchTest(
   },
 );
 
+watchTest('bridge watch › a returned note directly in the root is statted once, not scanned again', (t) => {
+  // n00.md sits in the root itself: its id has no directory segment, and the recheck must stat it there (a wrong
+  // directory made every such answer look changed and the whole call scan twice).
+  const { w, ids } = second;
+  t.is(ids[0], 'n00.md');
+  const bridge = createBridge({ log: () => undefined, racyMarginMs: 0, watch: true });
+  const args = { query: 'word0', limit: 1 };
+  for (let i = 0; i < 2; i++) bridge.search(args, w.caller);
+  const warm = counted(() => bridge.search(args, w.caller));
+  t.deepEqual(hitIds(warm.value), ['n00.md']);
+  t.deepEqual(warm.stats, ['n00.md'], 'one stat: the returned note, in the root');
+  t.is(JSON.stringify(warm.value), freshAnswer(w, args));
+});
+
 /** A search tool over its own IndexCache (notification on), with the view's scan memo at hand. */
 function toolOf(w: World) {
   const indexes = new IndexCache(8, undefined, 0, undefined, false, true);
