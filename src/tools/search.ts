@@ -121,8 +121,9 @@ export function runSearch(
   // follows the advertised schema must get an answer (README "The two tools").
   const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
   const key = IndexCache.keyOf(home, policy, within);
+  const call: SearchCall = { query, limit, within, policy, writers, rootFd, key, indexes, native, notice };
   try {
-    const first = searchOnce(query, limit, within, policy, writers, rootFd, key, indexes, native, notice);
+    const first = searchOnce(call);
     const memo = indexes.memoOf(key);
     const cut = first.cut === 'max_entries' || first.cut === 'max_total_bytes';
     memo.budgetCut = cut;
@@ -144,54 +145,51 @@ export function runSearch(
       )
     )
       return first.answer;
-    return searchOnce(query, limit, within, policy, writers, rootFd, key, indexes, native, notice).answer;
+    return searchOnce(call).answer;
   } finally {
     native.close(rootFd);
   }
 }
 
-/**
- * One scan and search of `runSearch` (see there); `vouched`: notes whose statx change notification spared; `cut`:
- * the limit that cut the scan, if any (`ScanResult.cut`).
- */
-function searchOnce(
-  query: string,
-  limit: number,
-  within: PatternSet | undefined,
-  policy: Policy,
-  writers: Writers,
-  rootFd: number,
-  key: string,
-  indexes: IndexCache,
-  native: Native,
-  notice: (reason: string, detail: string) => void,
-): { answer: SearchResult; vouched: number; cut: ScanResult['cut'] } {
-  const { limits } = policy;
-  const index = indexes.get(key);
+/** What one search call has settled before it scans: its arguments, policy, root descriptor and view. */
+interface SearchCall {
+  query: string;
+  /** Results asked for, already lowered to the policy's max_results. */
+  limit: number;
+  within: PatternSet | undefined;
+  policy: Policy;
+  writers: Writers;
+  /** The trusted root's descriptor (closed by `runSearch`). */
+  rootFd: number;
+  /** The view (`IndexCache.keyOf`). */
+  key: string;
+  indexes: IndexCache;
+  native: Native;
+  notice: (reason: string, detail: string) => void;
+}
+
+/** The answer of one scan and search, the notes change notification spared a statx, and the limit that cut the scan. */
+interface SearchPass {
+  answer: SearchResult;
+  vouched: number;
+  cut: ScanResult['cut'];
+}
+
+/** One scan and search of `runSearch` (see there); a large first call of a view ranks on the cold thread. */
+function searchOnce(call: SearchCall): SearchPass {
+  const index = call.indexes.get(call.key);
   // A first call of this view: a large one ranks on the cold thread while the scan reads (src/search/cold-thread.ts).
-  const feed = index.size === 0 ? coldThread().feed(query, limit, limits) : null;
+  const feed = index.size === 0 ? coldThread().feed(call.query, call.limit, call.policy.limits) : null;
   try {
-    return scanAndSearch(query, limit, within, policy, writers, rootFd, key, indexes, native, notice, index, feed);
+    return scanAndSearch(call, index, feed);
   } finally {
     feed?.close();
   }
 }
 
 /** The body of `searchOnce` once the view's index and the cold feed (or null) are known. */
-function scanAndSearch(
-  query: string,
-  limit: number,
-  within: PatternSet | undefined,
-  policy: Policy,
-  writers: Writers,
-  rootFd: number,
-  key: string,
-  indexes: IndexCache,
-  native: Native,
-  notice: (reason: string, detail: string) => void,
-  index: NoteIndex,
-  feed: ColdFeed | null,
-): { answer: SearchResult; vouched: number; cut: ScanResult['cut'] } {
+function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null): SearchPass {
+  const { query, limit, within, policy, writers, rootFd, key, indexes, native, notice } = call;
   const { limits } = policy;
   const scan = scanTree(
     rootFd,
