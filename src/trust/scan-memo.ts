@@ -9,6 +9,7 @@ import { BridgeError, type Reason } from '../errors.js';
 import { idWithinLimits, isNoteName, segmentReason } from './names.js';
 import type { NameArena } from './stat-pool.js';
 import type { NameRule, NoteFilter, ScannedNote } from './types.js';
+import { closeQuietly } from './walk.js';
 import { NoteWatch } from './watch.js';
 
 /** Names are decoded strictly, and a leading U+FEFF is kept so the decoded name re-encodes to the same bytes. */
@@ -413,6 +414,12 @@ export class ScanMemo {
   }
 }
 
+/** True when `words` equals the RAW_STAT_WORDS words of `snaps` at `at`. */
+export function sameWords(snaps: Uint32Array, at: number, words: Uint32Array): boolean {
+  for (let i = 0; i < RAW_STAT_WORDS; i++) if (snaps[at + i] !== words[i]) return false;
+  return true;
+}
+
 /** The entry of `listing` whose sort key (Latin-1 form of the raw name) is `sortKey`, by binary search. */
 function entryNamed(listing: Listing, sortKey: string): Entry | undefined {
   const entries = listing.entries;
@@ -458,16 +465,9 @@ function sameRawStat(
     if (err instanceof NativeError) return false;
     throw err;
   } finally {
-    if (fd !== rootFd) {
-      try {
-        native.close(fd);
-      } catch {
-        // closed either way
-      }
-    }
+    if (fd !== rootFd) closeQuietly(native, fd);
   }
-  for (let i = 0; i < RAW_STAT_WORDS; i++) if (snaps[slot + i] !== words[i]) return false;
-  return true;
+  return sameWords(snaps, slot, words);
 }
 
 /** A new entry for the raw name `raw` (its Latin-1 form `sortKey`) listed with d_type `type`. */

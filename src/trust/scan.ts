@@ -17,7 +17,15 @@ import {
   type Native,
 } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
-import { RACY_MARGIN_MS, RawEntryBudget, ScanMemo, UNDECIDED, type Entry, type Listing } from './scan-memo.js';
+import {
+  RACY_MARGIN_MS,
+  RawEntryBudget,
+  ScanMemo,
+  UNDECIDED,
+  sameWords,
+  type Entry,
+  type Listing,
+} from './scan-memo.js';
 import { NOT_TAKEN, type StatThread } from './stat-pool.js';
 import { countVouched } from './watch.js';
 import {
@@ -90,12 +98,6 @@ function typeOf(st: FileStat): number {
 function prefixOf(e: Entry): string {
   if (e.prefix === undefined) e.prefix = `${e.id}/`;
   return e.prefix;
-}
-
-/** True when `words` equals the RAW_STAT_WORDS words of `snaps` at `at`. */
-function sameWords(snaps: Uint32Array, at: number, words: Uint32Array): boolean {
-  for (let i = 0; i < RAW_STAT_WORDS; i++) if (snaps[at + i] !== words[i]) return false;
-  return true;
 }
 
 /**
@@ -483,6 +485,18 @@ class TreeScan {
   }
 
   /**
+   * The trust rule on a note's own open descriptor `fd` whose fstat is `fst`: the note metadata rule, then the
+   * descriptor checks (ACL, open for writing); null when it passes.
+   */
+  private descriptorReason(fd: number, fst: FileStat): Reason | null {
+    const { native, uid, rootPlace, writers } = this;
+    return (
+      noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes, writers) ??
+      fileDescriptorReason(native, fd, uid, writers, fst.gid)
+    );
+  }
+
+  /**
    * True when the file `name` in `dirFd` passes the trust rule (owner, mode, link count, device and mount, ACL) on
    * its own descriptor. Size and content are not judged: the look-ahead asks whether a trusted note exists below
    * the depth limit, and an untrusted one must not set `truncated` (docs/TRUST.md §Budgets).
@@ -494,11 +508,7 @@ class TreeScan {
       if (noteStatReason(native.statAt(dirFd, name), uid, rootPlace, maxFileBytes, writers) !== null) return false;
       const fd = native.openFileAt(dirFd, name);
       try {
-        const fst = native.fstat(fd);
-        return (
-          (noteStatReason(fst, uid, rootPlace, maxFileBytes, writers) ??
-            fileDescriptorReason(native, fd, uid, writers, fst.gid)) === null
-        );
+        return this.descriptorReason(fd, native.fstat(fd)) === null;
       } finally {
         closeQuietly(native, fd);
       }
@@ -589,7 +599,7 @@ class TreeScan {
    * note as usual); else the reason the read would skip it with.
    */
   private racyDescriptor(dirFd: number, name: string, key: IdentityKey): Reason | 'same' | 'changed' {
-    const { native, uid, rootPlace, writers } = this;
+    const native = this.native;
     let fd: number;
     try {
       fd = native.openFileAt(dirFd, name);
@@ -599,11 +609,7 @@ class TreeScan {
     try {
       const fst = native.fstat(fd);
       if (this.keyOf(fst) !== key) return 'changed';
-      return (
-        noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes, writers) ??
-        fileDescriptorReason(native, fd, uid, writers, fst.gid) ??
-        'same'
-      );
+      return this.descriptorReason(fd, fst) ?? 'same';
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       return 'io_error';
@@ -692,9 +698,7 @@ class TreeScan {
     try {
       // The descriptor is authoritative: judge what was opened, not what was statted a moment ago.
       const fst = native.fstat(fd);
-      const reason =
-        noteStatReason(fst, uid, rootPlace, this.limits.maxFileBytes, writers) ??
-        fileDescriptorReason(native, fd, uid, writers, fst.gid);
+      const reason = this.descriptorReason(fd, fst);
       if (reason !== null) {
         this.skip(reason);
         return;
