@@ -114,7 +114,7 @@ export class IndexCache {
     for (const [other, view] of this.views) {
       if (total <= this.maxBytes) return;
       if (other === key) continue;
-      this.forget(other);
+      this.drop(other);
       total -= viewBytes(view);
     }
   }
@@ -154,7 +154,7 @@ export class IndexCache {
     }
     view ??= { index: new NoteIndex(), memo: new ScanMemo(), pending: undefined, pendingBytes: 0 };
     this.views.set(key, view);
-    while (this.views.size > this.max) this.forget(this.views.keys().next().value!);
+    while (this.views.size > this.max) this.drop(this.views.keys().next().value!);
     return view.index;
   }
 
@@ -195,7 +195,7 @@ export class IndexCache {
       }
       const built = view.pendingBytes;
       if (this.build(view)) this.fit(key);
-      else this.forget(key);
+      else this.drop(key);
       if (this.releaseAfterBuild && built >= RELEASE_MIN_BYTES) releaseMemory();
     }).unref();
   }
@@ -213,13 +213,11 @@ export class IndexCache {
     }
   }
 
-  /** Forget a view (after a failure that may have left its index half-updated). */
+  /**
+   * Forget a view (evicted, or after a failure that may have left its index half-updated), giving back what its memo
+   * holds outside the heap (inotify watches and instance).
+   */
   drop(key: string): void {
-    this.forget(key);
-  }
-
-  /** Removes a view and gives back what its memo holds outside the heap (inotify watches and instance). */
-  private forget(key: string): void {
     this.views.get(key)?.memo.close();
     this.views.delete(key);
   }
