@@ -140,15 +140,6 @@ const SIGURG = 23;
 /** struct statfs is 120 bytes on x86_64 and aarch64. */
 const STATFS_BYTES = 128;
 /**
- * Filesystems (statfs f_type) whose writers all go through this kernel, so a read lease sees every one: ext2/3/4,
- * xfs, btrfs, tmpfs, f2fs, zfs, bcachefs, overlay. Network and FUSE filesystems are left out: writers on other
- * machines or behind a daemon are invisible, and NFSv4 and SMB refuse a lease without a delegation or oplock.
- */
-const LEASE_FILESYSTEMS: ReadonlySet<number> = new Set([
-  0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1, 0xca451a4e, 0x794c7630,
-]);
-
-/**
  * Filesystems every change of which goes through this kernel's VFS, so inotify sees it (fstatfs f_type): ext2/3/4,
  * xfs, btrfs, tmpfs, f2fs, zfs, bcachefs. Not overlay (a change to a lower layer made outside the overlay raises no
  * event on the overlay's inode), nor any network or FUSE filesystem (docs/DESIGN.md §Change notification).
@@ -156,6 +147,16 @@ const LEASE_FILESYSTEMS: ReadonlySet<number> = new Set([
 const WATCH_FILESYSTEMS: ReadonlySet<number> = new Set([
   0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1, 0xca451a4e,
 ]);
+
+/** overlayfs f_type (OVERLAYFS_SUPER_MAGIC). */
+const OVERLAYFS_MAGIC = 0x794c7630;
+
+/**
+ * Filesystems (statfs f_type) whose writers all go through this kernel, so a read lease sees every one: those of
+ * WATCH_FILESYSTEMS and overlay. Network and FUSE filesystems are left out: writers on other machines or behind a
+ * daemon are invisible, and NFSv4 and SMB refuse a lease without a delegation or oplock.
+ */
+const LEASE_FILESYSTEMS: ReadonlySet<number> = new Set([...WATCH_FILESYSTEMS, OVERLAYFS_MAGIC]);
 
 const IN_NONBLOCK = 0x800;
 const IN_CLOEXEC = 0x80000;
