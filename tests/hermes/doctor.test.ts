@@ -43,7 +43,15 @@ function setup(policy: Record<string, unknown> = {}): { home: string; root: stri
 }
 
 function run(...args: string[]): { code: number; stdout: string; stderr: string; json: ParsedJson } {
-  const env = { ...process.env };
+  return runWith({}, ...args);
+}
+
+/** `run` with `extra` added to the environment. */
+function runWith(
+  extra: NodeJS.ProcessEnv,
+  ...args: string[]
+): { code: number; stdout: string; stderr: string; json: ParsedJson } {
+  const env = { ...process.env, ...extra };
   delete env.HERMES_HOME;
   const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env });
   let json: unknown;
@@ -164,9 +172,7 @@ test('doctor › says whether warm searches use change notification, and MEMORY_
   if (process.platform === 'linux')
     t.regex(on.stdout, /change notification: on \(inotify, one watch per note, at most \d+/);
   else t.regex(on.stdout, /change notification: off \(no inotify on this platform\)/);
-  const env: NodeJS.ProcessEnv = { ...process.env, MEMORY_BRIDGE_WATCH: '0' };
-  delete env.HERMES_HOME;
-  const off = spawnSync(process.execPath, [cli, 'doctor', '--home', home], { encoding: 'utf8', env });
+  const off = runWith({ MEMORY_BRIDGE_WATCH: '0' }, 'doctor', '--home', home);
   t.regex(off.stdout, /change notification: off \(MEMORY_BRIDGE_WATCH=0\): every note is statted on every search/);
 });
 
