@@ -37,7 +37,14 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { errorResult } from '../errors.js';
-import { READ_INPUT_SCHEMA, SEARCH_INPUT_SCHEMA, TOOL_DESCRIPTIONS } from '../tools/schemas.js';
+import { MAX_RESULT_SIZE_CHARS } from '../tools/result-size.js';
+import {
+  READ_INPUT_SCHEMA,
+  READ_OUTPUT_SCHEMA,
+  SEARCH_INPUT_SCHEMA,
+  SEARCH_OUTPUT_SCHEMA,
+  TOOL_DESCRIPTIONS,
+} from '../tools/schemas.js';
 import { TOOL_NAMES, type Bridge, type Caller, type ToolName, type ToolResult } from '../tools/types.js';
 import { LineTransport } from './stdio.js';
 
@@ -65,21 +72,31 @@ const READ_ONLY_ANNOTATIONS = Object.freeze({
   openWorldHint: false,
 });
 
-/** The two tools exactly as tools/list advertises them (names, descriptions, input schemas of docs/TOOLS.md). */
+/** The `_meta` key under which a tool declares the longest result it can return (docs/MCP.md §Typed results). */
+export const MAX_RESULT_SIZE_META_KEY = 'anthropic/maxResultSizeChars';
+
+/**
+ * The two tools exactly as tools/list advertises them (names, descriptions, input and output schemas of
+ * docs/TOOLS.md, the result size bound of src/tools/result-size.ts).
+ */
 export const TOOLS: readonly Tool[] = Object.freeze([
   {
     name: 'memory_bridge_search',
     title: 'Search memory',
     description: TOOL_DESCRIPTIONS.memory_bridge_search,
     inputSchema: structuredClone(SEARCH_INPUT_SCHEMA) as unknown as Tool['inputSchema'],
+    outputSchema: structuredClone(SEARCH_OUTPUT_SCHEMA) as unknown as Tool['outputSchema'],
     annotations: { title: 'Search memory', ...READ_ONLY_ANNOTATIONS },
+    _meta: { [MAX_RESULT_SIZE_META_KEY]: MAX_RESULT_SIZE_CHARS.memory_bridge_search },
   },
   {
     name: 'memory_bridge_read',
     title: 'Read a memory document',
     description: TOOL_DESCRIPTIONS.memory_bridge_read,
     inputSchema: structuredClone(READ_INPUT_SCHEMA) as unknown as Tool['inputSchema'],
+    outputSchema: structuredClone(READ_OUTPUT_SCHEMA) as unknown as Tool['outputSchema'],
     annotations: { title: 'Read a memory document', ...READ_ONLY_ANNOTATIONS },
+    _meta: { [MAX_RESULT_SIZE_META_KEY]: MAX_RESULT_SIZE_CHARS.memory_bridge_read },
   },
 ]);
 
@@ -97,9 +114,18 @@ function isToolName(value: unknown): value is ToolName {
   return typeof value === 'string' && (TOOL_NAMES as readonly string[]).includes(value);
 }
 
-/** Wrap a tool result (docs/TOOLS.md §Results) as MCP tool content: the JSON text, and `isError` for every `ok: false`. */
+/**
+ * Wrap a tool result (docs/TOOLS.md §Results) as an MCP tool result: `structuredContent` is the answer object (it
+ * matches the tool's output schema, error answers included), the one text block is the same JSON for clients that
+ * read text, and `isError` is set for every `ok: false`.
+ */
 export function toCallToolResult(result: ToolResult): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(result) }], isError: !result.ok };
+  // The result is plain JSON data (no undefined members), so the object serializes to exactly the text.
+  return {
+    content: [{ type: 'text', text: JSON.stringify(result) }],
+    structuredContent: result as unknown as { [key: string]: unknown },
+    isError: !result.ok,
+  };
 }
 
 /**

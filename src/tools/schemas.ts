@@ -68,3 +68,77 @@ export const TOOL_DESCRIPTIONS = Object.freeze({
   memory_bridge_read:
     'Read one Markdown document by the id that memory_bridge_search returned. Long notes come in pieces: pass the next_offset of an answer as offset to read on.',
 } as const);
+
+/** The public error JSON of docs/TOOLS.md §Errors, as a JSON Schema (both tools answer it). */
+const ERROR_OUTPUT_SCHEMA = Object.freeze({
+  type: 'object',
+  properties: {
+    ok: { const: false },
+    error: {
+      type: 'object',
+      properties: {
+        code: { enum: ['invalid_request', 'unavailable', 'not_found_or_denied'] },
+        message: { type: 'string' },
+        hint: { type: 'string' },
+      },
+      required: ['code', 'message'],
+      additionalProperties: false,
+    },
+  },
+  required: ['ok', 'error'],
+  additionalProperties: false,
+} as const);
+
+/**
+ * What `memory_bridge_search` answers (docs/TOOLS.md §Results): the hits, or the error JSON. MCP wants an output
+ * schema whose root is an object; the two shapes are told apart by `ok`.
+ */
+export const SEARCH_OUTPUT_SCHEMA = Object.freeze({
+  type: 'object',
+  oneOf: [
+    {
+      type: 'object',
+      properties: {
+        ok: { const: true },
+        results: {
+          type: 'array',
+          maxItems: LIMIT_CEILING,
+          items: {
+            type: 'object',
+            properties: { id: { type: 'string' }, title: { type: 'string' }, snippet: { type: 'string' } },
+            required: ['id', 'snippet'],
+            additionalProperties: false,
+          },
+        },
+        truncated: { type: 'boolean' },
+        incomplete: { const: true },
+      },
+      required: ['ok', 'results', 'truncated'],
+      additionalProperties: false,
+    },
+    ERROR_OUTPUT_SCHEMA,
+  ],
+} as const);
+
+/** What `memory_bridge_read` answers (docs/TOOLS.md §Results): one note's text window, or the error JSON. */
+export const READ_OUTPUT_SCHEMA = Object.freeze({
+  type: 'object',
+  oneOf: [
+    {
+      type: 'object',
+      properties: {
+        ok: { const: true },
+        id: { type: 'string' },
+        title: { type: 'string' },
+        content: { type: 'string' },
+        truncated: { type: 'boolean' },
+        offset: { type: 'integer', minimum: 0 },
+        next_offset: { type: 'integer', minimum: 1 },
+        version: { type: 'string' },
+      },
+      required: ['ok', 'id', 'title', 'content', 'truncated', 'offset', 'version'],
+      additionalProperties: false,
+    },
+    ERROR_OUTPUT_SCHEMA,
+  ],
+} as const);
