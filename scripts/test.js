@@ -5,7 +5,7 @@
 // 1b. ava over dist/tests/scale/*.scale.js (tests on large trees, e.g. 100,000 notes), in a step of their own, one
 //    file at a time, so they neither compete with the other files for the cores nor build their trees twice.
 // 2. When running as root: the trust and policy tests again as an unprivileged user (uid/gid 65534, via setpriv),
-//    from a copy of dist/, node_modules and package.json in a fresh world-readable temp dir, because the trust rule
+//    from a copy of dist/, node_modules, package.json and tests/corpora in a fresh world-readable temp dir, because the trust rule
 //    treats "root" and "the running user" differently and both sides must hold. Skipped (with the reason) otherwise.
 // 3. The Python shim tests (`python3 -m unittest`) when tests/python exists.
 // Output streams through as it comes; the last line is exactly `N passed, N failed` (skips are counted on the line before it, when any were
@@ -164,7 +164,7 @@ async function avaAsUnprivileged() {
   try {
     const copy = path.join(made, 'p');
     fs.mkdirSync(copy);
-    for (const part of ['dist', 'node_modules', 'package.json'])
+    for (const part of ['dist', 'node_modules', 'package.json', 'tests/corpora'])
       copyReadable(path.join(repo, part), path.join(copy, part));
     // A private, writable home for the unprivileged user (ava and Node may want a cache or a config directory).
     const home = path.join(made, 'home');

@@ -1,41 +1,27 @@
 /**
  * searchCold / rankCold answer exactly what a fresh NoteIndex answers after sync (same ids, coverage, scores to the
- * last bit, matched terms, titles, snippets, truncated), on the Obsidian help vault, a generated corpus and random
- * queries; and the two radix-tree orders they reproduce without the tree equal MiniSearch's SearchableMap.
+ * last bit, matched terms, titles, snippets, truncated), on the real notes that ship in tests/corpora (Node.js site
+ * pages, the project's vault, tldr Japanese pages), a generated corpus and random queries; and the two radix-tree orders they reproduce without the tree equal MiniSearch's SearchableMap.
  */
 import test from 'ava';
 import fc from 'fast-check';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import SearchableMap from 'minisearch/SearchableMap';
 import { rankCold, searchCold } from '../../src/search/cold.js';
 import { NoteIndex, oneEditApart, type ResponseLimits, TermDictionary } from '../../src/search/index.js';
 import { TermTable } from '../../src/search/terms.js';
 import { tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
+import { markdownFiles, NODEJS, TLDR, VAULT } from '../helpers/corpora.js';
 import { STAT } from './stat.js';
 
 const note = (id: string, text: string | undefined): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
 const WIDE: ResponseLimits = { snippet_chars: 300, total_chars: 100_000 };
 
-const VAULT = new URL('../../../../shared/corpora/obsidian-help', import.meta.url).pathname;
-
-/** Notes of a directory tree (`.md` files, ids relative to `root`, in sorted walk order like the scan's). */
-function readVault(dir: string, root = dir, out: ScannedNote[] = []): ScannedNote[] {
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) readVault(path, root, out);
-    else if (name.endsWith('.md')) out.push(note(relative(root, path), readFileSync(path, 'utf8')));
-  }
-  return out;
-}
-
-function vaultOrEmpty(dir: string): ScannedNote[] {
-  try {
-    return readVault(dir);
-  } catch {
-    return [];
-  }
+/** Notes of a shipped corpus (ids relative to `dir`, after `prefix`, in sorted walk order like the scan's). */
+function readCorpus(dir: string, prefix = ''): ScannedNote[] {
+  return markdownFiles(dir).map((id) => note(prefix + id, readFileSync(join(dir, id), 'utf8')));
 }
 
 /** A small deterministic PRNG (mulberry32), so the generated corpus is the same on every run. */
@@ -226,36 +212,30 @@ test('cold › equals a fresh index on a generated corpus for random queries and
   assertSameAnswers(t, generated(), 150, 1);
 });
 
-const english = vaultOrEmpty(join(VAULT, 'en'));
-const vaultTest = english.length > 50 ? test : test.skip;
+test('cold › equals a fresh index on real English notes (Node.js site pages, the vault) for random queries', (t) => {
+  const english = [...readCorpus(NODEJS, 'nodejs/'), ...readCorpus(VAULT, 'vault/')];
+  t.true(english.length > 150);
+  assertSameAnswers(t, english, 40, 2);
+});
 
-vaultTest(
-  'cold › equals a fresh index on the English Obsidian help vault for random queries (needs ../shared/corpora)',
-  (t) => {
-    assertSameAnswers(t, english, 40, 2);
-  },
-);
-
-vaultTest(
-  'cold › equals a fresh index on the whole Obsidian help vault, Japanese included (needs ../shared/corpora)',
-  (t) => {
-    const notes = readVault(VAULT);
-    const index = new NoteIndex();
-    index.sync(notes);
-    // Each cold pass over this vault segments its Japanese half anew (about 0.3 s), so a few queries only.
-    const queries = ['ノート', 'プラグイン 設定', 'vault sync', 'canvs', 'graph ビュー'];
-    for (const q of queries) {
-      same(t, rankCold(notes, q), index.rank(q), q);
-      same(
-        t,
-        searchCold(notes, q, 7, { snippet_chars: 120, total_chars: 900 }),
-        index.search(q, 7, { snippet_chars: 120, total_chars: 900 }),
-        q,
-      );
-    }
-    t.true(rankCold(notes, 'ノート').length > 0);
-  },
-);
+test('cold › equals a fresh index on the vault and tldr Japanese pages, Japanese queries included', (t) => {
+  const notes = [...readCorpus(VAULT, 'vault/'), ...readCorpus(join(TLDR, 'pages.ja'), 'tldr/')];
+  const index = new NoteIndex();
+  index.sync(notes);
+  // Each cold pass segments the Japanese notes anew, so a few queries only.
+  const queries = ['ノート', 'プラグイン 設定', 'garden sync', 'irigation', 'グラフ ビュー', 'ファイル 圧縮'];
+  for (const q of queries) {
+    same(t, rankCold(notes, q), index.rank(q), q);
+    same(
+      t,
+      searchCold(notes, q, 7, { snippet_chars: 120, total_chars: 900 }),
+      index.search(q, 7, { snippet_chars: 120, total_chars: 900 }),
+      q,
+    );
+  }
+  t.true(rankCold(notes, 'ノート').length > 0);
+  t.true(rankCold(notes, 'ファイル').length > 10);
+});
 
 test('cold › hits carry titles and snippets exactly as the index builds them', (t) => {
   const notes = [

@@ -1,64 +1,24 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { NoteIndex, PREFIX_FULL_CHARS, PREFIX_SHORT_MAX_TERMS } from '../../src/search/index.js';
 import { tokenize } from '../../src/search/tokenize.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { MiniSearchOracle, rankingDifference, sameRanking } from './oracle.js';
+import { markdownTexts, NODEJS, TLDR, VAULT } from '../helpers/corpora.js';
 import { STAT } from './stat.js';
 
 const note = (id: string, text: string): ScannedNote => ({ id, key: `k:${id}`, stat: STAT, text });
 
-/** A real corpus when the workspace has one (the obsidian help vault), else a generated one. */
-const VAULT = new URL('../../../../shared/corpora/obsidian-help', import.meta.url).pathname;
-
-function readVault(dir: string, root = dir, out: Record<string, string> = {}): Record<string, string> {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) readVault(path, root, out);
-    else if (name.endsWith('.md')) out[relative(root, path)] = readFileSync(path, 'utf8');
-  }
-  return out;
-}
-
+/** Real notes that ship in tests/corpora: the vault (EN and JA), Node.js site pages and tldr Japanese pages. */
 function corpus(): Record<string, string> {
-  try {
-    const notes = readVault(VAULT);
-    if (Object.keys(notes).length > 50) return notes;
-  } catch {
-    // Fall through to the generated corpus.
-  }
-  const words = [
-    'river',
-    'rivers',
-    'stone',
-    'moss',
-    'lichen',
-    'fern',
-    'bark',
-    'template',
-    'temple',
-    'vault',
-    'valley',
-    'note',
-    'notes',
-    'link',
-    'links',
-    'graph',
-    'garden',
-    '庭',
-    '水やり',
-    'café',
-    'don’t',
-  ];
-  const notes: Record<string, string> = {};
-  for (let i = 0; i < 300; i++) {
-    const body: string[] = [];
-    for (let j = 0; j < 20 + (i % 37); j++) body.push(words[(i * 7 + j * j * 3) % words.length]!);
-    notes[`d${i % 9}/n${i}.md`] = `# ${words[i % words.length]} ${i}\n${body.join(' ')}`;
-  }
-  return notes;
+  const prefixed = (dir: string, prefix: string): [string, string][] =>
+    Object.entries(markdownTexts(dir)).map(([id, text]) => [prefix + id, text]);
+  return Object.fromEntries([
+    ...prefixed(VAULT, 'vault/'),
+    ...prefixed(NODEJS, 'nodejs/'),
+    ...prefixed(join(TLDR, 'pages.ja'), 'tldr/'),
+  ]);
 }
 
 const notes = corpus();

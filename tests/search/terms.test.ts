@@ -1,10 +1,11 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseNote } from '../../src/search/markdown.js';
 import { TermTable } from '../../src/search/terms.js';
 import { MAX_TERM_CHARS, tokenize } from '../../src/search/tokenize.js';
+import { markdownFiles, NODEJS, TLDR, TLDR_LANGUAGES, VAULT } from '../helpers/corpora.js';
 
 /** The terms `ids` gave for `text`, as strings. */
 function termsOf(table: TermTable, text: string): string[] {
@@ -27,24 +28,8 @@ function agrees(table: TermTable, text: string): boolean {
   return true;
 }
 
-const VAULT = new URL('../../../../shared/corpora/obsidian-help', import.meta.url).pathname;
-
-function vaultFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) vaultFiles(path, out);
-    else if (name.endsWith('.md')) out.push(path);
-  }
-  return out;
-}
-
-let vault: string[] = [];
-try {
-  vault = vaultFiles(VAULT);
-} catch {
-  vault = [];
-}
-const vaultTest = vault.length > 0 ? test : test.skip;
+/** Every shipped real note (tests/corpora): the vault, Node.js site pages and the tldr pages in four languages. */
+const realNotes = [VAULT, NODEJS, TLDR].flatMap((dir) => markdownFiles(dir).map((rel) => join(dir, rel)));
 
 test('ids are given in order of first sight and repeat for a repeated term', (t) => {
   const table = new TermTable();
@@ -207,10 +192,10 @@ test('a table grown past many rehashes still finds every term', (t) => {
   t.deepEqual(termsOf(table, 'W0 w1 wz'), ['w0', 'w1', 'wz']);
 });
 
-vaultTest('ids equals tokenize on every field of every obsidian-help note', (t) => {
+test('ids equals tokenize on every field of every shipped real note', (t) => {
   const table = new TermTable();
   let fields = 0;
-  for (const path of vault) {
+  for (const path of realNotes) {
     const text = readFileSync(path, 'utf8');
     const parsed = parseNote(text);
     for (const field of [text, parsed.title ?? '', parsed.body, parsed.meta.join('\n')]) {
@@ -218,7 +203,7 @@ vaultTest('ids equals tokenize on every field of every obsidian-help note', (t) 
       fields++;
     }
   }
-  t.true(fields > 100);
+  t.true(fields > 4000);
 });
 
 test('a character that NFKC turns into several words gives every term, however long the run', (t) => {
@@ -303,27 +288,18 @@ test('ids equals tokenize on random CJK, Hangul and full-width text (pieces scan
   t.pass();
 });
 
-const CJK_CORPUS = new URL('../../../../shared/corpora/tldr-cjk', import.meta.url).pathname;
-const cjkTest = (() => {
-  try {
-    return statSync(CJK_CORPUS).isDirectory() ? test : test.skip;
-  } catch {
-    return test.skip;
-  }
-})();
-
-cjkTest('ids equals tokenize on real Korean, Chinese and Japanese notes (needs ../shared/corpora)', (t) => {
+test('ids equals tokenize on real Korean, Chinese and Japanese notes, one table across languages', (t) => {
   const table = new TermTable();
   let notes = 0;
-  for (const lang of readdirSync(CJK_CORPUS)) {
-    const dir = join(CJK_CORPUS, lang, 'common');
-    for (const name of readdirSync(dir).slice(0, 150)) {
-      const text = readFileSync(join(dir, name), 'utf8');
-      if (!agrees(table, text)) t.fail(`differs on ${lang}/${name}`);
+  for (const lang of TLDR_LANGUAGES) {
+    const dir = join(TLDR, lang);
+    for (const rel of markdownFiles(dir, 150)) {
+      const text = readFileSync(join(dir, rel), 'utf8');
+      if (!agrees(table, text)) t.fail(`differs on ${lang}/${rel}`);
       notes++;
     }
   }
-  t.true(notes > 300);
+  t.is(notes, 600);
 });
 
 test('more distinct katakana runs than the segmentation cache holds give the same terms every time', (t) => {

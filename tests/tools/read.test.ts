@@ -173,7 +173,8 @@ test('read › every read is fresh: a note changed between two reads is read as 
   // The version is the same length and alphabet whatever the note, and does not contain the identity's numbers.
   const st = fs.statSync(file);
   t.false(third.version.includes(String(st.ino)));
-  // Past the end after a shrink: ok and empty.
+  // Past the end after a shrink: ok and empty. Owner-writable again first: only root writes through a 0400 mode.
+  fs.chmodSync(file, 0o600);
   fs.writeFileSync(file, 'ab');
   t.like(bridge.read({ id: 'v.md', offset: 4 }, w.caller), { ok: true, content: '', truncated: false, offset: 4 });
 });
