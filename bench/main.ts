@@ -9,9 +9,10 @@
  *          --sections relevance,sizes,worst,http,cjk (which parts to run: the known-item relevance evaluation of
  *          bench/relevance.ts, the sized corpora, the worst cases of bench/worst.ts, the HTTP endpoint of bench/http.ts
  *          on the largest size up to 10,000 notes, the CJK tree of bench/cjk.ts)
- *          --keep (leave the temporary corpora)   --corpora DIR (generate once into DIR, reuse later)   --out FILE (JSON path)   --no-write (do not touch bench/results)
- *          --doc FILE (also put the tables between the `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a
- *          Markdown file, e.g. docs/BENCHMARKS.md)   --help (this list)
+ *          --keep (leave the temporary corpora)   --corpora DIR (generate once into DIR, reuse later)   --out FILE (JSON path)
+ *          --no-write (touch neither bench/results nor the docs)   --doc FILE (put the tables between the bench markers of
+ *          FILE instead; a full run — every section, not --quick — writes them into docs/BENCHMARKS.md and its summary
+ *          line into README.md: bench/doc.ts)   --help (this list)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,6 +38,7 @@ import { type CjkSection, renderCjk, runCjk } from './cjk.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
 import { qmdAbsence, qmdConnect, qmdIndex, qmdSearch, type QmdTree } from './qmd-mcp.js';
+import { type RunSummary, SUMMARY_MARKERS, TABLE_MARKERS, stampOf, summaryLine, writeBetweenMarkers } from './doc.js';
 
 /** Changed-note searches per warm round (run as one block after the warm rounds). */
 const CHANGES_PER_ROUND = [2, 8] as const;
@@ -772,8 +774,9 @@ bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same
   --keep                 leave the temporary corpora
   --corpora DIR          generate the corpora into DIR once and reuse them in later runs (kept)
   --out FILE             JSON results path (default bench/results/latest.json)
-  --no-write             do not touch bench/results
-  --doc FILE             also put the tables between the bench markers of a Markdown file
+  --no-write             do not touch bench/results, docs/BENCHMARKS.md or README.md
+  --doc FILE             put the tables between the bench markers of FILE (default, for a full run: every
+                         section, not --quick: docs/BENCHMARKS.md, and the summary line into README.md)
   -h, --help             this text
 `;
 
@@ -789,6 +792,12 @@ function httpSizeOf(sizes: readonly number[]): number {
 /** Notes of the tree the HTTP section's targets are stated on (HTTP ÷ stdio, 32 clients × 200 calls). */
 const HTTP_SIZE_MAX = 10_000;
 
+/** Every part a run can have (`--sections`); a run of all of them, not --quick, refreshes the docs. */
+const ALL_SECTIONS = ['relevance', 'sizes', 'worst', 'http', 'cjk'] as const;
+/** Where a full run writes its tables and its summary line (bench/doc.ts). */
+const benchmarksDoc = path.join(repoRoot, 'docs', 'BENCHMARKS.md');
+const readmeFile = path.join(repoRoot, 'README.md');
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -800,7 +809,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
       doc: { type: 'string' },
-      sections: { type: 'string', default: 'relevance,sizes,worst,http,cjk' },
+      sections: { type: 'string', default: ALL_SECTIONS.join(',') },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -941,18 +950,38 @@ async function main(): Promise<void> {
     fs.writeFileSync(out.replace(/\.json$/, '.md'), `${tables}\n`);
     log(`wrote ${path.relative(process.cwd(), out)}`);
   }
-  if (values.doc) {
-    const doc = path.resolve(values.doc);
-    const text = fs.readFileSync(doc, 'utf8');
-    const begin = '<!-- bench:begin -->';
-    const end = '<!-- bench:end -->';
-    const a = text.indexOf(begin);
-    const b = text.indexOf(end);
-    if (a < 0 || b < a) throw new Error(`${values.doc}: markers ${begin} … ${end} not found`);
-    const stamp = `Run of ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${report.durationS} s in all.`;
-    fs.writeFileSync(doc, `${text.slice(0, a + begin.length)}\n${stamp}\n\n${tables}\n${text.slice(b)}`);
-    log(`updated the tables in ${values.doc}`);
+  // A full run (every section, not --quick) refreshes docs/BENCHMARKS.md and the README's summary line; --doc FILE
+  // names another file for the tables (any run), --no-write touches nothing.
+  const fullRun = !values.quick && ALL_SECTIONS.every((s) => sections.has(s));
+  const doc = values.doc ? path.resolve(values.doc) : fullRun && !values['no-write'] ? benchmarksDoc : null;
+  if (doc !== null) {
+    writeBetweenMarkers(doc, TABLE_MARKERS, `${stampOf(started)}, ${report.durationS} s in all.\n\n${tables}`);
+    log(`updated the tables in ${path.relative(process.cwd(), doc)}`);
   }
+  if (fullRun && !values['no-write'] && !values.doc) {
+    writeBetweenMarkers(
+      readmeFile,
+      SUMMARY_MARKERS,
+      summaryLine(summaryOf(started, os.cpus().length, results, targets), fmt),
+    );
+    log(`updated the summary line in ${path.relative(process.cwd(), readmeFile)}`);
+  }
+}
+
+/** The figures the README's summary line names: 10,000 notes (else the largest size) and 100,000 when run. */
+function summaryOf(started: Date, cores: number, results: SizeResult[], targets: Target[]): RunSummary {
+  const measured = results.filter((r) => r.ours !== null);
+  const main = measured.find((r) => r.notes === HTTP_SIZE_MAX) ?? measured.at(-1);
+  const named = [main, measured.find((r) => r.notes === 100_000 && r !== main)].filter((r) => r !== undefined);
+  return {
+    started,
+    cores,
+    warm: named.map((r) => [r.notes, r.ours!.warmSearch.p50, r.rg?.search.p50 ?? null]),
+    readP50: main?.ours?.read.p50 ?? null,
+    rssMB: main?.ours?.rssAfterWarmupMB ?? null,
+    met: targets.filter((t) => t.verdict === 'PASS').length,
+    judged: targets.filter((t) => t.verdict !== 'SKIP').length,
+  };
 }
 
 main().catch((err: unknown) => {

@@ -3,7 +3,7 @@
  * to an outside file, a trusted note for an untrusted one, a note's mode and content, or the root itself for a
  * symlink, 10,000 in-process reads and searches (plus a few hundred over MCP) must return zero bytes from outside
  * the allowed, trusted set: no response ever carries a marker planted only in outside or untrusted content.
- * MB_SOAK=1 runs twenty times as many calls (see README.md).
+ * MB_SOAK=1 runs twenty times as many calls (see docs/DEVELOPMENT.md).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

@@ -32,7 +32,7 @@ test('schema › the smallest valid policy gets every default', (t) => {
   t.deepEqual({ ...p.limits }, { ...DEFAULT_LIMITS });
 });
 
-test('schema › the limit table holds the defaults and ceilings (README "Limits": whole vaults of 100,000 notes)', (t) => {
+test('schema › the limit table holds the defaults and ceilings (docs/POLICY.md "Limits": whole vaults of 100,000 notes)', (t) => {
   const table = Object.fromEntries(LIMIT_TABLE.map((r) => [r.key, [r.default, r.ceiling]]));
   t.deepEqual(table, {
     max_results: [10, 10],

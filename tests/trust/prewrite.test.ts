@@ -108,7 +108,7 @@ async function heldOpenScenario(t: import('ava').ExecutionContext, uid?: number)
     await h.stop();
   }
   // Once no descriptor is open for writing the note passes again, bytes and all: nothing in the file shows what
-  // was written through the old descriptor, which is why an exposed note must be replaced, not chmodded (README).
+  // was written through the old descriptor, which is why an exposed note must be replaced, not chmodded (docs/THREAT-MODEL.md).
   t.deepEqual(searchIds(bridge.search({ query: 'lantern' }, w.caller)), ['garden.md']);
 }
 
