@@ -13,8 +13,11 @@
  * 2. `Authorization: Bearer <token>` must match an entry of the clients file, read fresh for this request; every
  *    failure gets the same 401. The caller (home, run kind) comes only from the matched entry.
  * 3. The client's token bucket (default 20 requests/s, burst 40): 429 with `Retry-After`.
- * 4. At most `maxConcurrency` requests in flight (default 16): 503 with `Retry-After`.
- * 5. Body at most 1 MiB (413), strict JSON (400), one message (no batches: 400).
+ * 4. The body is read to its end before the request counts as in flight (`BodyGate`): at most 1 MiB (413), within
+ *    the body deadline (default 10 s: 408), at most `maxConcurrency` bodies of one client at once (503). A client
+ *    whose bodies never arrive holds only its own connections, never a slot another client needs.
+ * 5. At most `maxConcurrency` requests in flight (default 16): 503 with `Retry-After`.
+ * 6. Strict JSON (400), one message (no batches: 400).
  *
  * Connections are bounded before any of this (`ConnectionTable`, docs/HTTP.md "Connections"): at most
  * `maxConnections` in all and `maxConnectionsPerPeer` from one peer address; at a cap the oldest idle keep-alive
@@ -31,6 +34,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import { createBridge } from '../tools/bridge.js';
 import { TOOL_NAMES, type Bridge, type BridgeOptions, type LogEvent, type ToolName } from '../tools/types.js';
+import { BodyGate, type BodyOutcome } from './http-body.js';
 import { authenticate, bearerToken, callerOf, ClientsFileError, type ClientEntry } from './clients.js';
 import { ConnectionTable } from './http-connections.js';
 import { createMcpServer } from './mcp.js';
@@ -53,6 +57,11 @@ export const DEFAULT_RATE = Object.freeze({ perSecond: 20, burst: 40 });
  */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Default time for a request's body to arrive once its headers are accepted, in ms (then 408 and close; never more
+ * than the request timeout). 1 MiB in 10 s asks for 100 KB/s at least.
+ */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 /**
  * Idle keep-alive connections are closed after this many ms. Longer than the idle timeout of common proxies and
  * load balancers (60 s) and far longer than a busy client's pauses: when the server closes an idle connection at
@@ -105,6 +114,8 @@ export interface HttpServerOptions {
   rate?: { perSecond: number; burst: number };
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** Default `DEFAULT_BODY_TIMEOUT_MS`, at most `requestTimeoutMs`. */
+  bodyTimeoutMs?: number;
   /** The rate limiter's clock (default `performance.now`); tests stop it to count a burst exactly. */
   clock?: Clock | undefined;
   /** Options of the one shared bridge (its log is this server's). */
@@ -119,10 +130,17 @@ export interface HttpServerHandle {
   origin: string;
   port: number;
   /**
-   * Counters for tests and the operator: requests in flight, token buckets kept, open connections, connections
-   * refused at a cap, and idle or header-less connections closed to admit another.
+   * Counters for tests and the operator: requests in flight, bodies being read, token buckets kept, open
+   * connections, connections refused at a cap, and idle or header-less connections closed to admit another.
    */
-  stats(): { inFlight: number; buckets: number; connections: number; refused: number; evicted: number };
+  stats(): {
+    inFlight: number;
+    reading: number;
+    buckets: number;
+    connections: number;
+    refused: number;
+    evicted: number;
+  };
   /**
    * Stop: no new connections, idle ones closed, requests in flight may finish for up to `graceMs` (default
    * `SHUTDOWN_GRACE_MS`); then every connection is closed. Resolves when the server is closed.
@@ -334,6 +352,12 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   if (!Number.isInteger(perPeer) || perPeer < 1 || perPeer > maxConnections)
     throw new RangeError('maxConnectionsPerPeer: an integer from 1 to maxConnections');
   const connections = new ConnectionTable(maxConnections, perPeer);
+  const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const bodies = new BodyGate(
+    maxConcurrency,
+    MAX_BODY_BYTES,
+    Math.min(opts.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, requestTimeout),
+  );
 
   // The bridge runs one call at a time (its calls are synchronous), so the call being answered is known here and
   // the bridge's own refusal reason joins that request's single log line instead of printing a second one.
@@ -350,10 +374,12 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   let stopping = false;
   /** Responses whose connection Node is closing for a header or request timeout. */
   const timedOut = new WeakSet<http.ServerResponse>();
+  /** Connections already answered 408 at the body deadline: Node's own request timeout may still fire on them. */
+  const answeredTimeout = new WeakSet<Socket>();
 
   const serverOptions: http.ServerOptions = {
     headersTimeout: opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
-    requestTimeout: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    requestTimeout,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     // How often Node looks for connections past their timeouts; the default (30 s) would let a slow client hold a
     // connection well beyond the timeout.
@@ -415,6 +441,15 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       res.end(body);
       discardBody(req);
     };
+    /** True for a whole body; else the refusal is sent (or the client is gone) and the request ends here. */
+    const admitBody = (body: BodyOutcome): body is Buffer => {
+      if (body === 'too_large') refuse(413, 'too_large', -32000, `Payload too large: at most ${MAX_BODY_BYTES} bytes`);
+      else if (body === 'timeout' && !res.headersSent) {
+        answeredTimeout.add(req.socket);
+        refuse(408, 'timeout', -32000, 'Request Timeout');
+      }
+      return Buffer.isBuffer(body);
+    };
 
     const pathname = (req.url ?? '').split('?', 1)[0];
     if (!hostAllowed(req.headers.host, hosts)) {
@@ -473,24 +508,25 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       refuse(429, 'rate_limited', -32000, 'Too many requests', { 'Retry-After': String(wait) });
       return;
     }
-    if (inFlight >= maxConcurrency) {
-      refuse(503, 'busy', -32000, 'Too many requests in flight', { 'Retry-After': '1' });
-      return;
-    }
-    inFlight++;
-    holdsSlot = true;
     if (req.method !== 'POST') {
       refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'POST' });
       return;
     }
+    const reading = bodies.read(entry.name, req);
+    if (reading === null) {
+      refuse(503, 'busy', -32000, 'Too many requests in flight', { 'Retry-After': '1' });
+      return;
+    }
 
-    void readBody(req)
+    void reading
       .then(async (body) => {
-        if (body === 'too_large') {
-          refuse(413, 'too_large', -32000, `Payload too large: at most ${MAX_BODY_BYTES} bytes`);
+        if (!admitBody(body)) return;
+        if (inFlight >= maxConcurrency) {
+          refuse(503, 'busy', -32000, 'Too many requests in flight', { 'Retry-After': '1' });
           return;
         }
-        if (body === 'aborted') return;
+        inFlight++;
+        holdsSlot = true;
         let message: unknown;
         try {
           // Strict first (no duplicate keys, bounded nesting, valid UTF-8), then the plain parse the SDK expects.
@@ -601,11 +637,14 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     socket.once('close', () => connections.remove(socket));
   });
   // Malformed HTTP, and a client past the header or request timeout: answer when the socket can still take it.
-  // Malformed HTTP, and a client past the header or request timeout: answer when the socket can still take it.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
     const status = timeout ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
     const pending = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage ?? null;
+    if (pending === null && answeredTimeout.has(socket)) {
+      socket.destroy();
+      return;
+    }
     // A request whose handler runs logs its own line when its response closes; mark why it is closing.
     if (pending !== null && timeout) timedOut.add(pending);
     else if (pending === null) log(`client=- tool=- result=${timeout ? 'timeout' : 'bad_http'} status=${status} ms=0`);
@@ -641,6 +680,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     port: address.port,
     stats: () => ({
       inFlight,
+      reading: bodies.reading,
       buckets: limiter.size,
       connections: connections.size,
       refused: connections.refused,
@@ -667,42 +707,6 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       server.closeAllConnections();
     },
   };
-}
-
-/**
- * Read a request body of at most `MAX_BODY_BYTES`. A declared `Content-Length` over the limit is refused before
- * anything is read.
- *
- * @returns the bytes, `'too_large'`, or `'aborted'` when the client went away first
- */
-function readBody(req: http.IncomingMessage): Promise<Buffer | 'too_large' | 'aborted'> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return Promise.resolve('too_large');
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (value: Buffer | 'too_large' | 'aborted'): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onAbort);
-      req.off('close', onClose);
-      resolve(value);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) done('too_large');
-      else chunks.push(chunk);
-    };
-    const onEnd = (): void => done(Buffer.concat(chunks, size));
-    const onAbort = (): void => done('aborted');
-    const onClose = (): void => {
-      if (!req.complete) done('aborted');
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onAbort);
-    req.on('close', onClose);
-  });
 }
 
 /**

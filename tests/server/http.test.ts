@@ -346,19 +346,30 @@ test('http › more requests in flight than --max-concurrency get 503 with Retry
     const port = s.server.port;
     const call = toolCallBody('memory_bridge_search', { query: 'heron' });
     const len = Buffer.byteLength(call);
-    const head = (token: string) =>
+    const whole = (token: string) =>
       `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\n` +
-      `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${len}\r\n\r\n`;
-    const slow = [await rawSocket(port, head(work.token)), await rawSocket(port, head(personal.token))];
-    t.true(await waitFor(() => s.server.stats().inFlight === 2));
-    const busy = await rawRequest(port, { headers: mcpHeaders(port, personal.token), body: call });
-    t.is(busy.status, 503);
-    t.is(busy.headers['retry-after'], '1');
-    for (const r of slow) r.socket.write(call);
-    t.true(await waitFor(() => slow.every((r) => r.received().includes('"ok\\":true'))));
-    t.regex(slow[0]!.received(), /^HTTP\/1\.1 200 /);
-    t.true(await waitFor(() => s.server.stats().inFlight === 0));
-    for (const r of slow) r.socket.destroy();
+      `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${len}\r\n\r\n${call}`;
+    // A request is in flight from its whole body until its answer; the answer waits one turn of the event loop, so
+    // whole requests written at the same moment on six connections are read in one turn and all count at once.
+    let statuses: string[] = [];
+    let busyAnswer = '';
+    for (let round = 0; round < 10 && busyAnswer === ''; round++) {
+      const socks = await Promise.all(Array.from({ length: 6 }, () => rawSocket(port, '')));
+      t.true(await waitFor(() => s.server.stats().connections === 6));
+      for (const [i, r] of socks.entries()) r.socket.write(whole(i % 2 === 0 ? work.token : personal.token));
+      t.true(await waitFor(() => socks.every((r) => /\r\n\r\n\{/.test(r.received()))));
+      statuses = socks.map((r) => r.received().slice(9, 12));
+      busyAnswer = socks.find((r) => r.received().startsWith('HTTP/1.1 503 '))?.received() ?? '';
+      for (const r of socks) r.socket.destroy();
+      t.true(await waitFor(() => s.server.stats().inFlight === 0));
+    }
+    t.regex(busyAnswer, /\r\nRetry-After: 1\r\n/i, statuses.join(' '));
+    t.true(statuses.filter((x) => x === '200').length >= 2, statuses.join(' '));
+    t.true(
+      statuses.every((x) => x === '200' || x === '503'),
+      statuses.join(' '),
+    );
+    t.true(s.lines.some((l) => l.includes('result=busy status=503')));
     t.is((await rawRequest(port, { headers: mcpHeaders(port, personal.token), body: call })).status, 200);
   } finally {
     await s.close();
@@ -483,7 +494,8 @@ test('http › close() lets a request in flight finish, refuses new connections,
     `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${work.token}\r\n` +
       `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(call)}\r\n\r\n`,
   );
-  t.true(await waitFor(() => s.server.stats().inFlight === 1));
+  // Its headers are in and its body is awaited: the request has begun.
+  t.true(await waitFor(() => s.server.stats().reading === 1));
   const closed = s.server.close(10_000);
   await t.throwsAsync(rawRequest(port, { method: 'GET', path: '/healthz', headers: { Host: `127.0.0.1:${port}` } }));
   slow.socket.write(call);
