@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { getNative } from '../../native/index.js';
-import { bridgeErrorOf } from '../errors.js';
+import { bridgeErrorOf, type Reason } from '../errors.js';
 import { PatternSet } from '../policy/glob.js';
 import { MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import type { Limits, Policy } from '../policy/types.js';
@@ -30,7 +30,9 @@ import { NO_WRITERS, type Writers } from '../trust/writers.js';
 import type { ResolvedWriters } from '../policy/accounts.js';
 import { MAX_ID_SEGMENTS, type ScanResult } from '../trust/types.js';
 import { LIMIT_TABLE } from '../policy/schema.js';
+import { remedyOf as baseRemedy, REASON_CODES } from '../remedies.js';
 import type { Native } from '../../native/types.js';
+import { displayPath, listCommand, shellWord, SkipSamples } from './skip-samples.js';
 import { firstUntrustedDir, MAX_NAMED_PROBLEMS, workerProgramProblems } from './program-trust.js';
 import {
   describeWriter,
@@ -49,11 +51,15 @@ export interface DoctorCheck {
   remedy?: string;
 }
 
-/** The `--json` output: `ok`, the checks, and skip counts by reason code from the tree scan. */
+/**
+ * The `--json` output: `ok`, the checks, skip counts by reason code from the tree scan, and the first few skipped
+ * root-relative paths of each counted reason (`SAMPLES_PER_REASON`; `doctor --list REASON` gives all).
+ */
 export interface DoctorReport {
   ok: boolean;
   checks: DoctorCheck[];
   counts: Record<string, number>;
+  skipped: Record<string, string[]>;
 }
 
 /** A report plus the human-readable details (paths, numbers) the text output prints under each check. */
@@ -61,77 +67,6 @@ export interface DoctorResult {
   report: DoctorReport;
   details: Map<string, string[]>;
 }
-
-/**
- * What to do about each reason code. Shared by the tree counts, the policy and root checks and `--explain`.
- * Reasons that are the policy working as intended (denied, hidden, not_markdown) say so.
- */
-export const REMEDIES: Readonly<Record<string, string>> = Object.freeze({
-  symlink: 'symbolic links are never followed: replace the link with the real file or directory',
-  hard_link: 'the file has more than one hard link: replace it with a plain copy (cp, not ln)',
-  untrusted_owner: 'chown it to the user that runs Hermes (or to root)',
-  group_writable:
-    'remove group write permission: chmod g-w; if `ls -l` shows a "+" after the mode, an ACL is the cause (its mask shows in the group bits): inspect it with getfacl and clear it with setfacl -b',
-  world_writable: 'remove world write permission: chmod o-w',
-  acl_write: 'an ACL lets someone else write it: remove that entry (setfacl -x …) or all extended entries (setfacl -b)',
-  acl_unreadable:
-    'its ACL could not be read or validated (filesystem without ACL support?): keep notes on ext4, tmpfs, btrfs, xfs or APFS',
-  other_device: "it is on a different filesystem than the root (a mount point): move it onto the root's filesystem",
-  not_directory: 'expected a directory: use a real directory',
-  not_regular: 'only regular files are notes: remove the FIFO, socket or device file',
-  too_large: 'bigger than limits.max_file_bytes: split the note, or raise max_file_bytes (ceiling 1048576)',
-  binary: 'contains NUL bytes: it is not a text note',
-  invalid_utf8: 'not valid UTF-8: re-save the note as UTF-8',
-  bad_name: 'the name fails the names rule: rename it to letters, digits, ".", "_" and "-", or set "names": "unicode"',
-  hidden: 'hidden names (leading dot) are always skipped: rename it if it should be visible',
-  not_markdown: 'only names ending in lowercase ".md" are notes',
-  denied:
-    'the policy does not allow it (no allow pattern matches, or a deny pattern does): edit allow/deny if it should be visible',
-  too_deep: 'deeper than limits.max_depth: raise max_depth (ceiling 16) or move the note up',
-  missing: 'it does not exist (check the path and its spelling, byte for byte)',
-  sticky_tmp: 'a shared sticky temp directory cannot be the root or hold the policy: use a private directory',
-  root_untrusted: 'the root or a directory above it can be written by someone else: fix its owner, mode or ACL',
-  entry_ceiling:
-    'more than 1,000,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
-  io_error: 'an I/O error: check the filesystem (dmesg) and permissions',
-  open_for_write:
-    'a process holds the file open for writing, perhaps one opened while the file was writable by others (a chmod does not revoke it): if the file was ever writable by someone else, replace it (write a reviewed copy and mv it over the name) instead of chmodding it; otherwise close the editor or script that holds it',
-  resource_exhausted:
-    'the process ran out of file descriptors or memory: raise the open-files limit (ulimit -n, LimitNOFILE= for a service) or find what holds descriptors open',
-  unsupported_platform: 'memory-bridge runs on Linux and macOS only; every call is unavailable here',
-  policy_missing: 'create it from policy.example.json: mkdir -p the directory (chmod 700) and the file (chmod 600)',
-  policy_invalid: 'fix the policy file; the problem is described above',
-  policy_too_large: 'the policy is over 64 KiB: shorten it',
-  policy_untrusted:
-    'the policy file or a directory above it can be written by someone else (owner, group/world write, ACL, symlink, hard link): fix it',
-  bad_home: 'the home must be an absolute path without ".", ".." or a trailing "/"',
-  home_relative:
-    'HERMES_HOME is a relative path, which Hermes and this command read against different working directories, and the plugin refuses it: set HERMES_HOME to an absolute path (or pass --home) and restart Hermes',
-  home_symlink:
-    'the home is reached through a symbolic link, which the plugin and worker never follow: set HERMES_HOME (and --home) to the real path shown above and restart Hermes',
-  hermes_api_missing:
-    'this Hermes lacks part of the plugin API the shim needs, so it registered no tools: upgrade Hermes (see "Hermes versions" in the README), then restart it',
-  hermes_api_unknown:
-    'Hermes has not loaded the plugin since it was installed: enable it (hermes plugins enable memory-bridge) and start Hermes, then run doctor again to see the Hermes API it found',
-  not_installed: 'only needed for Hermes plugin mode: memory-bridge install --home <home>',
-  foreign_plugin: 'another plugin occupies plugins/memory-bridge: move it away, then run memory-bridge install',
-  modified_plugin: 'the installed shim has local changes: memory-bridge install --force restores it',
-  worker_paths_missing:
-    'the node binary or CLI recorded at install time is gone (node upgraded or package moved): run memory-bridge install again',
-  worker_program_untrusted:
-    'someone other than you or root could change the program Hermes starts (the path named above): fix its owner, mode or ACL (chown, chmod go-w, setfacl -b), or install memory-bridge in a directory only you or root can write and run memory-bridge install again',
-  install_record_untrusted:
-    'install.json must be owned by you (or root) and not group/world-writable: chmod 600, or reinstall',
-  version_mismatch: 'the installed shim comes from another memory-bridge version: run memory-bridge install again',
-  unverified_platform:
-    "this platform's bindings were written from documentation and never run here; test with doctor --explain before relying on it",
-  incomplete:
-    'a budget stopped the scan or notes lie below max_depth: searches answer "incomplete" and miss notes; raise the limit named above or narrow "allow"',
-  no_visible_notes:
-    'no note passes the policy and the trust rule, so searches find nothing: check "allow" and the counts above, or try doctor --explain ID',
-  no_home: 'the home directory does not exist: pass --home or set HERMES_HOME',
-  internal: 'unexpected failure: run again; if it persists, report it',
-});
 
 /** What to do about a reason; with named writers in the policy, owner, group and ACL refusals say how they apply. */
 function remedyOf(reason: string, withWriters = false, limits?: Readonly<Limits>): string {
@@ -142,7 +77,7 @@ function remedyOf(reason: string, withWriters = false, limits?: Readonly<Limits>
     const row = LIMIT_TABLE.find((r) => r.key === key)!;
     if (limits[key] >= row.ceiling) return `${key} is already at its ceiling (${row.ceiling}): ${remedy}`;
   }
-  return REMEDIES[reason] ?? 'see the reason code in the README';
+  return baseRemedy(reason);
 }
 
 /** Reasons whose usual remedy raises a limit, with what to do instead once that limit is at its ceiling. */
@@ -411,7 +346,11 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
   const details = new Map<string, string[]>();
   const checks: DoctorCheck[] = [];
   const counts: Record<string, number> = {};
-  const finish = (): DoctorResult => ({ report: { ok: checks.every((c) => c.ok), checks, counts }, details });
+  let skipped: Record<string, string[]> = {};
+  const finish = (): DoctorResult => ({
+    report: { ok: checks.every((c) => c.ok), checks, counts, skipped },
+    details,
+  });
 
   const native = getNative();
   if (native === null) {
@@ -499,21 +438,25 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
     details.set('root', [policy.root, ...rootRuleLines(policy.root, native!, writers, resolved)]);
     checks.push({ name: 'root', ok: true });
     try {
+      const samples = new SkipSamples();
       const scan = scanTree(
         rootFd,
         policy,
-        { ...scanLimitsOf(policy), keepText: false, writers },
+        { ...scanLimitsOf(policy), keepText: false, writers, onSkip: samples.onSkip },
         { has: () => false },
         native!,
       );
       for (const [reason, n] of Object.entries(scan.skipped)) if (n !== undefined && n > 0) counts[reason] = n;
+      skipped = samples.toJSON();
       const lines = [
         `${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`,
         notificationStatus(native!, rootFd, scan.notes.length),
       ];
       lines.push(...writerRuleCounts(scan.notes, writers, resolved));
-      for (const [reason, n] of Object.entries(counts).sort())
+      for (const [reason, n] of Object.entries(counts).sort()) {
         lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason, writers !== NO_WRITERS, policy.limits)}`);
+        lines.push(...namedLines(samples.of(reason), n, home, reason));
+      }
       details.set('tree', lines);
       if (scan.truncated) {
         const cut = describeCut(rootFd, policy, scan, native!, writers);
@@ -533,8 +476,23 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
   return finish();
 }
 
-/** Reasons the tree scan skips objects for, which `doctor --list REASON` accepts. */
-export const LISTABLE_REASONS = Object.freeze([
+/**
+ * The lines under one "skipped N × reason" line: up to `SAMPLES_PER_REASON` of the skipped paths (root-relative,
+ * shown with `displayPath`) and, when there are more, the `--list` command that prints them all.
+ */
+function namedLines(paths: readonly string[], count: number, home: string, reason: string): string[] {
+  if (paths.length === 0) return [];
+  const lines = [`  e.g. ${paths.map(displayPath).join(', ')}`];
+  if (count > paths.length) lines.push(`  all ${count}: ${listCommand(home, reason)}`);
+  return lines;
+}
+
+/**
+ * Reasons the tree scan skips objects for, in the order `doctor --list`'s help names them. `--list` accepts every
+ * reason code (`REASON_CODES`): the scan counts objects only under a `Reason`, so whatever doctor counts, `--list`
+ * takes; this list is the ones a tree of notes commonly shows.
+ */
+export const TREE_REASONS: readonly Reason[] = Object.freeze([
   'acl_unreadable',
   'acl_write',
   'bad_name',
@@ -549,12 +507,16 @@ export const LISTABLE_REASONS = Object.freeze([
   'not_directory',
   'not_markdown',
   'not_regular',
+  'open_for_write',
   'other_device',
   'symlink',
   'too_large',
   'untrusted_owner',
   'world_writable',
-]);
+] satisfies Reason[]);
+
+/** What `doctor --list REASON` accepts: every reason code (src/remedies.ts `REASON_CODES`). */
+export const LISTABLE_REASONS: readonly string[] = REASON_CODES;
 
 /**
  * The paths below the root that the tree scan skipped for `reason` (`doctor --list REASON`), in scan order,
@@ -568,24 +530,37 @@ export function listSkipped(
   home: string,
   reason: string,
 ): { paths: string[]; root: string; remedy: string; truncated: boolean } | { problem: string } {
+  const doctor = `memory-bridge doctor --home ${shellWord(home)}`;
   const native = getNative();
-  if (native === null) return { problem: 'no platform bindings here: run `memory-bridge doctor` for details' };
-  const { status, policy } = policyStatus(home);
+  if (native === null) return { problem: `no platform bindings here: run \`${doctor}\` for details` };
+  const { status, policy, writers: resolved } = policyStatus(home);
   if (!status.loads || policy === undefined)
-    return { problem: 'the policy does not load: run `memory-bridge doctor` to see why' };
+    return { problem: `the policy does not load: run \`${doctor}\` to see why` };
+  // The same writers as runDoctor's scan, so the listing and the counts agree.
+  const writers = resolved?.writers ?? NO_WRITERS;
   let rootFd: number;
   try {
-    rootFd = openTrustedDir(policy.root, 'root', native);
+    rootFd = openTrustedDir(policy.root, 'root', native, undefined, writers);
   } catch {
-    return { problem: 'the root cannot be opened as a trusted directory: run `memory-bridge doctor` to see why' };
+    return { problem: `the root cannot be opened as a trusted directory: run \`${doctor}\` to see why` };
   }
   const paths: string[] = [];
   try {
-    const limits = { ...scanLimitsOf(policy), onSkip: (r: string, p: string) => r === reason && paths.push(p) };
+    const limits = {
+      ...scanLimitsOf(policy),
+      keepText: false,
+      writers,
+      onSkip: (r: string, p: string) => r === reason && paths.push(p),
+    };
     const scan = scanTree(rootFd, policy, limits, { has: () => false }, native);
-    return { paths, root: policy.root, remedy: remedyOf(reason), truncated: scan.truncated };
+    return {
+      paths,
+      root: policy.root,
+      remedy: remedyOf(reason, writers !== NO_WRITERS, policy.limits),
+      truncated: scan.truncated,
+    };
   } catch (err) {
-    return { problem: `the scan stopped (${reasonOf(err)}): run \`memory-bridge doctor\` for the remedy` };
+    return { problem: `the scan stopped (${reasonOf(err)}): run \`${doctor}\` for the remedy` };
   } finally {
     closeQuietly(native, rootFd);
   }
@@ -664,7 +639,10 @@ export function describeCut(
 export function explainNote(home: string, id: string): DoctorResult {
   const details = new Map<string, string[]>();
   const checks: DoctorCheck[] = [];
-  const finish = (): DoctorResult => ({ report: { ok: checks.every((c) => c.ok), checks, counts: {} }, details });
+  const finish = (): DoctorResult => ({
+    report: { ok: checks.every((c) => c.ok), checks, counts: {}, skipped: {} },
+    details,
+  });
   const fail = (name: string, reason: string, remedy = remedyOf(reason)): DoctorResult => {
     checks.push({ name, ok: false, reason, remedy });
     return finish();

@@ -7,6 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { errorResult } from '../errors.js';
+import { RemedyNotes } from '../remedies.js';
 import type { Bridge, LogEvent, ToolResult } from '../tools/types.js';
 import {
   LineSplitter,
@@ -33,11 +34,16 @@ function logSafe(text: string): string {
   return /^[A-Za-z0-9._-]{1,128}$/.test(text) ? text : JSON.stringify(text.slice(0, 128));
 }
 
-/** Format a bridge log event as one worker log line. */
-export function formatLogEvent(event: LogEvent): string {
+/**
+ * Format a bridge log event as one worker log line: `<tool> <reason>[ (<detail>)][ profile=<name>]`, then
+ * ` → <remedy>` the first time `notes` sees the reason (src/remedies.ts; a notice's detail is its own remedy).
+ */
+export function formatLogEvent(event: LogEvent, notes?: RemedyNotes): string {
   const profile = event.profile === undefined ? '' : ` profile=${logSafe(event.profile)}`;
   const detail = event.detail === undefined ? '' : ` (${logSafe(event.detail)})`;
-  return `${event.tool} ${event.reason}${detail}${profile}`;
+  const told = event.detail === undefined || event.reason === 'internal';
+  const remedy = notes === undefined || !told ? '' : notes.suffix(event.reason);
+  return `${event.tool} ${event.reason}${detail}${profile}${remedy}`;
 }
 
 /**
@@ -49,7 +55,10 @@ export function formatLogEvent(event: LogEvent): string {
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const { input, output, bridge } = options;
-  const log = options.log ?? ((line: string) => process.stderr.write(`memory-bridge worker: ${line}\n`));
+  const write = options.log ?? ((line: string) => process.stderr.write(`memory-bridge worker: ${line}\n`));
+  // The worker's own line-protocol reasons say once what to do, like the bridge's (formatLogEvent).
+  const notes = new RemedyNotes();
+  const log = (subject: string, reason: string): void => write(`${subject} ${reason}${notes.suffix(reason)}`);
   const splitter = new LineSplitter();
 
   let outputClosed = false;
@@ -78,18 +87,18 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const handle = async (event: LineEvent): Promise<void> => {
     if (event.kind === 'oversized') {
       const id = idFromPrefix(event.prefix);
-      log('worker oversized_line');
+      log('worker', 'oversized_line');
       if (id !== undefined) await send(unavailableReply(id));
       return;
     }
     if (event.bytes.length === 0) return;
     const outcome = parseRequestLine(event.bytes);
     if (outcome.kind === 'skip') {
-      log(`worker ${outcome.reason}`);
+      log('worker', outcome.reason);
       return;
     }
     if (outcome.kind === 'reject') {
-      log(`worker ${outcome.reason}`);
+      log('worker', outcome.reason);
       await send(unavailableReply(outcome.id));
       return;
     }
@@ -99,7 +108,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       result = bridge.call(tool, args, caller);
     } catch {
       // The bridge promises never to throw; if it does anyway the caller still gets a well-formed refusal.
-      log(`${tool} internal`);
+      log(tool, 'internal');
       result = errorResult('unavailable');
     }
     await send(replyLine(id, result));
@@ -115,7 +124,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }
     for (const event of splitter.end()) await handle(event);
   } catch {
-    log('worker input_error');
+    log('worker', 'input_error');
   } finally {
     output.off('error', markClosed);
     output.off('close', markClosed);

@@ -4,15 +4,27 @@
  * unexpected exception becomes `unavailable` with reason `internal`, logged with the exception's class name only.
  */
 import { bridgeErrorOf, errorResult, type ErrorResult } from '../errors.js';
+import { RemedyNotes } from '../remedies.js';
 import { profileOf } from './caller.js';
 import { runRead } from './read.js';
 import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
 import type { Bridge, BridgeOptions, LogEvent, ReadResult, SearchResult, ToolName, ToolResult } from './types.js';
 
-/** Default operator log: one line on stderr, `memory-bridge: <tool> <reason>` (plus the class of an internal error). */
-export function stderrLog(event: LogEvent): void {
-  const detail = event.detail === undefined ? '' : ` (${event.detail})`;
-  process.stderr.write(`memory-bridge: ${event.tool} ${event.reason}${detail}\n`);
+/**
+ * The default operator log: one line on stderr per event, `<prog>: <tool> <reason>` (plus the class of an internal
+ * error or a notice's sentence), ending with ` → <remedy>` the first time this logger sees that reason
+ * (src/remedies.ts `RemedyNotes`). Each call makes a logger with its own memory of what it has told.
+ *
+ * @param prog the line's prefix, e.g. "memory-bridge search" (default "memory-bridge")
+ */
+export function stderrLogger(prog = 'memory-bridge'): (event: LogEvent) => void {
+  const notes = new RemedyNotes();
+  return (event) => {
+    const detail = event.detail === undefined ? '' : ` (${event.detail})`;
+    // A notice's detail already is its remedy.
+    const remedy = event.detail === undefined || event.reason === 'internal' ? notes.suffix(event.reason) : '';
+    process.stderr.write(`${prog}: ${event.tool} ${event.reason}${detail}${remedy}\n`);
+  };
 }
 
 /** The class name of a thrown value (never its message, which may hold a path). */
@@ -24,7 +36,7 @@ function className(err: unknown): string {
 /**
  * Create the tool handlers.
  *
- * @param options.log       where refusal events go (default `stderrLog`); a throwing logger is ignored
+ * @param options.log       where refusal events go (default `stderrLogger()`); a throwing logger is ignored
  * @param options.maxIndexes most per-view search indexes kept (default 8, an integer ≥ 1; RangeError otherwise)
  * @param options.maxIndexBytes most memory (bytes, as IndexCache.bytes counts it) across the kept views (default 512 MiB, a
  *   number ≥ 1; RangeError otherwise); least recently used views are dropped after a search, never the one just used
@@ -33,7 +45,7 @@ function className(err: unknown): string {
  * @param options.watch     change notification for warm searches (default on unless MEMORY_BRIDGE_WATCH=0)
  */
 export function createBridge(options: BridgeOptions = {}): Bridge {
-  const log = options.log ?? stderrLog;
+  const log = options.log ?? stderrLogger();
   const indexes = new IndexCache(
     options.maxIndexes ?? DEFAULT_MAX_INDEXES,
     options.maxIndexBytes ?? DEFAULT_MAX_INDEX_BYTES,

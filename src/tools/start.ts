@@ -5,11 +5,12 @@
  * walk judged in this call (usually `/`, `/home` or `/tmp` and a few more); it is closed before this returns.
  */
 import type { Native } from '../../native/types.js';
+import { bridgeErrorOf, type Reason } from '../errors.js';
 import { loadPolicyAndWriters } from '../policy/load.js';
 import type { Writers } from '../trust/writers.js';
 import type { Policy } from '../policy/types.js';
 import { openTrustedDir, WalkMemo } from '../trust/path.js';
-import { checkRunKind, type CheckedCaller } from './caller.js';
+import { checkRunKind, parseCaller, type CheckedCaller } from './caller.js';
 
 /**
  * @param caller the checked caller (`parseCaller`): its home, and the `cron` and `subagent` flags of the run-kind rule
@@ -35,5 +36,27 @@ export function policyAndRoot(
     };
   } finally {
     memo.close();
+  }
+}
+
+/**
+ * Whether a call by `caller` would be refused before its request is even looked at: the caller record
+ * (`parseCaller`), its policy (`loadPolicyAndWriters`: trusted read, strict parse, writers resolved) and the run-kind
+ * rule (`checkRunKind`). For a server's start-up line (`memory-bridge mcp`); it decides nothing, since every call
+ * still does all of this again.
+ *
+ * @returns the refusal's reason code, or null when such a call gets past the caller, the policy and the run kind
+ * @throws nothing but what is not a refusal (a bug)
+ */
+export function refusalAtStart(caller: unknown): Reason | null {
+  try {
+    const checked = parseCaller(caller);
+    const { policy } = loadPolicyAndWriters(checked.home);
+    checkRunKind(checked, policy);
+    return null;
+  } catch (err) {
+    const refusal = bridgeErrorOf(err);
+    if (refusal === undefined) throw err;
+    return refusal.reason;
   }
 }

@@ -148,7 +148,7 @@ test('doctor › a healthy profile passes and --json has exactly the documented 
   const { home } = setup();
   const r = run('doctor', '--home', home, '--json');
   t.is(r.code, 0, r.stdout);
-  t.deepEqual(Object.keys(r.json).sort(), ['checks', 'counts', 'ok']);
+  t.deepEqual(Object.keys(r.json).sort(), ['checks', 'counts', 'ok', 'skipped']);
   t.true(r.json.ok);
   for (const c of r.json.checks) {
     t.true(
@@ -215,6 +215,52 @@ test('doctor › counts skipped files by reason with a remedy for each', (t) => 
   );
   const text = run('doctor', '--home', home);
   for (const reason of Object.keys(r.json.counts)) t.regex(text.stdout, new RegExp(`skipped \\d+ × ${reason}: \\S`));
+});
+
+test('doctor › names the first skipped paths of each reason, shown safely, and the --list command for the rest', (t) => {
+  const { home, root } = setup();
+  const bad = ['projects/a b.md', 'projects/c d.md', 'projects/e\u202Ef.md', 'projects/g h.md', 'projects/i j.md'];
+  for (const id of bad) writeNote(root, id, '# bad\n');
+  writeNote(root, 'projects/.hidden.md', '# hidden\n');
+  const j = run('doctor', '--home', home, '--json');
+  t.is(j.code, 0, j.stdout);
+  t.is(j.json.counts.bad_name, 5);
+  // Scan order is byte order: the first three of the five.
+  t.deepEqual(j.json.skipped.bad_name, bad.slice(0, 3));
+  t.deepEqual(j.json.skipped.hidden, ['projects/.hidden.md']);
+  t.deepEqual(j.json.skipped.denied, ['projects/private']);
+  const text = run('doctor', '--home', home).stdout;
+  // The bidi override is shown escaped, never raw.
+  t.true(text.includes('e.g. projects/a b.md, projects/c d.md, "projects/e\\u{202e}f.md"'), text);
+  t.false(text.includes('\u202E'));
+  const listLine = `all 5: memory-bridge doctor --home ${home} --list bad_name`;
+  t.true(text.includes(listLine), text);
+  // Only one hidden note: it is named, and there is no "all" line for it.
+  t.true(text.includes('e.g. projects/.hidden.md'));
+  t.false(text.includes('--list hidden'));
+  // The command doctor printed lists all five.
+  const listed = run('doctor', '--home', home, '--list', 'bad_name', '--json');
+  t.is(listed.code, 0, listed.stderr);
+  t.deepEqual(listed.json.paths, bad);
+  const plain = run('doctor', '--home', home, '--list', 'bad_name');
+  t.deepEqual(plain.stdout.trimEnd().split('\n'), [
+    'projects/a b.md',
+    'projects/c d.md',
+    '"projects/e\\u{202e}f.md"',
+    'projects/g h.md',
+    'projects/i j.md',
+  ]);
+});
+
+test('doctor › --list accepts every reason code doctor can count, open_for_write among them', (t) => {
+  const { home } = setup();
+  for (const reason of ['open_for_write', 'too_deep', 'resource_exhausted', 'entry_ceiling']) {
+    const r = run('doctor', '--home', home, '--list', reason, '--json');
+    t.is(r.code, 0, `${reason}: ${r.stderr}`);
+    t.deepEqual(r.json.paths, [], reason);
+  }
+  const unknown = run('doctor', '--home', home, '--list', 'no_such_reason');
+  t.is(unknown.code, 2);
 });
 
 test('doctor › a cut scan is a warning that counts the visible notes left out and names the limit', (t) => {

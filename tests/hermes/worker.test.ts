@@ -1,4 +1,5 @@
 import test from 'ava';
+import { remedyOf } from '../../src/remedies.js';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -37,17 +38,27 @@ function request(
 }
 
 /** Run a real worker (real bridge) over in-memory pipes; returns the parsed replies and the log lines. */
-async function serve(input: Array<string | Buffer>): Promise<{ replies: ParsedJson[]; logs: string[] }> {
+/**
+ * Runs a worker over `input`. `logs` are the log lines without the remedy a line carries the first time its reason
+ * appears; `told` are the lines as written.
+ */
+async function serve(
+  input: Array<string | Buffer>,
+): Promise<{ replies: ParsedJson[]; logs: string[]; told: string[] }> {
   const output = new PassThrough();
   const chunks: Buffer[] = [];
   output.on('data', (c: Buffer) => chunks.push(c));
   const logs: string[] = [];
+  const told: string[] = [];
   const bridge = createBridge({ log: (e) => logs.push(`${e.tool} ${e.reason}`) });
   await runWorker({
     input: Readable.from(input.map((x) => (typeof x === 'string' ? Buffer.from(x) : x))),
     output,
     bridge,
-    log: (l) => logs.push(l),
+    log: (l) => {
+      told.push(l);
+      logs.push(l.split(' → ')[0]!);
+    },
   });
   const text = Buffer.concat(chunks).toString('utf8');
   const replies =
@@ -57,7 +68,7 @@ async function serve(input: Array<string | Buffer>): Promise<{ replies: ParsedJs
           .trimEnd()
           .split('\n')
           .map((l) => JSON.parse(l));
-  return { replies, logs };
+  return { replies, logs, told };
 }
 
 test('worker › answers a valid request with the same id and the tool result', async (t) => {
@@ -188,7 +199,7 @@ test("worker › an oversized line is discarded; its id is answered only in the 
   const stream = Buffer.from(`${shimForm + otherForm}${request('next')}\n`);
   const pieces: Buffer[] = [];
   for (let i = 0; i < stream.length; i += 65536) pieces.push(stream.subarray(i, i + 65536));
-  const { replies, logs } = await serve(pieces);
+  const { replies, logs, told } = await serve(pieces);
   t.deepEqual(
     replies.map((r) => r.id),
     ['big1', 'next'],
@@ -196,6 +207,11 @@ test("worker › an oversized line is discarded; its id is answered only in the 
   t.deepEqual(replies[0].result, UNAVAILABLE);
   t.true(replies[1].result.ok);
   t.is(logs.filter((l) => l === 'worker oversized_line').length, 2);
+  // The first line of a reason says what to do; the next one is the short code alone.
+  t.deepEqual(
+    told.filter((l) => l.startsWith('worker oversized_line')),
+    [`worker oversized_line → ${remedyOf('oversized_line')}`, 'worker oversized_line'],
+  );
 });
 
 test('worker › a line of exactly 1 MiB is still a line', (t) => {

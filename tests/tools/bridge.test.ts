@@ -1,6 +1,7 @@
 import test from 'ava';
 import * as publicSurface from '../../src/index.js';
-import { createBridge, stderrLog } from '../../src/tools/bridge.js';
+import { createBridge, stderrLogger } from '../../src/tools/bridge.js';
+import { REASON_REMEDIES } from '../../src/remedies.js';
 import type { LogEvent, ReadResult } from '../../src/tools/types.js';
 import { removeTree, writeNote } from '../helpers/fixtures.js';
 import { makeWorld } from './world.js';
@@ -72,7 +73,7 @@ test('bridge › refusals are logged with tool, reason and profile', (t) => {
   ]);
 });
 
-test('bridge › the default log line is the tool and the reason code', (t) => {
+test('bridge › the default log line is the tool and the reason code, with the remedy the first time a reason appears', (t) => {
   const written: string[] = [];
   const original = process.stderr.write;
   process.stderr.write = ((chunk: string) => {
@@ -80,14 +81,19 @@ test('bridge › the default log line is the tool and the reason code', (t) => {
     return true;
   }) as typeof process.stderr.write;
   try {
-    stderrLog({ tool: 'memory_bridge_read', reason: 'denied', profile: 'p' });
-    stderrLog({ tool: 'memory_bridge_search', reason: 'internal', detail: 'RangeError' });
+    const log = stderrLogger();
+    log({ tool: 'memory_bridge_read', reason: 'denied', profile: 'p' });
+    log({ tool: 'memory_bridge_read', reason: 'denied', profile: 'p' });
+    log({ tool: 'memory_bridge_search', reason: 'internal', detail: 'RangeError' });
+    stderrLogger('memory-bridge read')({ tool: 'memory_bridge_read', reason: 'denied' });
   } finally {
     process.stderr.write = original;
   }
   t.deepEqual(written, [
+    `memory-bridge: memory_bridge_read denied → ${REASON_REMEDIES.denied}\n`,
     'memory-bridge: memory_bridge_read denied\n',
-    'memory-bridge: memory_bridge_search internal (RangeError)\n',
+    `memory-bridge: memory_bridge_search internal (RangeError) → ${REASON_REMEDIES.internal}\n`,
+    `memory-bridge read: memory_bridge_read denied → ${REASON_REMEDIES.denied}\n`,
   ]);
 });
 

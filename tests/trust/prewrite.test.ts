@@ -227,7 +227,7 @@ test('a lease broken in the instant it is held sends SIGURG, not the SIGIO that 
 });
 
 test('doctor counts a note held open for writing and says to replace it, not chmod it', async (t) => {
-  const { runDoctor, explainNote } = await import('../../src/hermes/doctor.js');
+  const { runDoctor, explainNote, listSkipped } = await import('../../src/hermes/doctor.js');
   const { w, file } = exposedWorld();
   fs.chmodSync(file, 0o600);
   const h = holder(file);
@@ -235,6 +235,10 @@ test('doctor counts a note held open for writing and says to replace it, not chm
   try {
     const { report } = runDoctor(w.home);
     t.is(report.counts.open_for_write, 1);
+    // Named in the report, and listed by what `doctor --list open_for_write` runs.
+    t.deepEqual(report.skipped.open_for_write, ['garden.md']);
+    const listed = listSkipped(w.home, 'open_for_write');
+    t.deepEqual('paths' in listed ? listed.paths : listed, ['garden.md']);
     const explained = explainNote(w.home, 'garden.md').report.checks.find((c) => !c.ok);
     t.is(explained?.reason, 'open_for_write');
     t.regex(explained?.remedy ?? '', /replace it/);

@@ -3,7 +3,15 @@
  * what to fix (docs/HERMES.md, docs/CLI.md). Read-only. Exit 0 when calls can be served (or, with --explain, when the note
  * is visible), 1 otherwise.
  */
-import { runDoctor, explainNote, formatDoctor, LISTABLE_REASONS, listSkipped } from '../../hermes/doctor.js';
+import {
+  runDoctor,
+  explainNote,
+  formatDoctor,
+  LISTABLE_REASONS,
+  listSkipped,
+  TREE_REASONS,
+} from '../../hermes/doctor.js';
+import { displayPath, SAMPLES_PER_REASON } from '../../hermes/skip-samples.js';
 import { resolveHermesHome } from '../../hermes/home.js';
 import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, packageVersion, type Command } from '../command.js';
@@ -16,15 +24,17 @@ export const command: Command = {
 Checks, read-only: the platform bindings; the home (absolute, reached without a symbolic link); the installed
 plugin shim (its recorded node binary and CLI still exist, and everything Node would load for the worker is
 trusted, ACLs included); the Hermes API the shim found when Hermes last loaded it; the policy file (trusted path, strict parse, with the exact problem); the root directory chain from /;
-and the whole tree, counting skipped files by reason code with a remedy for each. Says "unverified platform"
+and the whole tree, counting skipped files by reason code with a remedy for each and naming the first
+${SAMPLES_PER_REASON} of each (with the --list command for the rest). Says "unverified platform"
 where the bindings were never run (macOS, Linux aarch64). The home is --home, else $HERMES_HOME, else ~/.hermes.
 Exit 0 when tool calls can be served, 1 when they would be unavailable.
 
   --home DIR     the Hermes profile home
-  --json         print {"ok", "checks": [{"name", "ok", "reason"?, "remedy"?}], "counts": {"<reason>": n}}
+  --json         print {"ok", "checks": [{"name", "ok", "reason"?, "remedy"?}], "counts": {"<reason>": n},
+                 "skipped": {"<reason>": [first paths]}}
   --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is
-  --list REASON  print the paths (relative to the root, one per line) that the scan skipped for REASON, one of
-                 the reason codes doctor counts: ${LISTABLE_REASONS.join(', ')}`,
+  --list REASON  print the paths (relative to the root, one per line) that the scan skipped for REASON: any
+                 reason code doctor counts, e.g. ${TREE_REASONS.join(', ')}`,
   async run(argv) {
     const parsed = parseArgs(argv, {
       home: { type: 'string' },
@@ -48,7 +58,7 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
       if (boolFlag(parsed, 'json')) {
         process.stdout.write(`${JSON.stringify({ reason: list, root: listed.root, paths: listed.paths }, null, 2)}\n`);
       } else {
-        for (const p of listed.paths) process.stdout.write(`${p}\n`);
+        for (const p of listed.paths) process.stdout.write(`${displayPath(p)}\n`);
         const stopped = listed.truncated ? ' (the scan stopped at a budget: there may be more)' : '';
         process.stderr.write(
           `memory-bridge doctor: ${listed.paths.length} skipped as ${list} under ${listed.root}${stopped}; ${listed.remedy}\n`,

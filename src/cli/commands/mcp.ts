@@ -1,7 +1,9 @@
 /**
  * `memory-bridge mcp`: serve the two tools over MCP stdio (docs/TOOLS.md, docs/POLICY.md, docs/CLI.md).
  */
+import { remedyOf } from '../../remedies.js';
 import { createBridge } from '../../tools/bridge.js';
+import { refusalAtStart } from '../../tools/start.js';
 import { runMcpServer } from '../../server/mcp.js';
 import { parseArgs, stringFlag, UsageError } from '../args.js';
 import { callerFromFlags, EXIT, packageVersion, type Command } from '../command.js';
@@ -17,16 +19,21 @@ at launch; nothing a tool call sends can change it.
 
 ${CALLER_FLAGS_HELP}
 
-stdout carries only MCP messages; operator logs (short reason codes) go to stderr.`,
+At start, when a call as this home and run kind would be refused (no home, a policy that does not load, a run
+kind the policy does not serve), one line on stderr names the reason and what to do. stdout carries only MCP
+messages; operator logs (short reason codes, each with its remedy the first time it appears) go to stderr.`,
   async run(argv) {
     const parsed = parseArgs(argv, CALLER_FLAGS);
     if (parsed.positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const { caller, warning } = callerFromFlags(stringFlag(parsed, 'home'), stringFlag(parsed, 'run-kind'));
     if (warning !== undefined) process.stderr.write(`memory-bridge mcp: ${warning}\n`);
-    if (caller.home === null)
+    // Said once at start, so a host configuration that can only be refused is seen before the first call; every
+    // call still reads the policy again, and an edit made while the server runs applies at the next call.
+    const refusal = refusalAtStart(caller);
+    if (refusal !== null)
       process.stderr.write(
-        'memory-bridge mcp: no profile home (--home or HERMES_HOME): every call will be unavailable\n',
+        `memory-bridge mcp: every call will be unavailable until this is fixed: ${refusal} → ${remedyOf(refusal)}\n`,
       );
     await runMcpServer({ caller, bridge: createBridge(), version: packageVersion() });
     return EXIT.OK;

@@ -2,7 +2,7 @@
  * `memory-bridge search QUERY`: one memory_bridge_search call from the command line, printing the tool's JSON.
  * Also holds the caller flags and the one-shot runner that `read` shares.
  */
-import { createBridge, stderrLog } from '../../tools/bridge.js';
+import { createBridge, stderrLogger } from '../../tools/bridge.js';
 import type { LogEvent, ToolName } from '../../tools/types.js';
 import { integerFlag, parseArgs, listFlag, stringFlag, UsageError, type FlagSpecs, type ParsedArgs } from '../args.js';
 import { callerFromFlags, EXIT, type Command } from '../command.js';
@@ -26,14 +26,16 @@ export const UNKNOWN_RUN_KIND_LINE =
  * Make one tool call as the caller named by `--home`/`--run-kind`, print the tool JSON (docs/TOOLS.md) on stdout (one
  * line) and return the exit code: 0 for `ok: true`, 1 for `ok: false` (docs/CLI.md). A refusal for an unknown run
  * kind (no `--run-kind`, and a policy that does not allow both cron and subagents) prints UNKNOWN_RUN_KIND_LINE on
- * stderr instead of the bare reason code; every other operator event is the usual line.
+ * stderr instead of the bare reason code; every other operator event is the usual line with its remedy
+ * (`stderrLogger`).
  */
 export function runOneShot(tool: ToolName, args: Record<string, unknown>, parsed: ParsedArgs, prog: string): number {
   const { caller, warning } = callerFromFlags(stringFlag(parsed, 'home'), stringFlag(parsed, 'run-kind'));
   if (warning !== undefined) process.stderr.write(`${prog}: ${warning}\n`);
+  const other = stderrLogger(prog);
   const log = (event: LogEvent): void => {
     if (event.reason === 'run_kind_refused') process.stderr.write(`${prog}: ${UNKNOWN_RUN_KIND_LINE}\n`);
-    else stderrLog(event);
+    else other(event);
   };
   const result = createBridge({ log }).call(tool, args, caller);
   process.stdout.write(`${JSON.stringify(result)}\n`);
