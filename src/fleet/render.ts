@@ -4,6 +4,7 @@
  * escaped, so no card value can end the block, start a new key or hide text. The body is the card text with the
  * two things the reader refuses (NUL bytes, invalid UTF-16 that would turn into invalid UTF-8) replaced by U+FFFD.
  */
+import { newMeter, runOf, whiteSpaceRun } from '../text/line-scan.js';
 import type { Card } from './card.js';
 
 /** Longest title in code points; longer first lines are cut. */
@@ -64,11 +65,23 @@ export function cardTitle(card: Pick<Card, 'memory_type' | 'slot_name' | 'text'>
     if (t !== '') return t;
   } else {
     for (const line of card.text.split(/\r?\n/)) {
-      const t = headingText(line.replace(/^\s*#+\s*/, ''));
+      const t = headingText(withoutHeadingMarks(line));
       if (t !== '') return t;
     }
   }
   return card.memory_type === 'slot' ? 'Slot' : 'Episodic memory';
+}
+
+/**
+ * `line` without leading white space, `#` marks and the white space after them (what the pattern `^\s*#+\s*`
+ * removes), or `line` itself when no `#` follows the leading white space. One forward pass, no backtracking: the
+ * line is card text, which anyone holding the fleet key writes.
+ */
+export function withoutHeadingMarks(line: string): string {
+  const m = newMeter();
+  const hashes = whiteSpaceRun(line, 0, line.length, m);
+  const after = runOf(line, hashes, line.length, 0x23, m);
+  return after === hashes ? line : line.slice(whiteSpaceRun(line, after, line.length, m));
 }
 
 /** The card text as written below the heading: NUL and lone surrogates replaced by U+FFFD. */

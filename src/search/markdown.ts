@@ -10,10 +10,38 @@
  * The front matter reader is deliberately tiny and tolerant: it understands `key: scalar`, `key: [a, b]` and a
  * block list (`key:` followed by `- a` lines). Any other shape is ignored, never an error. No YAML library: the
  * block is untrusted text and we want none of YAML's features (anchors, tags, multi-documents).
+ *
+ * Cost: linear in the text by construction (docs/DESIGN.md "Linear scanners over note text"). Lines are found with
+ * one `indexOf` each and judged by the scanners of `markdown-lines.ts`; no regular expression reads note text.
+ * Every function takes an optional ScanMeter that counts the code units read (tests/search/linear.test.ts).
  */
+import {
+  atxHeading,
+  closesFence,
+  fenceLine,
+  isBlankLine,
+  isFrontMatterFence,
+  isIndented,
+  isPlainNonString,
+  keyLine,
+  listItem,
+  opensFence,
+  opensOtherBlock,
+  setextUnderline,
+  withoutClosingHashes,
+} from './markdown-lines.js';
+import { collapseWhiteSpace, lineEnd, newMeter, type ScanMeter, withoutCr } from '../text/line-scan.js';
 
 /** Longest title kept, in code points (a pathological one-line heading must not eat the response budget). */
 export const MAX_TITLE_CHARS = 300;
+
+/**
+ * Upper bound on the ScanMeter steps `parseNote` takes per UTF-16 code unit of a note (plus one): every line is
+ * found once and judged by a fixed number of scanners that each read it at most twice, twice over the body (title
+ * and headings), so `steps ≤ MAX_STEPS_PER_CODE_UNIT × (text.length + 1)` whatever the text holds (checked on
+ * crafted and random notes by tests/search/linear.test.ts; short lines come closest, about 19 on `_\n-`).
+ */
+export const MAX_STEPS_PER_CODE_UNIT = 32;
 
 export interface ParsedNote {
   /** The note text without its front matter block (the whole text when there is none). */
@@ -38,15 +66,15 @@ const META_KEYS = new Set(['title', 'tags', 'aliases']);
  * tabs allowed), and a later line is exactly `---` or `...`. Without a closing line there is no front matter and
  * the whole text is the body.
  */
-export function parseNote(text: string): ParsedNote {
-  const { frontMatter, body } = splitFrontMatter(text);
-  const meta = frontMatter === undefined ? undefined : readMeta(frontMatter);
-  const title = meta?.title ?? firstHeading(body);
+export function parseNote(text: string, m: ScanMeter = newMeter()): ParsedNote {
+  const { frontMatter, body } = splitFrontMatter(text, m);
+  const meta = frontMatter === undefined ? undefined : readMeta(frontMatter, m);
+  const title = meta?.title ?? firstHeading(body, m);
   return {
     body,
     title,
     meta: meta === undefined ? [] : [...meta.tags, ...meta.aliases],
-    headings: sectionHeadings(body),
+    headings: sectionHeadings(body, m),
   };
 }
 
@@ -56,44 +84,42 @@ export function parseNote(text: string): ParsedNote {
  */
 export function noteName(id: string): string {
   const name = id.slice(id.lastIndexOf('/') + 1);
-  return /\.md$/i.test(name) ? name.slice(0, -3) : name;
+  return name.slice(-3).toLowerCase() === '.md' ? name.slice(0, -3) : name;
 }
 
 /** The title shown for note `id` (docs/DESIGN.md "Titles and file names"): its own title, else its file name. */
 export function noteTitle(parsed: Pick<ParsedNote, 'title'>, id: string): string {
-  return parsed.title ?? clipTitle(noteName(id).replace(/\s+/g, ' ').trim());
+  return parsed.title ?? clipTitle(collapseWhiteSpace(noteName(id), newMeter()));
 }
 
 /** Cut a title to MAX_TITLE_CHARS code points. */
-function clipTitle(text: string): string {
+function clipTitle(text: string, m: ScanMeter = newMeter()): string {
   if (text.length <= MAX_TITLE_CHARS) return text;
+  m.steps += text.length;
   const cps = Array.from(text);
   return cps.length > MAX_TITLE_CHARS ? cps.slice(0, MAX_TITLE_CHARS).join('').trimEnd() : text;
 }
 
 /** Separate a leading front matter block (without its fence lines) from the body. */
-export function splitFrontMatter(text: string): { frontMatter: string | undefined; body: string } {
+export function splitFrontMatter(
+  text: string,
+  m: ScanMeter = newMeter(),
+): { frontMatter: string | undefined; body: string } {
   let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  const firstEnd = lineEnd(text, start);
-  if (!/^---[ \t]*\r?$/.test(text.slice(start, firstEnd))) return { frontMatter: undefined, body: text };
+  const firstEnd = lineEnd(text, start, m);
+  if (!isFrontMatterFence(text, start, firstEnd, false, m)) return { frontMatter: undefined, body: text };
   start = firstEnd + 1;
   let pos = start;
   while (pos <= text.length) {
-    const end = lineEnd(text, pos);
-    const line = text.slice(pos, end);
-    if (/^(?:---|\.\.\.)[ \t]*\r?$/.test(line)) {
+    const end = lineEnd(text, pos, m);
+    if (isFrontMatterFence(text, pos, end, true, m)) {
+      m.steps += text.length;
       return { frontMatter: text.slice(start, pos), body: text.slice(Math.min(end + 1, text.length)) };
     }
     if (end >= text.length) break;
     pos = end + 1;
   }
   return { frontMatter: undefined, body: text };
-}
-
-/** Index of the next "\n" at or after `from`, or text.length. */
-function lineEnd(text: string, from: number): number {
-  const i = text.indexOf('\n', from);
-  return i === -1 ? text.length : i;
 }
 
 /** What the front matter says that search uses. */
@@ -108,49 +134,67 @@ export interface FrontMatter {
  * The `title`, `tags` and `aliases` of a front matter block. Only top-level keys (no indentation) are considered;
  * the first occurrence of a key counts; values of any other key, nested maps and multi-line scalars are ignored.
  */
-export function readMeta(block: string): FrontMatter {
+export function readMeta(block: string, m: ScanMeter = newMeter()): FrontMatter {
   const found = new Map<string, { values: string[]; scalar: boolean; plain: boolean }>();
-  const lines = block.split('\n').map((l) => l.replace(/\r$/, ''));
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*))?$/.exec(lines[i]!);
-    if (m === null || !META_KEYS.has(m[1]!) || found.has(m[1]!)) continue;
-    const rest = stripComment(m[2] ?? '').trim();
+  const lines = blockLines(block, m);
+  for (let i = 0; i < lines.length; i += 2) {
+    const from = lines[i]!;
+    const to = lines[i + 1]!;
+    const k = keyLine(block, from, to, m);
+    // A key of the three is at most 7 code units: no longer key is ever sliced.
+    const key = k === undefined || k.keyEnd - from > 7 ? undefined : block.slice(from, k.keyEnd);
+    if (k === undefined || key === undefined || !META_KEYS.has(key) || found.has(key)) continue;
+    m.steps += 3 * (to - k.value);
+    const rest = stripComment(block.slice(k.value, to)).trim();
     const values: string[] = [];
     let isScalar = false;
     if (rest === '') {
       // A block list: following lines "  - value" (indentation optional, as YAML allows at the top level).
-      while (i + 1 < lines.length) {
-        const item = /^[ \t]*-(?:[ \t]+(.*))?$/.exec(lines[i + 1]!);
-        if (item === null) break;
-        i++;
-        const v = scalar(stripComment(item[1] ?? ''));
+      while (i + 2 < lines.length) {
+        const value = listItem(block, lines[i + 2]!, lines[i + 3]!, m);
+        if (value === undefined) break;
+        i += 2;
+        m.steps += 4 * (lines[i + 1]! - value);
+        const v = scalar(stripComment(block.slice(value, lines[i + 1]!)));
         if (v !== '') values.push(v);
       }
     } else if (rest.startsWith('[')) {
       if (!rest.endsWith(']')) continue; // a flow list spread over lines: unknown shape, ignored
+      m.steps += 4 * rest.length;
       for (const part of splitFlow(rest.slice(1, -1))) {
         const v = scalar(part);
         if (v !== '') values.push(v);
       }
     } else if (!rest.startsWith('{') && !rest.startsWith('|') && !rest.startsWith('>')) {
+      m.steps += 2 * rest.length;
       const v = scalar(rest);
       isScalar = true;
       if (v !== '') values.push(v);
     }
-    found.set(m[1]!, { values, scalar: isScalar, plain: isScalar && !/^["']/.test(rest) });
+    found.set(key, { values, scalar: isScalar, plain: isScalar && rest[0] !== '"' && rest[0] !== "'" });
   }
   const title = found.get('title');
   let titleText: string | undefined;
   if (title?.scalar && title.values.length === 1) {
-    const v = title.values[0]!.replace(/\s+/g, ' ').trim();
-    if (v !== '' && !(title.plain && NOT_A_STRING.test(v))) titleText = clipTitle(v);
+    const v = collapseWhiteSpace(title.values[0]!, m);
+    if (v !== '' && !(title.plain && isPlainNonString(v, m))) titleText = clipTitle(v, m);
   }
   return { title: titleText, tags: found.get('tags')?.values ?? [], aliases: found.get('aliases')?.values ?? [] };
 }
 
-/** Plain YAML scalars that are not strings: null, booleans, numbers (YAML 1.2 core schema, loosely). */
-const NOT_A_STRING =
-  /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?(?:\d[\d_]*)?\.?\d+(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+/**
+ * The lines of a front matter block as positions: start, end, start, end, … (split at LF; an end excludes one CR
+ * before the LF), one `indexOf` per line.
+ */
+function blockLines(block: string, m: ScanMeter): number[] {
+  const out: number[] = [];
+  for (let pos = 0; ; ) {
+    const end = lineEnd(block, pos, m);
+    out.push(pos, withoutCr(block, pos, end));
+    if (end >= block.length) return out;
+    pos = end + 1;
+  }
+}
 
 /** Drop a YAML comment (" #…") that is not inside quotes. */
 function stripComment(s: string): string {
@@ -254,13 +298,17 @@ function unescapeDoubleQuoted(body: string): string {
  * `scanHeadings` for what a heading is). Headings of other levels (`##`, a setext `---` underline) are never
  * titles. Cut to MAX_TITLE_CHARS code points. One pass over the lines (linear in the body).
  */
-export function firstHeading(body: string): string | undefined {
+export function firstHeading(body: string, m: ScanMeter = newMeter()): string | undefined {
   let found: string | undefined;
-  scanHeadings(body, (level, text) => {
-    if (level !== 1) return true;
-    found = clipTitle(text);
-    return false;
-  });
+  scanHeadings(
+    body,
+    (level, text) => {
+      if (level !== 1) return true;
+      found = clipTitle(text, m);
+      return false;
+    },
+    m,
+  );
   return found;
 }
 
@@ -272,24 +320,32 @@ export const MAX_HEADINGS_CHARS = 16_384;
  * most MAX_HEADINGS_CHARS UTF-16 units. Indexed as the `headings` field: a section named after what a query asks
  * for is a strong sign the note is about it.
  */
-export function sectionHeadings(body: string): string {
+export function sectionHeadings(body: string, m: ScanMeter = newMeter()): string {
   let out = '';
-  scanHeadings(body, (_level, text) => {
-    out += out === '' ? text : `\n${text}`;
-    return out.length < MAX_HEADINGS_CHARS;
-  });
+  scanHeadings(
+    body,
+    (_level, text) => {
+      out += out === '' ? text : `\n${text}`;
+      return out.length < MAX_HEADINGS_CHARS;
+    },
+    m,
+  );
   return out.length > MAX_HEADINGS_CHARS ? out.slice(0, MAX_HEADINGS_CHARS) : out;
 }
+
+/** Most lines of a paragraph kept for a setext heading's text (64 lines, two positions each). */
+const MAX_PARA_POSITIONS = 128;
 
 /**
  * Calls `found(level, text)` for every non-empty heading of `body` outside fenced code blocks (``` or ~~~, at least
  * three, closed by the same character repeated at least as often), in order, until it returns false. A heading is
  * an ATX line (1–6 `#` followed by a space, tab or line end, indented at most three spaces; a closing run of `#`
  * preceded by a space is removed) or a setext heading: a paragraph followed by a line of `=` (level 1) or `-`
- * (level 2), indented at most three spaces. Text has its whitespace collapsed. One pass over the lines.
+ * (level 2), indented at most three spaces. Text has its whitespace collapsed. One pass over the lines, each judged
+ * by the scanners of `markdown-lines.ts` (each reads the line at most twice).
  */
-function scanHeadings(body: string, found: (level: number, text: string) => boolean): void {
-  let fence: { char: string; len: number } | undefined;
+function scanHeadings(body: string, found: (level: number, text: string) => boolean, m: ScanMeter): void {
+  let fence: { char: number; length: number } | undefined;
   /**
    * Where the lines of the paragraph being read start and end in `body` (start, end, start, end, …; a setext
    * underline turns them into a heading), or undefined. Positions, not strings: most lines are never sliced.
@@ -297,64 +353,63 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
   let para: number[] | undefined;
   let pos = 0;
   while (pos < body.length) {
-    const end = lineEnd(body, pos);
+    const end = lineEnd(body, pos, m);
     const from = pos;
-    const stop = body.charCodeAt(end - 1) === 0x0d && end > pos ? end - 1 : end;
+    const stop = withoutCr(body, pos, end);
     pos = end + 1;
-    const kind = lineKind(body, from, stop);
+    const kind = lineKind(body, from, stop, m);
     if (kind !== OTHER_LINE) {
       // Most lines: a paragraph line, a blank line, a list item or a quote outside a fence, or a line inside one
       // that cannot close it.
       if (fence !== undefined) continue;
       if (kind === ENDS_PARAGRAPH) para = undefined;
       else if (para === undefined) para = [from, stop];
-      else if (para.length < 128) para.push(from, stop);
+      else if (para.length < MAX_PARA_POSITIONS) para.push(from, stop);
       continue;
     }
-    const line = body.slice(from, stop);
-    const f = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    const f = fenceLine(body, from, stop, m);
     if (fence !== undefined) {
-      if (f !== null && f[1]![0] === fence.char && f[1]!.length >= fence.len && f[2]!.trim() === '') fence = undefined;
+      if (f !== undefined && closesFence(body, f, stop, fence, m)) fence = undefined;
       continue;
     }
-    if (f !== null && !(f[1]![0] === '`' && f[2]!.includes('`'))) {
-      // (A backtick fence's info string may not contain a backtick (CommonMark); otherwise it is inline code.)
-      fence = { char: f[1]![0]!, len: f[1]!.length };
+    if (f !== undefined && opensFence(body, f, stop, m)) {
+      fence = { char: f.char, length: f.length };
       para = undefined;
       continue;
     }
-    if (/^[ \t]*$/.test(line)) {
+    if (isBlankLine(body, from, stop, m)) {
       para = undefined;
       continue;
     }
-    const h = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/.exec(line);
-    if (h !== null) {
+    const h = atxHeading(body, from, stop, m);
+    if (h !== undefined) {
       para = undefined;
-      const text = withoutClosingHashes(h[2] ?? '')
-        .replace(/\s+/g, ' ')
-        .trim();
-      if (text !== '' && !found(h[1]!.length, text)) return;
+      const text = collapseWhiteSpace(body, m, h.text, withoutClosingHashes(body, h.text, stop, m));
+      if (text !== '' && !found(h.level, text)) return;
       continue;
     }
-    if (para !== undefined && /^ {0,3}(?:=+|-+)[ \t]*$/.test(line)) {
+    const underline = para === undefined ? 0 : setextUnderline(body, from, stop, m);
+    if (para !== undefined && underline !== 0) {
       const lines: string[] = [];
       for (let k = 0; k < para.length; k += 2) lines.push(body.slice(para[k], para[k + 1]));
-      const text = lines.join(' ').replace(/\s+/g, ' ').trim();
+      const joined = lines.join(' ');
+      m.steps += 2 * joined.length;
+      const text = collapseWhiteSpace(joined, m);
       para = undefined;
-      if (text !== '' && !found(line.trim()[0] === '=' ? 1 : 2, text)) return;
+      if (text !== '' && !found(underline, text)) return;
       continue;
     }
     // A block quote, list item, table row, thematic break or HTML block ends a paragraph and starts none (a setext
     // underline after it is not a heading); indented code starts none either.
-    if (OTHER_BLOCK.test(line)) {
+    if (opensOtherBlock(body, from, stop, m)) {
       para = undefined;
       continue;
     }
     if (para !== undefined) {
-      if (para.length < 128) para.push(from, stop);
+      if (para.length < MAX_PARA_POSITIONS) para.push(from, stop);
       continue;
     }
-    if (!/^(?: {4}|\t)/.test(line)) para = [from, stop];
+    if (!isIndented(body, from, stop, m)) para = [from, stop];
   }
 }
 
@@ -366,7 +421,7 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
 const SPECIAL_START = new Uint8Array(128);
 for (const c of ' \t#`~=->|<+*_0123456789') SPECIAL_START[c.charCodeAt(0)] = 1;
 
-/** What `lineKind` can tell without the regular expressions. */
+/** What `lineKind` can tell from a line's first characters. */
 const PARAGRAPH_LINE = 0;
 const ENDS_PARAGRAPH = 1;
 const OTHER_LINE = 2;
@@ -377,9 +432,11 @@ const OTHER_LINE = 2;
  * is a single backtick or tilde (a fence needs three). ENDS_PARAGRAPH when it ends a paragraph and is no fence,
  * heading or setext underline: at most three spaces (a blank line); `>`, `|` or `<` first (a block quote, table row
  * or HTML block); or `-`, `+` or `*`, a space or tab, then a character that is no space, tab, `-`, `*` or `_` (a
- * bullet item, not a thematic break). OTHER_LINE when the regular expressions of `scanHeadings` must decide.
+ * bullet item, not a thematic break). OTHER_LINE when the line scanners of `scanHeadings` must decide. Reads at
+ * most six code units.
  */
-function lineKind(body: string, from: number, stop: number): number {
+function lineKind(body: string, from: number, stop: number, m: ScanMeter): number {
+  m.steps += 6;
   let p = from;
   while (p < from + 3 && p < stop && body.charCodeAt(p) === 0x20) p++;
   if (p >= stop) return ENDS_PARAGRAPH;
@@ -395,20 +452,4 @@ function lineKind(body: string, from: number, stop: number): number {
     }
   }
   return OTHER_LINE;
-}
-
-/** Lines that open a block other than a paragraph (see `firstHeading`). */
-const OTHER_BLOCK = /^ {0,3}(?:[>|<]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[-*_](?:[ \t]*[-*_]){2,}[ \t]*$)/;
-
-/**
- * Remove an ATX heading's closing sequence: trailing `#`s preceded by a space or tab (or making up the whole
- * text). Written without a backtracking regex, which would be quadratic on long runs of spaces.
- */
-function withoutClosingHashes(raw: string): string {
-  const text = raw.trimEnd();
-  let i = text.length;
-  while (i > 0 && text[i - 1] === '#') i--;
-  if (i === text.length) return text;
-  if (i === 0) return '';
-  return text[i - 1] === ' ' || text[i - 1] === '\t' ? text.slice(0, i) : text;
 }

@@ -14,7 +14,7 @@ import {
   isPortableName,
   parseHistoryFile,
 } from '../../src/fleet/layout.js';
-import { cardTitle, parseRendered, renderCard, yamlString } from '../../src/fleet/render.js';
+import { cardTitle, parseRendered, renderCard, withoutHeadingMarks, yamlString } from '../../src/fleet/render.js';
 import {
   findSecrets,
   namePlaceholder,
@@ -531,6 +531,18 @@ test('render › title is the slot name for slots and the first text line for ep
   t.true(r.includes('\n---\n\n# one\n\none\ntwo\n'));
   t.true(r.includes('created_at: "1970-01-01T00:00:00Z"'));
   t.true(r.includes('expires_at: "1970-01-02T00:00:00Z"'));
+});
+
+test('render › an episodic title drops leading # marks as the pattern ^\\s*#+\\s* did, on any line', (t) => {
+  const piece = fc.constantFrom(' ', '\t', '\u2028', '\u00a0', '\r', '#', '##', 'a', 'Met Sam');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 12 }), (parts) => {
+      const line = parts.join('');
+      return withoutHeadingMarks(line) === line.replace(/^\s*#+\s*/, '');
+    }),
+    { numRuns: 3000, seed: 22 },
+  );
+  t.is(cardTitle(card({ memory_type: 'episodic', text: `${' '.repeat(100_000)}#${' '.repeat(100_000)}x` })), 'x');
 });
 
 test('render › parseRendered reads back revision, update time and body', (t) => {
