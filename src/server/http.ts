@@ -30,14 +30,13 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import { createBridge } from '../tools/bridge.js';
 import { TOOL_NAMES, type Bridge, type BridgeOptions, type LogEvent, type ToolName } from '../tools/types.js';
 import { BodyGate, type BodyOutcome } from './http-body.js';
 import { authenticate, bearerToken, callerOf, ClientsFileError, type ClientEntry } from './clients.js';
 import { ConnectionTable } from './http-connections.js';
-import { createMcpServer } from './mcp.js';
+import { createMcpExchange } from './http-mcp.js';
 
 /** The TCP socket under a request's socket (a TLS socket wraps the one the `connection` event saw). */
 function tcpOf(socket: Socket): Socket {
@@ -370,6 +369,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     },
   });
 
+  // Both protocol revisions, answered by the SDK v2 (http-mcp.ts). What it refuses (a header mismatch, an
+  // unsupported revision) is already in that request's one operator line as its status and `refused`.
+  const exchange = createMcpExchange(() => undefined);
   let inFlight = 0;
   let stopping = false;
   /** Responses whose connection Node is closing for a header or request timeout. */
@@ -576,21 +578,14 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
         }
       },
     };
-    const mcp = createMcpServer({
+    const server = {
       caller,
       bridge: recording,
       version: opts.version,
-      log: (reason) => {
+      log: (reason: string) => {
         rec.reason = reason;
       },
-    });
-    // Stateless: no sessionIdGenerator, so the SDK issues no session ids and every request gets a fresh transport.
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
-    res.once('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
+    };
     // The tool call itself is synchronous. Without this pause each request would run to its answer before Node
     // read the next connection, so requests waiting in the kernel's socket buffers would never count as in
     // flight and the concurrency limit could not see a backlog (measured: no 503 at all, and calls timing out on
@@ -599,7 +594,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (res.destroyed) return;
     if (!isToolCall) rec.result = 'ok';
-    await transport.handleRequest(req, res, message);
+    await exchange.answer(req, res, message, server, MAX_BODY_BYTES);
     if (res.statusCode >= 400 && rec.result === 'ok') rec.result = 'refused';
   };
 
@@ -689,7 +684,9 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     close(graceMs = SHUTDOWN_GRACE_MS) {
       closing ??= new Promise<void>((resolve) => {
         stopping = true;
-        server.close(() => resolve());
+        server.close(() => {
+          void exchange.close().finally(resolve);
+        });
         server.closeIdleConnections();
         // Each request that finishes now leaves an idle connection behind: close those as they appear.
         const sweep = setInterval(() => server.closeIdleConnections(), 50);

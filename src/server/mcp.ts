@@ -1,41 +1,30 @@
 /**
- * The MCP stdio server (docs/TOOLS.md, docs/POLICY.md): two read-only tools over one caller fixed at launch.
+ * The MCP server of both transports (docs/TOOLS.md, docs/MCP.md): two read-only tools over one caller, answering
+ * protocol revision 2026-07-28 (`server/discover`, a `_meta` envelope on every request) and 2025-11-25 (the
+ * `initialize` handshake) with the same tools and the same answers.
  *
- * Built on the official SDK's `Protocol` (JSON-RPC, ping, cancellation, request bookkeeping) over our own stdio
- * transport (`stdio.ts`: linear line framing with a 1 MiB cap), with the server side of `initialize` written here
- * (`ToolServer`), not on `McpServer` or the low-level
- * `Server`: argument validation must happen in our handler (bad arguments get the `invalid_request` JSON of docs/TOOLS.md §Errors with a
- * hint, never the SDK's validator text), and `Server`'s module statically loads ajv and the experimental tasks
- * code (about 30 ms of a cold start; docs/BENCHMARKS.md) for features two read-only tools never use (sampling,
- * elicitation, logging, tasks). `ToolServer` answers `initialize` exactly as `Server._oninitialize` does.
- * Tool failures are results with `isError: true`; an unknown tool name is a protocol error (JSON-RPC InvalidParams,
- * -32602; docs/TOOLS.md §MCP). That is not what the pinned SDK's high-level `McpServer` (1.32.2) does: its tools/call
- * handler throws `McpError(InvalidParams, "Tool <name> not found")` and then catches it itself, like every error but
- * UrlElicitationRequired, and answers a tool result `{content: [{type: 'text', text: <that message>}], isError: true}`
- * — which would also echo the requested name back into the model's context. Operator logs are one short reason code per line on stderr; stdout carries
- * only protocol messages.
+ * Built on the official SDK v2's low-level `Server` (`@modelcontextprotocol/server`), which owns both eras' wire
+ * codecs: `server/discover`, `initialize`, `ping`, cancellation, the envelope checks, `resultType`, and `ttlMs` /
+ * `cacheScope` on cacheable results. Not on `McpServer`: its tools take Standard Schema validators and answer a bad
+ * argument with the validator's own text as a tool result, and its tools/call answers an unknown tool name as a
+ * tool result that repeats the name; here argument validation happens in our handler (bad arguments get the
+ * `invalid_request` JSON of docs/TOOLS.md §Errors with a hint) and an unknown tool is a protocol error (JSON-RPC
+ * InvalidParams, -32602). Non-object `arguments`, which the SDK's wire schema would refuse with its own text, reach
+ * the bridge through `raw-arguments.ts`.
+ *
+ * Serving entries: `runMcpServer` (stdio: the SDK's `serveStdio` over our `LineTransport`, linear framing with a
+ * 1 MiB line cap) and `src/server/http.ts` (`serve`). Operator logs are one short reason code per line on stderr;
+ * stdout carries only protocol messages.
  */
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
-  ErrorCode,
-  InitializedNotificationSchema,
-  InitializeRequestSchema,
-  LATEST_PROTOCOL_VERSION,
-  ListToolsRequestSchema,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CacheHint,
   type CallToolResult,
-  type ClientCapabilities,
-  type Implementation,
-  type InitializeRequest,
-  type InitializeResult,
-  type ServerCapabilities,
-  type ServerNotification,
-  type ServerRequest,
-  type ServerResult,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+} from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { errorResult } from '../errors.js';
 import { MAX_RESULT_SIZE_CHARS } from '../tools/result-size.js';
 import {
@@ -46,6 +35,7 @@ import {
   TOOL_DESCRIPTIONS,
 } from '../tools/schemas.js';
 import { TOOL_NAMES, type Bridge, type Caller, type ToolName, type ToolResult } from '../tools/types.js';
+import { argumentsOf } from './raw-arguments.js';
 import { LineTransport } from './stdio.js';
 
 export interface McpServerOptions {
@@ -58,11 +48,19 @@ export interface McpServerOptions {
   log?: (reason: string) => void;
   /**
    * Refuse tool requests until `initialize` has been answered (docs/DESIGN.md "Line framing"). True for a stdio
-   * session; a stateless HTTP request is served by a fresh server that never sees the client's `initialize`, so
-   * the HTTP endpoint leaves it off (default false).
+   * connection that opened in the 2025 era; a 2026-07-28 request carries its version and capabilities itself and
+   * a stateless HTTP request is served by a fresh server that never sees the client's `initialize`, so both leave
+   * it off (default false).
    */
   requireInitialize?: boolean;
 }
+
+/**
+ * `ttlMs` and `cacheScope` of every cacheable result (`tools/list`, `server/discover`; docs/MCP.md §Caching):
+ * nothing is reused, and nothing is shared between callers. Every call re-reads the policy, so no answer may be
+ * served from a cache past a policy edit; and over HTTP what a caller sees follows from its own token.
+ */
+export const CACHE_HINT: Readonly<Required<CacheHint>> = Object.freeze({ ttlMs: 0, cacheScope: 'private' });
 
 /** Annotations shared by both tools: they only read, and nothing outside the operator's folder is touched. */
 const READ_ONLY_ANNOTATIONS = Object.freeze({
@@ -100,16 +98,6 @@ export const TOOLS: readonly Tool[] = Object.freeze([
   },
 ]);
 
-/**
- * tools/call as it arrives, before any checking of `params`: we look at `name` and `arguments` ourselves.
- * (The SDK's `Server.setRequestHandler` wraps tools/call in `CallToolRequestSchema`, which rejects an `arguments`
- * value that is not an object with the SDK's own error text; docs/TOOLS.md wants our `invalid_request` JSON there.)
- */
-const RawCallToolRequestSchema = z.object({
-  method: z.literal('tools/call'),
-  params: z.unknown().optional(),
-});
-
 function isToolName(value: unknown): value is ToolName {
   return typeof value === 'string' && (TOOL_NAMES as readonly string[]).includes(value);
 }
@@ -131,7 +119,7 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
 /**
  * Answer one tools/call. `params` is whatever the client sent.
  *
- * @throws McpError(InvalidParams) when `params` is not an object or names a tool we do not have (protocol misuse)
+ * @throws ProtocolError(InvalidParams) when `params` is not an object or names a tool we do not have (protocol misuse)
  */
 export function handleToolCall(
   params: unknown,
@@ -141,12 +129,13 @@ export function handleToolCall(
 ): CallToolResult {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     log('bad_call_params');
-    throw new McpError(ErrorCode.InvalidParams, 'tools/call needs params with a tool name');
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tools/call needs params with a tool name');
   }
-  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  const { name } = params as { name?: unknown };
+  const args = argumentsOf(params);
   if (!isToolName(name)) {
     log('unknown_tool');
-    throw new McpError(ErrorCode.InvalidParams, 'Unknown tool');
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Unknown tool');
   }
   let result: ToolResult;
   try {
@@ -161,96 +150,31 @@ export function handleToolCall(
 }
 
 /**
- * The server side of an MCP session that offers tools only and never sends requests or notifications of its own.
- *
- * `initialize` is answered as the SDK's `Server` answers it: the client's protocol version when the SDK supports
- * it, else the latest; our capabilities; our name and version. `ping`, cancellation and progress come from
- * `Protocol`. Registering a handler for a method that needs a capability we did not declare throws, as in
- * `Server` (only `tools/list` and `tools/call` need one here: `tools`).
+ * Create one tool server (not yet connected): the SDK's `Server` with the tools capability, the cache hint above
+ * on every cacheable result, and our tools/list and tools/call handlers. A serving entry marks it 2026-07-28 or
+ * 2025-era; the handlers are the same for both.
  */
-export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
-  private clientCapabilities: ClientCapabilities | undefined;
-  private clientInfo: Implementation | undefined;
-  private initialized = false;
-
-  constructor(
-    private readonly serverInfo: Implementation,
-    private readonly capabilities: ServerCapabilities,
-  ) {
-    super();
-    this.setRequestHandler(InitializeRequestSchema, (request) => this.onInitialize(request));
-    this.setNotificationHandler(InitializedNotificationSchema, () => undefined);
-  }
-
-  /** What the client declared in `initialize` (undefined before it). */
-  getClientCapabilities(): ClientCapabilities | undefined {
-    return this.clientCapabilities;
-  }
-
-  /** True once `initialize` has been answered (requests are handled in arrival order). */
-  isInitialized(): boolean {
-    return this.initialized;
-  }
-
-  /** The client's name and version from `initialize` (undefined before it). */
-  getClientVersion(): Implementation | undefined {
-    return this.clientInfo;
-  }
-
-  private onInitialize(request: InitializeRequest): InitializeResult {
-    const requested = request.params.protocolVersion;
-    this.clientCapabilities = request.params.capabilities;
-    this.clientInfo = request.params.clientInfo;
-    const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-    this.initialized = true;
-    return { protocolVersion, capabilities: this.capabilities, serverInfo: this.serverInfo };
-  }
-
-  /** We send no requests except what `Protocol` itself may send (none needs a client capability). */
-  protected assertCapabilityForMethod(): void {}
-
-  /** We send no notifications except cancellation and progress, which need no capability. */
-  protected assertNotificationCapability(): void {}
-
-  protected assertRequestHandlerCapability(method: string): void {
-    // Protocol's constructor registers ping before our fields exist.
-    if (this.capabilities === undefined) return;
-    if ((method === 'tools/list' || method === 'tools/call') && this.capabilities.tools === undefined) {
-      throw new Error(`Server does not support tools (required for ${method})`);
-    }
-    if (method.startsWith('tasks/'))
-      throw new Error(`Server does not support tasks capability (required for ${method})`);
-  }
-
-  /** We never send task-augmented requests. */
-  protected assertTaskCapability(method: string): void {
-    throw new Error(`Client does not support task creation (required for ${method})`);
-  }
-
-  /** A request asking for task creation is refused (no tasks capability), with `Server`'s message. */
-  protected assertTaskHandlerCapability(method: string): void {
-    if (this.capabilities === undefined) return;
-    throw new Error(`Server does not support task creation (required for ${method})`);
-  }
-}
-
-/** Create the server with both tool handlers installed (not yet connected). */
-export function createMcpServer(opts: McpServerOptions): ToolServer {
+export function createMcpServer(opts: McpServerOptions): Server {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
-  const server = new ToolServer({ name: 'memory-bridge', version: opts.version }, { tools: { listChanged: false } });
+  const server = new Server(
+    { name: 'memory-bridge', version: opts.version },
+    {
+      capabilities: { tools: { listChanged: false } },
+      cacheHints: { 'tools/list': CACHE_HINT, 'server/discover': CACHE_HINT },
+    },
+  );
   // The lifecycle (docs/DESIGN.md "Line framing"), when the session has one: before `initialize` only `initialize`
   // and `ping` are answered; a tool request gets JSON-RPC Invalid Request, never a result.
   const requireInitialized = (): void => {
-    if (opts.requireInitialize !== true || server.isInitialized()) return;
+    if (opts.requireInitialize !== true || server.getClientVersion() !== undefined) return;
     log('not_initialized');
-    throw new McpError(ErrorCode.InvalidRequest, 'Server not initialized: send initialize first');
+    throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Server not initialized: send initialize first');
   };
-  server.setRequestHandler(ListToolsRequestSchema, () => {
+  server.setRequestHandler('tools/list', () => {
     requireInitialized();
     return { tools: [...TOOLS] };
   });
-  // tools/call is registered with a schema that leaves `params` unchecked (see RawCallToolRequestSchema).
-  server.setRequestHandler(RawCallToolRequestSchema, (request: z.infer<typeof RawCallToolRequestSchema>) => {
+  server.setRequestHandler('tools/call', (request) => {
     requireInitialized();
     return handleToolCall(request.params, opts.bridge, opts.caller, log);
   });
@@ -259,17 +183,18 @@ export function createMcpServer(opts: McpServerOptions): ToolServer {
 }
 
 /**
- * Serve MCP over this process's stdin/stdout (`LineTransport`: linear framing, 1 MiB line cap) until the client
- * goes away (stdin ends or the transport closes). Every call is made as `opts.caller`; a bad call or a bad line is
- * answered and the server keeps serving.
+ * Serve MCP over this process's stdin/stdout until the client goes away (stdin ends or the transport closes).
+ * The SDK's `serveStdio` picks the era from the opening message (`initialize`: 2025-11-25, pinned for the
+ * connection; a request with the 2026-07-28 envelope: modern) and builds one server for it from our factory, over
+ * `LineTransport` (linear framing, 1 MiB line cap). Every call is made as `opts.caller`; a bad call or a bad line
+ * is answered and the server keeps serving.
  */
 export async function runMcpServer(opts: McpServerOptions): Promise<void> {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
-  const server = createMcpServer({ ...opts, log, requireInitialize: true });
   const transport = new LineTransport(process.stdin, process.stdout, { log });
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
+  serveStdio((ctx) => createMcpServer({ ...opts, log, requireInitialize: ctx.era === 'legacy' }), {
+    transport,
+    onerror: () => log('transport_error'),
   });
-  await server.connect(transport);
-  await closed;
+  await transport.ended;
 }

@@ -1,8 +1,8 @@
 /**
  * The MCP stdio transport (docs/DESIGN.md "Line framing"): newline-delimited JSON-RPC on a readable and a writable
- * stream, implementing the SDK's `Transport` interface, used instead of the SDK's `StdioServerTransport` because
- * that one joins its whole read buffer again on every chunk (one 8 MiB line costs seconds) and closes the session
- * on a line over its 10 MiB buffer.
+ * stream, implementing the SDK's `Transport` interface, handed to the SDK's `serveStdio` instead of its
+ * `StdioServerTransport`, which keeps a 10 MiB read buffer and closes the connection on a line over it; ours never
+ * holds more than MAX_MCP_LINE_BYTES of one line and answers an oversized line in place.
  *
  * - Framing is linear in the bytes received (`LineSplitter`).
  * - A line longer than MAX_MCP_LINE_BYTES (1 MiB) is never held: it is dropped as it arrives and answered with a
@@ -13,9 +13,14 @@
  * - End of input, or an error on either stream, closes the transport (`onclose`).
  */
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  parseJSONRPCMessage,
+  ProtocolErrorCode,
+  type JSONRPCMessage,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { LineSplitter, type LineEvent } from '../text/lines.js';
+import { carryRawArguments } from './raw-arguments.js';
 
 /** Longest request line accepted, in bytes without the newline: tool arguments are at most a few KiB. */
 export const MAX_MCP_LINE_BYTES = 1024 * 1024;
@@ -61,6 +66,9 @@ export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Settles once the transport has closed (end of input, a stream error, or `close()`). */
+  readonly ended: Promise<void>;
+  private settleClosed: () => void = () => undefined;
 
   private readonly splitter: LineSplitter;
   private readonly maxLineBytes: number;
@@ -76,6 +84,9 @@ export class LineTransport implements Transport {
     this.maxLineBytes = options.maxLineBytes ?? MAX_MCP_LINE_BYTES;
     this.splitter = new LineSplitter(this.maxLineBytes, KEEP_BYTES);
     this.log = options.log ?? (() => undefined);
+    this.ended = new Promise((resolve) => {
+      this.settleClosed = resolve;
+    });
   }
 
   private readonly onData = (chunk: Buffer | string): void => {
@@ -113,6 +124,7 @@ export class LineTransport implements Transport {
     this.output.off('error', this.onStreamError);
     if (this.input.listenerCount('data') === 0) this.input.pause();
     this.onclose?.();
+    this.settleClosed();
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -131,7 +143,7 @@ export class LineTransport implements Transport {
       void this.send(
         errorResponse(
           idOfOversized(event.prefix, event.suffix),
-          ErrorCode.InvalidRequest,
+          ProtocolErrorCode.InvalidRequest,
           `Request line longer than ${this.maxLineBytes} bytes`,
         ),
       );
@@ -144,19 +156,21 @@ export class LineTransport implements Transport {
       value = JSON.parse(text);
     } catch {
       this.log('parse_error');
-      void this.send(errorResponse(null, ErrorCode.ParseError, 'Parse error'));
+      void this.send(errorResponse(null, ProtocolErrorCode.ParseError, 'Parse error'));
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (!parsed.success) {
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(carryRawArguments(value));
+    } catch {
       this.log('invalid_message');
       const id = (value as { id?: unknown } | null)?.id;
       const usable = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : null;
       // A notification-shaped object (no id) gets no answer; anything else learns it was not a valid request.
       if (usable === null && typeof value === 'object' && value !== null && 'method' in value) return;
-      void this.send(errorResponse(usable, ErrorCode.InvalidRequest, 'Invalid Request'));
+      void this.send(errorResponse(usable, ProtocolErrorCode.InvalidRequest, 'Invalid Request'));
       return;
     }
-    this.onmessage?.(parsed.data);
+    this.onmessage?.(message);
   }
 }
