@@ -26,6 +26,7 @@ const COMMANDS = {
   search: () => import('./commands/search.js'),
   read: () => import('./commands/read.js'),
   demo: () => import('./commands/demo.js'),
+  init: () => import('./commands/init.js'),
   worker: () => import('./commands/worker.js'),
   install: () => import('./commands/install.js'),
   uninstall: () => import('./commands/uninstall.js'),

@@ -32,7 +32,8 @@ import { MAX_ID_SEGMENTS, type ScanResult } from '../trust/types.js';
 import { LIMIT_TABLE } from '../policy/schema.js';
 import { remedyOf as baseRemedy, REASON_CODES } from '../remedies.js';
 import type { Native } from '../../native/types.js';
-import { displayPath, listCommand, shellWord, SkipSamples } from './skip-samples.js';
+import { displayPath, shellWord } from '../text/operator.js';
+import { listCommand, SkipSamples } from './skip-samples.js';
 import { firstUntrustedDir, MAX_NAMED_PROBLEMS, workerProgramProblems } from './program-trust.js';
 import {
   describeWriter,

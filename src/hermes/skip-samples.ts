@@ -3,6 +3,7 @@
  * per reason, shown so a terminal cannot be fooled by them, and the `doctor --list` command that prints the rest.
  * Operator output only: tool answers never carry a path.
  */
+import { shellWord } from '../text/operator.js';
 
 /** Paths named per reason in doctor's report; `--list` gives all of them. */
 export const SAMPLES_PER_REASON = 3;
@@ -33,39 +34,6 @@ export class SkipSamples {
   toJSON(): Record<string, string[]> {
     return Object.fromEntries([...this.byReason].map(([reason, paths]) => [reason, [...paths]]));
   }
-}
-
-/**
- * True for a character that prints as itself in a terminal and cannot reorder or hide what follows: a letter, mark,
- * number, punctuation or symbol (Unicode general categories L, M, N, P, S) or a plain space.
- */
-const PLAIN = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/**
- * A path as doctor prints it: unchanged when every character is plain and it has no `"` or `\`; otherwise in double
- * quotes with `\` and `"` escaped and every other character as `\u{hex}` (controls, line separators, bidi and
- * invisible format characters, U+FFFD from a name that was not UTF-8), so a skipped name can never forge output.
- * Linear in the path's length.
- */
-export function displayPath(p: string): string {
-  let plain = true;
-  let out = '';
-  for (const ch of p) {
-    if (ch === '"' || ch === '\\') {
-      plain = false;
-      out += `\\${ch}`;
-    } else if (PLAIN.test(ch) && ch !== '\uFFFD') out += ch;
-    else {
-      plain = false;
-      out += `\\u{${ch.codePointAt(0)!.toString(16)}}`;
-    }
-  }
-  return plain ? p : `"${out}"`;
-}
-
-/** A word for a POSIX shell: unchanged when it holds only safe characters, else single-quoted. */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /** The command that lists every path skipped for `reason` under the profile `home` (absolute). */

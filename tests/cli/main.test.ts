@@ -11,6 +11,7 @@ const ALL_COMMANDS = [
   'search',
   'read',
   'demo',
+  'init',
   'worker',
   'install',
   'uninstall',

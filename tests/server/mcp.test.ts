@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { makeHome, removeTree, type ParsedJson } from '../helpers/fixtures.js';
+import { remedyOf } from '../../src/remedies.js';
 import { READ_INPUT_SCHEMA, SEARCH_INPUT_SCHEMA, TOOL_DESCRIPTIONS } from '../../src/tools/schemas.js';
 import { CLI, makeTree, NOTES, type Tree } from '../cli/tree.js';
 
@@ -231,10 +232,30 @@ test('mcp › the default run kind (unknown) is refused unless the policy allows
       const r = await call(s, 'memory_bridge_search', { query: 'garden' });
       t.is(r.json.ok, expectOk, home);
       if (!expectOk) t.is(r.json.error.code, 'unavailable');
+      await call(s, 'memory_bridge_search', { query: 'garden' });
     } finally {
       await s.close();
     }
+    // Said once at start, with the remedy; each refused call is then one line, the remedy only on the first.
+    const start = `memory-bridge mcp: every call will be unavailable until this is fixed: run_kind_refused → ${remedyOf('run_kind_refused')}\n`;
+    const lines = s.stderr().split('\n');
+    if (expectOk) t.is(s.stderr(), '', home);
+    else {
+      t.true(s.stderr().startsWith(start), s.stderr());
+      t.is(lines.filter((l) => l.includes('run_kind_refused →')).length, 2, s.stderr());
+      t.is(lines.filter((l) => l === 'memory-bridge: memory_bridge_search run_kind_refused').length, 1, s.stderr());
+    }
   }
+});
+
+test('mcp › says at start that a missing policy makes every call unavailable, and what to do', async (t) => {
+  const s = await connect(['--home', `${tree.base}/no-such-home`, '--run-kind', 'interactive']);
+  await s.close();
+  t.regex(
+    s.stderr(),
+    /^memory-bridge mcp: every call will be unavailable until this is fixed: policy_missing → .*memory-bridge init/,
+  );
+  t.false(s.stderr().includes(tree.base), 'the remedy names no path');
 });
 
 test('mcp › a policy edit applies to the very next call of a running server', async (t) => {

@@ -11,7 +11,8 @@ import {
   listSkipped,
   TREE_REASONS,
 } from '../../hermes/doctor.js';
-import { displayPath, SAMPLES_PER_REASON } from '../../hermes/skip-samples.js';
+import { SAMPLES_PER_REASON } from '../../hermes/skip-samples.js';
+import { displayPath } from '../../text/operator.js';
 import { resolveHermesHome } from '../../hermes/home.js';
 import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, packageVersion, type Command } from '../command.js';
