@@ -37,6 +37,13 @@ import { BodyGate, type BodyOutcome } from './http-body.js';
 import { authenticate, bearerToken, callerOf, ClientsFileError, type ClientEntry } from './clients.js';
 import { ConnectionTable } from './http-connections.js';
 import { createMcpExchange } from './http-mcp.js';
+import {
+  bearerChallenge,
+  publicOrigin,
+  RESOURCE_METADATA_MCP_PATH,
+  RESOURCE_METADATA_PATH,
+  resourceMetadata,
+} from './resource-metadata.js';
 
 /** The TCP socket under a request's socket (a TLS socket wraps the one the `connection` event saw). */
 function tcpOf(socket: Socket): Socket {
@@ -481,6 +488,24 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       res.end(req.method === 'HEAD' ? undefined : 'ok\n');
       return;
     }
+    // The resource's public address as this client reached it (docs/HTTP.md §Authorization).
+    const resourceOrigin = publicOrigin(
+      parseHostName(req.headers.host),
+      opts.tls !== undefined || opts.behindProxy === true,
+    );
+    if (pathname === RESOURCE_METADATA_PATH || pathname === RESOURCE_METADATA_MCP_PATH) {
+      rec.tool = 'resource_metadata';
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        refuse(405, 'method_not_allowed', -32000, 'Method not allowed', { Allow: 'GET, HEAD' });
+        return;
+      }
+      rec.result = 'ok';
+      const doc = JSON.stringify(resourceMetadata(resourceOrigin ?? ''));
+      // Public and token-free like the health check, so no keep-alive either.
+      res.writeHead(200, { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(doc), Connection: 'close' });
+      res.end(req.method === 'HEAD' ? undefined : doc);
+      return;
+    }
     if (pathname !== '/mcp') {
       refuse(404, 'not_found', -32000, 'Not found');
       return;
@@ -500,7 +525,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       return;
     }
     if (entry === null) {
-      refuse(401, 'unauthorized', -32001, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
+      refuse(401, 'unauthorized', -32001, 'Unauthorized', { 'WWW-Authenticate': bearerChallenge(resourceOrigin) });
       return;
     }
     rec.client = entry.name;

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { removeTree } from '../helpers/fixtures.js';
+import { bearerChallenge, publicOrigin } from '../../src/server/resource-metadata.js';
 import {
   DEFAULT_RATE,
   RateLimiter,
@@ -130,7 +131,10 @@ test('http › missing, malformed, unknown and revoked tokens all get the identi
     }
     const first = answers[0]!;
     t.is(first.status, 401);
-    t.is(first.headers['www-authenticate'], 'Bearer');
+    t.is(
+      first.headers['www-authenticate'],
+      `Bearer resource_metadata="http://127.0.0.1:${port}/.well-known/oauth-protected-resource"`,
+    );
     for (const a of answers) {
       t.is(a.status, 401);
       t.deepEqual(a.headers, first.headers);
@@ -503,4 +507,80 @@ test('http › close() lets a request in flight finish, refuses new connections,
   t.regex(slow.received(), /^HTTP\/1\.1 200 /);
   t.true(slow.received().includes('"ok\\":true'));
   await closed;
+});
+
+test('http › RFC 9728: protected-resource metadata without a token, named by every 401, same for every Host it is reached by', async (t) => {
+  const s = await serve([work]);
+  try {
+    const port = s.server.port;
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
+        const r = await rawRequest(port, { method: 'GET', path, headers: { Host: host } });
+        t.is(r.status, 200, `${path} ${host}`);
+        t.regex(String(r.headers['content-type']), /^application\/json/);
+        t.is(r.headers.connection, 'close');
+        t.deepEqual(JSON.parse(r.body), {
+          resource: `http://${host}/mcp`,
+          bearer_methods_supported: ['header'],
+          resource_name: 'memory-bridge',
+        });
+        t.false('authorization_servers' in JSON.parse(r.body), 'no OAuth server: hosts send the static header');
+      }
+    }
+    // The challenge names the document at the address the client used; following it gives the document.
+    const denied = await rawRequest(port, {
+      headers: mcpHeaders(port, null),
+      body: toolCallBody('memory_bridge_search', { query: 'heron' }),
+    });
+    t.is(denied.status, 401);
+    const m = /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:(\d+)(\/[^"]+)"$/.exec(
+      String(denied.headers['www-authenticate']),
+    );
+    t.truthy(m);
+    const doc = await rawRequest(port, { method: 'GET', path: m![2]!, headers: { Host: `127.0.0.1:${m![1]}` } });
+    t.is(JSON.parse(doc.body).resource, `http://127.0.0.1:${port}/mcp`);
+    // Host and Origin checks come first here too; a POST is not a metadata request.
+    t.is(
+      (
+        await rawRequest(port, {
+          method: 'GET',
+          path: '/.well-known/oauth-protected-resource',
+          headers: { Host: 'evil.example' },
+        })
+      ).status,
+      403,
+    );
+    t.is(
+      (
+        await rawRequest(port, {
+          method: 'GET',
+          path: '/.well-known/oauth-protected-resource',
+          headers: { Host: `127.0.0.1:${port}`, Origin: 'https://evil.example' },
+        })
+      ).status,
+      403,
+    );
+    t.is(
+      (
+        await rawRequest(port, {
+          method: 'POST',
+          path: '/.well-known/oauth-protected-resource',
+          headers: { Host: `127.0.0.1:${port}` },
+          body: '{}',
+        })
+      ).status,
+      405,
+    );
+    t.true(s.lines.some((l) => /tool=resource_metadata result=ok status=200/.test(l)));
+  } finally {
+    await s.close();
+  }
+});
+
+test('http › the metadata names https behind TLS or a TLS-terminating proxy, and keeps a port only when given', (t) => {
+  t.is(publicOrigin({ name: 'hub.example', port: null }, true), 'https://hub.example');
+  t.is(publicOrigin({ name: 'hub.example', port: 8443 }, true), 'https://hub.example:8443');
+  t.is(publicOrigin({ name: '[::1]', port: 8765 }, false), 'http://[::1]:8765');
+  t.is(publicOrigin(null, true), null);
+  t.is(bearerChallenge(null), 'Bearer');
 });
