@@ -6,8 +6,9 @@
  * `node dist/bench/relevance.js` runs it alone).
  *
  * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
- *          --sections relevance,sizes,worst,http,cjk (which parts to run: the known-item relevance evaluation of
- *          bench/relevance.ts, the sized corpora, the worst cases of bench/worst.ts, the HTTP endpoint of bench/http.ts
+ *          --sections relevance,sizes,worst,within,http,cjk (which parts to run: the known-item relevance evaluation of
+ *          bench/relevance.ts, the sized corpora, the worst cases of bench/worst.ts, `within` against the same warm
+ *          search and across two homes (bench/within.ts), the HTTP endpoint of bench/http.ts
  *          on the largest size up to 10,000 notes, the CJK tree of bench/cjk.ts)
  *          --keep (leave the temporary corpora)   --corpora DIR (generate once into DIR, reuse later)   --out FILE (JSON path)
  *          --no-write (touch neither bench/results nor the docs)   --doc FILE (put the tables between the bench markers of
@@ -35,6 +36,7 @@ import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource }
 import { measureHttp, type HttpResult } from './http.js';
 import { median, summarise, type Summary, pushTo } from './stats.js';
 import { type CjkSection, renderCjk, runCjk } from './cjk.js';
+import { renderWithin, runWithin, type WithinSection } from './within.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
 import { qmdAbsence, qmdConnect, qmdIndex, qmdSearch, type QmdTree } from './qmd-mcp.js';
@@ -768,7 +770,7 @@ Measures memory-bridge against ripgrep, grep, the reference MCP filesystem serve
 bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same run; prints ratio targets.
 
   --sizes N,N,...        note counts of the generated corpora (default 1000,2000,10000; 100000 adds the scale size)
-  --sections LIST        relevance,sizes,worst,http,cjk (default: all)
+  --sections LIST        relevance,sizes,worst,within,http,cjk (default: all)
   --quick                fewer repetitions
   --cpu-prof DIR         write a CPU profile of the warm server into DIR
   --keep                 leave the temporary corpora
@@ -793,7 +795,7 @@ function httpSizeOf(sizes: readonly number[]): number {
 const HTTP_SIZE_MAX = 10_000;
 
 /** Every part a run can have (`--sections`); a run of all of them, not --quick, refreshes the docs. */
-const ALL_SECTIONS = ['relevance', 'sizes', 'worst', 'http', 'cjk'] as const;
+const ALL_SECTIONS = ['relevance', 'sizes', 'worst', 'within', 'http', 'cjk'] as const;
 /** Where a full run writes its tables and its summary line (bench/doc.ts). */
 const benchmarksDoc = path.join(repoRoot, 'docs', 'BENCHMARKS.md');
 const readmeFile = path.join(repoRoot, 'README.md');
@@ -865,6 +867,7 @@ async function main(): Promise<void> {
   let worst: WorstSection | null = null;
   let http: HttpResult | null = null;
   let cjk: CjkSection | null = null;
+  let within: WithinSection | null = null;
   try {
     for (const n of sizes) {
       const t0 = performance.now();
@@ -902,6 +905,7 @@ async function main(): Promise<void> {
     try {
       if (sections.has('worst') && hasOurs)
         worst = await runWorstCases(once, vocab, (home) => ourArgs(home, null), log);
+      if (sections.has('within') && hasOurs) within = await runWithin(once, vocab, log);
       if (sections.has('cjk') && hasOurs) cjk = await runCjk(once, vocab, (home) => ourArgs(home, null), hasRg, log);
     } finally {
       if (once !== parent) fs.rmSync(once, { recursive: true, force: true });
@@ -916,6 +920,7 @@ async function main(): Promise<void> {
   const tables =
     renderTables(results, targets, env, http) +
     (worst === null ? '' : `\n\n${renderWorst(worst)}`) +
+    (within === null ? '' : `\n\n${renderWithin(within)}`) +
     (relevance === null ? '' : `\n\n${renderRelevance(relevance)}`) +
     (cjk === null ? '' : `\n\n${renderCjk(cjk)}`);
   process.stdout.write(`\n${tables}\n`);
@@ -940,6 +945,7 @@ async function main(): Promise<void> {
     http,
     targets,
     worstCases: worst,
+    within,
     relevance,
     cjk,
   };

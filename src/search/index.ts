@@ -41,10 +41,10 @@ import { countCodePoints, MAX_ANCHOR_SCAN } from './snippet.js';
 import { TextStore } from './store.js';
 import { TermTable } from './terms.js';
 import { tokenize } from './tokenize.js';
-import type { IndexStats, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
+import type { IndexStats, NoteScope, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
 
 export { FUZZY_MIN_CHARS, FUZZY_WEIGHT, HIT_MAX_TERMS, PREFIX_WEIGHT, TYPO_MAX_TERMS } from './select.js';
-export type { IndexStats, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
+export type { IndexStats, NoteScope, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
 
 /** Most distinct query terms used (a 500-character query of one-letter words would otherwise fan out widely). */
 export const MAX_QUERY_TERMS = 32;
@@ -294,6 +294,24 @@ const TERM_BYTES = 80;
 const MAX_PENDING = 1 << 22;
 /** New terms per note that `sync` makes room for before indexing new notes (a guess; arrays grow past it). */
 const NEW_TERMS_PER_NOTE = 8;
+/** Most narrowed selections (`NoteIndex.subsetOf`) kept between syncs that change nothing. */
+const MAX_SUBSETS = 4;
+
+/**
+ * The held notes a `NoteScope` selects, over the index's note numbers as they are between two syncs that change
+ * something (`NoteIndex.subsetOf`): membership, how many, and their field length sums (FIELDS order).
+ */
+interface Subset {
+  member: Uint8Array;
+  count: number;
+  lengthSum: number[];
+  /** Selected postings of the (term, field) lists rankings have reached, by slot (at most MAX_SUBSET_SLOTS). */
+  selected: Map<number, number>;
+}
+
+/** Most list counts a selection keeps (then it starts over; 16 bytes or so each). */
+const MAX_SUBSET_SLOTS = 1 << 16;
+
 /** Most terms added since the last sort of the dictionary, searched by a scan meanwhile (see `TermDictionary`). */
 const RECENT_MAX = 1024;
 
@@ -534,6 +552,8 @@ export class NoteIndex implements KnownNotes {
   private lastDocs = new Int32Array(0);
   /** By note number: the last `sync` generation that listed the note (cheaper than a Set of ids on the warm path). */
   private seenAt = new Int32Array(0);
+  /** Narrowed selections by scope key, least recently used first; forgotten by any sync that changes a note. */
+  private subsets = new Map<string, Subset>();
 
   constructor(private readonly maxPending = MAX_PENDING) {
     this.dict = this.newDictionary();
@@ -563,7 +583,9 @@ export class NoteIndex implements KnownNotes {
    * (recounted after a sync that changed anything: O(lists)).
    */
   get memoryBytes(): number {
-    return this.memory;
+    let subsets = 0;
+    for (const subset of this.subsets.values()) subsets += subset.member.length + subset.selected.size * 16;
+    return this.memory + subsets;
   }
 
   /** Recount `memory` (see `memoryBytes`). */
@@ -685,6 +707,7 @@ export class NoteIndex implements KnownNotes {
         changed = true;
       }
     } catch (err) {
+      this.subsets.clear();
       this.lastNotes = [];
       this.lastDocs = new Int32Array(0);
       // The notes replaced before the failure lose their postings now; a sync that completes does it once, below.
@@ -703,7 +726,11 @@ export class NoteIndex implements KnownNotes {
     for (const [id, entry] of gone) this.removeEntry(id, entry);
     // Replaced and gone notes alike: one pass over each list they touch.
     this.dropRemoved();
-    if (changed || gone.length > 0) this.tidy();
+    if (changed || gone.length > 0) {
+      // Note numbers, field lengths or the held set moved: every narrowed selection is recounted when next asked.
+      this.subsets.clear();
+      this.tidy();
+    }
     if (this.bulkFlushes > 1) this.repackPostings();
     this.bulkFlushes = 0;
     if (withText > 0) this.trimTerms();
@@ -1023,10 +1050,19 @@ export class NoteIndex implements KnownNotes {
    * (summed over fields; ties by term in ascending UTF-16 order), kept in lexicographic order. The exact term always
    * counts. A match records at most HIT_MAX_TERMS matched terms (the first in scoring order). Scores accumulate in
    * typed arrays indexed by note number; only the best `max` become objects.
+   *
+   * With `scope` (memory_bridge_search `within`), only the held notes it selects are ranked, and every statistic —
+   * note count, average field lengths, each list's document frequency, which terms exist for the exact match,
+   * prefix and typo expansions and their caps — is counted over those notes alone: the answer is the one an index
+   * holding exactly the selected notes gives (docs/DESIGN.md "Narrowing a search"). Extra cost: the selection,
+   * once per scope until a sync changes a note (`subsetOf`), and one pass over each list the query reaches to count
+   * its selected postings, kept with the selection (so at most every posting once per selection and sync).
    */
-  rank(query: string, max = Infinity): RankedMatch[] {
+  rank(query: string, max = Infinity, scope?: NoteScope): RankedMatch[] {
     const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
     if (terms.length === 0 || this.entries.size === 0 || max <= 0) return [];
+    const subset = scope === undefined ? undefined : this.subsetOf(scope);
+    if (subset !== undefined && subset.count === 0) return [];
     const size = this.nextDoc;
     if (this.total.length < size) {
       const cap = Math.max(size, this.total.length * 2, 64);
@@ -1041,18 +1077,38 @@ export class NoteIndex implements KnownNotes {
     /** Every term scored, with its id (for the chosen matches' matched terms). */
     const derived: [string, number][] = [];
     const { table, lists, fieldLength, dict } = this;
-    const count = this.entries.size;
-    const avg = this.lengthSum.map((s) => s / count);
-    const postingsOf = (id: number): number => {
-      let n = 0;
-      for (let f = 0; f < F; f++) n += lists[id * F + f]?.size ?? 0;
+    const count = subset?.count ?? this.entries.size;
+    const avg = (subset?.lengthSum ?? this.lengthSum).map((s) => s / count);
+    const member = subset?.member;
+    // Postings of one (term, field) list among the ranked notes (every list's own size without a scope), counted
+    // once per selection until a sync changes a note.
+    const sizeOf = (slot: number): number => {
+      const list = lists[slot];
+      if (list === undefined) return 0;
+      if (subset === undefined) return list.size;
+      let n = subset.selected.get(slot);
+      if (n === undefined) {
+        n = 0;
+        for (let i = 0; i < list.size; i++) n += subset.member[list.docAt(i)]!;
+        if (subset.selected.size >= MAX_SUBSET_SLOTS) subset.selected.clear();
+        subset.selected.set(slot, n);
+      }
       return n;
     };
+    const postingsOf = (id: number): number => {
+      let n = 0;
+      for (let f = 0; f < F; f++) n += sizeOf(id * F + f);
+      return n;
+    };
+    // Under a scope, expansions are those of the whole view: one with no selected posting scores nothing and
+    // matches no hit, and keepMostInOrder keeps it only when fewer than the cap have selected postings, so the
+    // expansions that count are exactly those an index of the selected notes alone would choose.
     const named = (ids: number[]): [string, number][] => ids.map((id) => [table.term(id), id]);
     const source: TermSource<number> = {
       exact: (term) => {
         const id = table.find(term);
-        return id >= 0 && this.listCount[id]! > 0 ? id : undefined;
+        if (id < 0 || this.listCount[id]! === 0) return undefined;
+        return member === undefined || postingsOf(id) > 0 ? id : undefined;
       },
       prefixes: (term) => named(keepMostInOrder(dict.extending(term), prefixCap(term), postingsOf)),
       typos: (term) =>
@@ -1063,16 +1119,20 @@ export class NoteIndex implements KnownNotes {
         ).map((id) => [table.term(id), id, 1] as const),
       score: (id, weight, into) => {
         for (let f = 0; f < F; f++) {
-          const list = lists[id * F + f];
+          const slot = id * F + f;
+          const list = lists[slot];
           if (list === undefined) continue;
-          const matching = list.size;
+          const matching = sizeOf(slot);
+          if (matching === 0) continue;
           const scale = weight * BOOSTS[f]!;
           const fieldAvg = avg[f]!;
-          work.lists++;
-          work.postings += matching;
           const idf = inverseDocumentFrequency(matching, count);
-          for (let i = 0; i < matching; i++) {
+          const n = list.size;
+          work.lists++;
+          work.postings += n;
+          for (let i = 0; i < n; i++) {
             const doc = list.docAt(i);
+            if (member !== undefined && member[doc] === 0) continue;
             into.add(doc, scale * bm25Of(idf, list.tfAt(i), fieldLength[doc * F + f]!, fieldAvg));
           }
         }
@@ -1111,13 +1171,47 @@ export class NoteIndex implements KnownNotes {
    * points from the matches' bodies (decoded from the store for these notes only). Hits carry `title` only when the
    * note has a heading.
    */
-  search(query: string, limit: number, limits: ResponseLimits): { hits: SearchHit[]; truncated: boolean } {
+  search(
+    query: string,
+    limit: number,
+    limits: ResponseLimits,
+    scope?: NoteScope,
+  ): { hits: SearchHit[]; truncated: boolean } {
     // A snippet reads no more of a body than this (snippet.ts), so only that much is decoded.
     const read = MAX_ANCHOR_SCAN + 4 * limits.snippet_chars;
-    return boundedHits(this.rank(query, limit + 1), limit, limits, (match) => {
+    return boundedHits(this.rank(query, limit + 1, scope), limit, limits, (match) => {
       const entry = this.entries.get(match.id)!;
       return { title: entry.title, body: this.store.body(entry.text, read) };
     });
+  }
+
+  /**
+   * The held notes `scope` selects (see `rank`): asked of every held note once, then kept under `scope.key` until a
+   * sync changes a note (at most MAX_SUBSETS selections, least recently used dropped first). Cost: one `matcher()`
+   * pass over the held ids and their field lengths.
+   */
+  private subsetOf(scope: NoteScope): Subset {
+    let subset = this.subsets.get(scope.key);
+    if (subset !== undefined) {
+      this.subsets.delete(scope.key);
+      this.subsets.set(scope.key, subset);
+      return subset;
+    }
+    const matches = scope.matcher();
+    const member = new Uint8Array(this.nextDoc);
+    const lengthSum = new Array<number>(F).fill(0);
+    let count = 0;
+    for (const [id, entry] of this.entries) {
+      if (!matches(id)) continue;
+      const doc = entry.doc;
+      member[doc] = 1;
+      count++;
+      for (let f = 0; f < F; f++) lengthSum[f]! += this.fieldLength[doc * F + f]!;
+    }
+    subset = { member, count, lengthSum, selected: new Map() };
+    this.subsets.set(scope.key, subset);
+    if (this.subsets.size > MAX_SUBSETS) this.subsets.delete(this.subsets.keys().next().value!);
+    return subset;
   }
 
   /** Current ranking statistics. */

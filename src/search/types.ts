@@ -47,3 +47,13 @@ export interface RankWork {
   /** Checks of a scored term against a chosen match (for its matched terms). */
   checks: number;
 }
+
+/**
+ * A narrowing of a view's notes (memory_bridge_search `within`; src/tools/within.ts): the notes of the view whose id
+ * the predicate accepts. `key` names the selection (equal keys select the same ids); `matcher()` gives a predicate
+ * for one pass over the view's ids (it may keep per-directory answers for that pass).
+ */
+export interface NoteScope {
+  readonly key: string;
+  matcher(): (id: string) => boolean;
+}

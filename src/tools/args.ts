@@ -8,8 +8,10 @@
  */
 import { z } from 'zod';
 import { BridgeError } from '../errors.js';
-import { PatternSet } from '../policy/glob.js';
+import type { PatternSet } from '../policy/glob.js';
+import type { NoteScope } from '../search/types.js';
 import { LIMIT_CEILING, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_WITHIN_PATTERNS } from './schemas.js';
+import { compileWithin } from './within.js';
 
 /** Fixed hints (public text). */
 export const HINTS = Object.freeze({
@@ -47,10 +49,11 @@ export interface SearchArgs {
   /** 1–10 when given; above the policy's max_results it is lowered to it, once the policy is loaded. */
   limit?: number;
   /**
-   * 1–8 patterns in the policy's glob dialect, compiled (same validation and caps as `allow`); a note is searched
-   * only when the policy allows it and one of them matches. Undefined when not given.
+   * 1–8 patterns in the policy's glob dialect, compiled (same validation and caps as `allow`; cached by their text,
+   * `compileWithin`), and the scope they select in the profile's view: a note is searched only when the policy
+   * allows it and one of them matches. Undefined when not given.
    */
-  within?: PatternSet;
+  within?: { set: PatternSet; scope: NoteScope };
 }
 
 export interface ReadArgs {
@@ -89,7 +92,7 @@ export function parseSearchArgs(raw: unknown): SearchArgs {
     if (r.data.limit !== undefined) args.limit = r.data.limit;
     if (r.data.within !== undefined) {
       try {
-        args.within = PatternSet.compile(r.data.within);
+        args.within = compileWithin(r.data.within);
       } catch {
         // Which pattern failed and why stays out of the answer: the hint is fixed (the dialect is documented).
         throw new BridgeError('invalid_request', 'bad_arguments', HINTS.within);

@@ -130,13 +130,12 @@ export class IndexCache {
   }
 
   /**
-   * The view of a call: profile home, root, names rule and, for a narrowed search, its `within` patterns (so the
-   * narrowed index holds exactly the narrowed notes and its statistics come from them alone).
+   * The view of a call: profile home, root and names rule, all three from the operator's policy. Nothing a call's
+   * arguments say is part of it: a search narrowed by `within` uses its profile's view (docs/DESIGN.md "Narrowing a
+   * search"), so a model cannot make views, and so cannot evict another home's.
    */
-  static keyOf(home: string, policy: Pick<Policy, 'root' | 'names'>, within?: { patterns: readonly string[] }): string {
-    return within === undefined
-      ? JSON.stringify([home, policy.root, policy.names])
-      : JSON.stringify([home, policy.root, policy.names, [...new Set(within.patterns)].sort()]);
+  static keyOf(home: string, policy: Pick<Policy, 'root' | 'names'>): string {
+    return JSON.stringify([home, policy.root, policy.names]);
   }
 
   /**

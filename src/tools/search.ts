@@ -13,15 +13,14 @@
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
-import type { NoteIndex } from '../search/index.js';
+import type { NoteIndex, NoteScope } from '../search/index.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
-import type { PatternSet } from '../policy/glob.js';
 import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
 import { coldThread, type ColdFeed } from '../search/cold-thread.js';
 import { scanTree } from '../trust/scan.js';
 import { statPool } from '../trust/stat-pool.js';
-import type { NoteFilter, ScanResult } from '../trust/types.js';
+import type { ScanResult, ScannedNote } from '../trust/types.js';
 import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
 import { parseCaller } from './caller.js';
@@ -57,48 +56,20 @@ function onlyNamesRule(policy: Policy, skipped: Partial<Record<string, number>>)
   return true;
 }
 
-/** Narrowed filters by policy object and `within` list (a Policy is reused for identical bytes; see `narrowed`). */
-const narrowedFilters = new WeakMap<Policy, Map<string, NoteFilter>>();
-/** Most narrowed filters kept per policy object (then the map starts over). */
-const MAX_NARROWED_PER_POLICY = 32;
-
-/**
- * The policy narrowed by a search's `within` patterns (docs/DESIGN.md "Narrowing a search"): a note is allowed only
- * when the policy allows it (allow and not deny) AND a `within` pattern matches it; a directory is entered only when
- * the policy may enter it AND some `within` pattern may match below it (`mayContainBelow`), so the scan never opens
- * a directory no pattern can reach. Neither side can widen the other. The same object is returned for the same
- * policy object and patterns, so the scan's per-listing memo of policy answers keeps serving warm calls.
- */
-export function narrowed(policy: Policy, within: PatternSet): NoteFilter {
-  let byWithin = narrowedFilters.get(policy);
-  if (byWithin === undefined) {
-    byWithin = new Map();
-    narrowedFilters.set(policy, byWithin);
-  }
-  const key = JSON.stringify(within.patterns);
-  let filter = byWithin.get(key);
-  if (filter === undefined) {
-    if (byWithin.size >= MAX_NARROWED_PER_POLICY) byWithin.clear();
-    filter = Object.freeze({
-      allowsNote: (id: string): boolean => policy.allowsNote(id) && within.matches(id),
-      mayEnter: (dirId: string): boolean => policy.mayEnter(dirId) && within.mayContainBelow(dirId),
-    });
-    byWithin.set(key, filter);
-  }
-  return filter;
-}
-
 /**
  * Run one search. Steps, in order: arguments (`within` compiled and validated here, before the policy is read);
  * caller home; platform bindings; policy (fresh); run kind; limit lowered to the policy's max_results (default
  * default_results); open the root through the trust walk; the view's index (pending notes of its last call synced
- * first, see IndexCache); scan with that index as KnownNotes — through the policy narrowed by `within` when given,
- * in a view of its own; sync; rank and bound the response. When the view's index is empty (its first call), the
- * answer comes from the scanned texts (`searchCold`, the same answer) and the sync is deferred until after it
- * (`IndexCache.defer`). The root descriptor is closed on every path.
+ * first, see IndexCache); scan with that index as KnownNotes; sync; rank and bound the response. When the view's
+ * index is empty (its first call), the answer comes from the scanned texts (`searchCold`, the same answer) and the
+ * sync is deferred until after it (`IndexCache.defer`). The root descriptor is closed on every path.
  *
- * A `within` that matches nothing the policy allows gives exactly the answer of a pattern matching nothing at all
- * (no results, and `truncated` only from the narrowed scan), so it tells nothing about denied notes.
+ * `within` never changes the scan or the view (docs/DESIGN.md "Narrowing a search"): the profile's view is scanned,
+ * synced and kept exactly as without it, and only the ranking is narrowed to the notes a `within` pattern matches,
+ * with statistics counted over those notes alone. So a `within` call costs about what the same call without it
+ * costs, makes no view of its own (it can evict no other view), and `truncated` and `incomplete` of the scan are
+ * the profile's, whatever the patterns (a `within` cannot probe for names it cannot read). A `within` that matches
+ * nothing the policy allows gives exactly the answer of a pattern matching nothing at all.
  *
  * @returns the search JSON (docs/TOOLS.md §Results)
  * @throws BridgeError (the bridge turns it into the error JSON of docs/TOOLS.md §Errors): `invalid_request` for arguments,
@@ -120,8 +91,9 @@ export function runSearch(
   // A limit the schema allows (1–10) but above this policy's max_results is lowered to it, not refused: a model that
   // follows the advertised schema must get an answer (README "The two tools").
   const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
-  const key = IndexCache.keyOf(home, policy, within);
-  const call: SearchCall = { query, limit, within, policy, writers, rootFd, key, indexes, native, notice };
+  const key = IndexCache.keyOf(home, policy);
+  const scope = within?.scope;
+  const call: SearchCall = { query, limit, scope, policy, writers, rootFd, key, indexes, native, notice };
   try {
     const first = searchOnce(call);
     const memo = indexes.memoOf(key);
@@ -156,7 +128,8 @@ interface SearchCall {
   query: string;
   /** Results asked for, already lowered to the policy's max_results. */
   limit: number;
-  within: PatternSet | undefined;
+  /** The notes `within` selects in the view, or undefined (every note of the view is ranked). */
+  scope: NoteScope | undefined;
   policy: Policy;
   writers: Writers;
   /** The trusted root's descriptor (closed by `runSearch`). */
@@ -189,11 +162,14 @@ function searchOnce(call: SearchCall): SearchPass {
 
 /** The body of `searchOnce` once the view's index and the cold feed (or null) are known. */
 function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null): SearchPass {
-  const { query, limit, within, policy, writers, rootFd, key, indexes, native, notice } = call;
+  const { query, limit, scope, policy, writers, rootFd, key, indexes, native, notice } = call;
   const { limits } = policy;
+  // A first call narrowed by `within` ranks the selected notes (on the cold thread too) and builds the whole view.
+  const inScope = scope === undefined || index.size > 0 ? undefined : scope.matcher();
+  const sink = feed === null ? undefined : inScope === undefined ? feed : scopedSink(feed, inScope);
   const scan = scanTree(
     rootFd,
-    within === undefined ? policy : narrowed(policy, within),
+    policy,
     {
       ...scanLimitsOf(policy),
       racyMarginMs: indexes.racyMarginMs,
@@ -206,7 +182,7 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
       memo: indexes.memoOf(key),
       statThread: statPool(),
       watch: indexes.watch && indexes.holds(key),
-      noteSink: feed ?? undefined,
+      noteSink: sink,
     },
   );
   const vouched = scan.unstatted ?? 0;
@@ -215,9 +191,13 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
     // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
     // build the index after the answer is written (searchCold answers exactly what sync + search would).
     let answer: ReturnType<typeof searchCold>;
+    const ranked = inScope === undefined ? scan.notes : scan.notes.filter((note) => inScope(note.id));
     try {
-      // The cold thread's answer when it ranked this call (the same answer), else the same pass in this thread.
-      answer = feed?.answer(scan.notes.length) ?? searchCold(scan.notes, query, limit, limits, index);
+      // The cold thread's answer when it ranked this call (the same answer), else the same pass in this thread. A
+      // narrowed first call that reaches too many terms builds an index of the selected notes for its answer only.
+      answer =
+        feed?.answer(ranked.length) ??
+        searchCold(ranked, query, limit, limits, inScope === undefined ? index : undefined);
     } catch (err) {
       indexes.drop(key);
       throw err;
@@ -234,5 +214,14 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
     throw err;
   }
   indexes.fit(key);
-  return { answer: answerOf(index.search(query, limit, limits), scan), vouched, cut: scan.cut };
+  return { answer: answerOf(index.search(query, limit, limits, scope), scan), vouched, cut: scan.cut };
+}
+
+/** The cold feed of a narrowed first call: it is given the scan's notes that `inScope` selects, in scan order. */
+function scopedSink(feed: ColdFeed, inScope: (id: string) => boolean): { accept(note: ScannedNote): void } {
+  return {
+    accept(note: ScannedNote): void {
+      if (inScope(note.id)) feed.accept(note);
+    },
+  };
 }

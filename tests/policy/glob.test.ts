@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import picomatch from 'picomatch/posix.js';
 import {
   MAX_BRACE_EXPANSION,
@@ -393,4 +394,27 @@ test('glob › "**" alone and the empty list answer every id as the trie run doe
       t.false(set.coversAllBelow(bad), bad);
     }
   }
+});
+
+test('glob › property: literal-only patterns (built without picomatch) match exactly as picomatch matches them', (t) => {
+  // Syntax characters of globs and regular expressions, case pairs with special folds, non-ASCII, CJK.
+  const CHARS = ['a', 'B', 'k', 'K', 'K', 'ſ', 's', 'S', 'é', 'É', 'ß', 'ẞ', 'İ', 'i', 'ı', '庭', '.', '(', ')', '|'];
+  CHARS.push('+', '$', '^', '@', '!', ',', '-', ' ', '=', '#', '&', '%', "'", '~', '`', ';', 'Σ', 'σ', 'ς', '1');
+  const name = fc.array(fc.constantFrom(...CHARS), { minLength: 1, maxLength: 6 }).map((cs) => cs.join(''));
+  const segs = fc.array(name, { minLength: 1, maxLength: 3 }).map((ns) => ns.join('/'));
+  fc.assert(
+    fc.property(segs, fc.array(segs, { minLength: 1, maxLength: 6 }), (pattern, others) => {
+      if (validatePattern(pattern) !== null) return true;
+      const set = PatternSet.compile([pattern]);
+      const globs = picomatchGlobs(pattern);
+      for (const id of [pattern, pattern.toUpperCase(), pattern.toLowerCase(), ...others]) {
+        if (id.split('/').some((s) => s === '' || s === '.' || s === '..')) continue;
+        const viaPicomatch = globs.some((g) => picomatch.makeRe(g, PICOMATCH_OPTIONS).test(id));
+        if (set.matches(id) !== viaPicomatch) return false;
+      }
+      return true;
+    }),
+    { numRuns: 500, seed: 2281 },
+  );
+  t.pass();
 });

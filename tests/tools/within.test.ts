@@ -1,18 +1,21 @@
 /**
  * memory_bridge_search's `within` (docs/DESIGN.md "Narrowing a search"): it only narrows the policy's view, its
  * statistics come from the narrowed set, a within that reaches nothing allowed answers like one that matches
- * nothing, and the scan never opens a directory no within pattern can reach.
+ * nothing, and a narrowed search is served by the profile's own view (no view, index or read of its own).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { getNative } from '../../native/index.js';
+import { PatternError } from '../../src/policy/glob.js';
+import { loadPolicy } from '../../src/policy/load.js';
 import { createBridge } from '../../src/tools/bridge.js';
+import { IndexCache, runSearch } from '../../src/tools/search.js';
 import { SEARCH_INPUT_SCHEMA, TOOL_DESCRIPTIONS } from '../../src/tools/schemas.js';
 import type { SearchResult } from '../../src/tools/types.js';
+import { compileWithin, WITHIN_CACHE_SIZE } from '../../src/tools/within.js';
 import { FOREIGN_UID, isRoot, writeNote } from '../helpers/fixtures.js';
-import { worldTracker, type World } from './world.js';
+import { addHome, countingOpens, worldTracker, type World } from './world.js';
 
 const { world, removeAll } = worldTracker();
 test.after.always(removeAll);
@@ -50,7 +53,7 @@ test('within › narrows the policy view to the notes one pattern matches', (t) 
   t.deepEqual(ids(search(['projects/*.md'])), ['projects/garden.md']);
   t.deepEqual(ids(search(['PROJECTS/**', 'notes/**'])), ['notes/top.md', 'projects/garden.md', 'projects/sub/deep.md']);
   t.deepEqual(ids(search(['**/{garden,light}.md'])), ['decisions/light.md', 'projects/garden.md']);
-  // The unnarrowed view is unchanged after narrowed calls (separate views).
+  // The unnarrowed view is unchanged after narrowed calls (which rank within it).
   t.deepEqual(ids(search()), ['decisions/light.md', 'notes/top.md', 'projects/garden.md', 'projects/sub/deep.md']);
 });
 
@@ -129,27 +132,41 @@ test('within › the schema and the tool description document it', (t) => {
   t.regex(TOOL_DESCRIPTIONS.memory_bridge_search, /within/);
 });
 
-test('within › the scan never opens a directory no within pattern can enter', (t) => {
-  const w = world({ allow: ['**'] });
-  for (const d of ['alpha', 'beta', 'gamma/inner', 'gamma/other']) writeNote(w.root, `${d}/n.md`, 'lantern\n');
-  const native = getNative()!;
-  const original = native.openDirAt;
-  const opened: string[] = [];
-  native.openDirAt = (dirfd: number, name: string) => {
-    opened.push(name);
-    return original.call(native, dirfd, name);
-  };
-  try {
-    const bridge = createBridge({ log: () => undefined });
-    t.deepEqual(ids(bridge.search({ query: 'lantern', within: ['gamma/inner/*.md'] }, w.caller)), ['gamma/inner/n.md']);
-  } finally {
-    native.openDirAt = original;
-  }
-  t.false(opened.includes('alpha'));
-  t.false(opened.includes('beta'));
-  t.false(opened.includes('other'));
-  t.true(opened.includes('inner'));
-});
+test.serial(
+  'within › a narrowed search uses the profile view: no view, index or note read of its own, and no eviction',
+  (t) => {
+    const w = tree();
+    const other = addHome(w, 'other', { allow: ['projects/**'] });
+    // Two views fit: this home's and the other home's. Before, each distinct within list was a third view.
+    const cache = new IndexCache(2, undefined, 0);
+    const otherKey = IndexCache.keyOf(other.home!, loadPolicy(other.home!));
+    const key = IndexCache.keyOf(w.caller.home!, loadPolicy(w.caller.home!));
+    t.true((runSearch({ query: 'lantern' }, other, cache) as SearchResult).ok);
+    t.true((runSearch({ query: 'lantern' }, w.caller, cache) as SearchResult).ok);
+    const held = cache.get(key);
+    const otherIndex = cache.get(otherKey);
+    const patterns = [
+      ['decisions/**'],
+      ['projects/*.md'],
+      ['nothing/matches/this.md'],
+      ['**/{garden,light}.md'],
+      ['zz0/**', 'zz1/**', 'zz2/**', 'zz3/**', 'zz4/**', 'zz5/**', 'zz6/**', 'zz7/**'],
+      ...Array.from({ length: 12 }, (_, i) => [`churn${i}/**`]),
+    ];
+    for (const within of patterns) {
+      const call = countingOpens(() => runSearch({ query: 'lantern', within }, w.caller, cache));
+      t.true((call.value as SearchResult).ok);
+      t.is(call.opens, 0, `no note is read again: ${within.join(' ')}`);
+      t.is(cache.size, 2, 'no view of its own');
+      t.true(cache.holds(otherKey), "the other home's view is kept");
+      t.is(cache.get(key), held, 'the same index serves every within');
+      t.is(held.size, 4, 'the profile index holds the whole view, not the narrowed notes');
+    }
+    const back = countingOpens(() => runSearch({ query: 'lantern' }, other, cache));
+    t.is(back.opens, 0, "the other home's next call is warm");
+    t.is(cache.get(otherKey), otherIndex);
+  },
+);
 
 test('within › a note owned by another user never appears, whatever the within (needs root)', (t) => {
   if (!isRoot) {
@@ -208,6 +225,38 @@ test('within › property: no within value makes a denied, unallowed or untruste
       return JSON.stringify(r) === JSON.stringify(expected);
     }),
     { numRuns: 60, seed: 1414 },
+  );
+  t.pass();
+});
+
+test('within › compiled lists are kept by their text, at most WITHIN_CACHE_SIZE of them; invalid ones never', (t) => {
+  const list = ['{a,b,c,d}{e,f,g,h}{i,j,k,l}/**/*x*y*.md', 'decisions/**'];
+  const first = compileWithin(list);
+  t.is(compileWithin([...list]), first, 'the same text: the same compiled list');
+  t.not(compileWithin([...list].reverse()), first, 'another order is another text');
+  t.throws(() => compileWithin(['a**b']), { instanceOf: PatternError });
+  t.throws(() => compileWithin(['a**b']), { instanceOf: PatternError }, 'refused again, not cached');
+  for (let i = 0; i < WITHIN_CACHE_SIZE; i++) compileWithin([`fill${i}/**`]);
+  t.not(compileWithin(list), first, 'dropped after WITHIN_CACHE_SIZE other lists');
+});
+
+const ID_SEGMENT = fc.constantFrom('projects', 'decisions', 'notes', 'private', 'sub', 'Private', 'nested', 'x', 'pa');
+const NOTE_ID = fc
+  .tuple(fc.array(ID_SEGMENT, { maxLength: 4 }), fc.constantFrom('garden.md', 'secret.md', 'top.md', 'a.md', 'no.md'))
+  .map(([segs, leaf]) => [...segs, leaf].join('/'));
+
+test('within › property: the scope selects exactly the ids the patterns match (directory answers are sound)', (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(PATTERN, { minLength: 1, maxLength: 8 }),
+      fc.array(NOTE_ID, { maxLength: 40 }),
+      (list, ids) => {
+        const { set, scope } = compileWithin(list);
+        const matches = scope.matcher();
+        return ids.every((id) => matches(id) === set.matches(id));
+      },
+    ),
+    { numRuns: 300, seed: 2208 },
   );
   t.pass();
 });
