@@ -1,4 +1,5 @@
 import test from 'ava';
+import { remedyOf } from '../../src/remedies.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -288,6 +289,44 @@ const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
     }
   },
 );
+
+test('serve › names at start a client whose calls would all be refused, and logs each refusal remedy once', async (t) => {
+  const dir = cfgDir('refused');
+  const file = path.join(dir, 'clients.json');
+  const lost = mkdirs(world.base, 'home-without-policy');
+  const token = cli(['clients', 'add', '--clients', file, '--name', 'lost', '--home', lost]).stdout.trim();
+  t.is(cli(['clients', 'add', '--clients', file, '--name', 'fine', '--home', world.workHome]).status, 0);
+  const s = await spawnServe(['--clients', file]);
+  try {
+    t.true(
+      s
+        .stderr()
+        .includes(
+          `memory-bridge serve: client lost: every call will be unavailable until this is fixed: policy_missing → ${remedyOf('policy_missing')}\n`,
+        ),
+      s.stderr(),
+    );
+    t.false(s.stderr().includes('client fine:'));
+    const c = await connectHttp(`${s.origin}/mcp`, token);
+    for (let i = 0; i < 2; i++)
+      t.is((await callJson(c, 'memory_bridge_search', { query: 'heron' })).error.code, 'unavailable');
+    await c.close();
+    const refusedLines = (): string[] =>
+      s
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('reason=policy_missing'));
+    // A request's line is written when its response closes.
+    await waitFor(() => refusedLines().length >= 2);
+    const refused = refusedLines();
+    t.is(refused.length, 2, s.stderr());
+    t.true(refused[0]!.endsWith(` → ${remedyOf('policy_missing')}`));
+    t.false(refused[1]!.includes('→'));
+  } finally {
+    s.child.kill('SIGTERM');
+    t.is(await s.exit, 0);
+  }
+});
 
 test('serve › SIGTERM stops accepting, lets the request in flight finish, and exits 0', async (t) => {
   const dir = cfgDir('term');

@@ -5,7 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BridgeError } from '../../errors.js';
-import { ClientsFileError, loadClients } from '../../server/clients.js';
+import { remedyOf, RemedyNotes } from '../../remedies.js';
+import { callerOf, ClientsFileError, loadClients } from '../../server/clients.js';
+import { refusalAtStart } from '../../tools/start.js';
 import {
   DEFAULT_MAX_CONCURRENCY,
   DEFAULT_MAX_CONNECTIONS_PER_PEER,
@@ -29,6 +31,18 @@ const PROG = 'memory-bridge serve';
 
 function say(line: string): void {
   process.stderr.write(`${PROG}: ${line}\n`);
+}
+
+/**
+ * The request log with remedies: a line carrying `reason=CODE` ends with that reason's remedy the first time the
+ * server logs it (src/remedies.ts `RemedyNotes`); every other line is written as it is.
+ */
+function requestLog(): (line: string) => void {
+  const notes = new RemedyNotes();
+  return (line) => {
+    const m = / reason=([a-z_]{1,64})(?: |$)/.exec(line);
+    say(m === null ? line : `${line}${notes.suffix(m[1]!)}`);
+  };
 }
 
 /** The key file: trust rule on it and every directory above it, like the policy (docs/HTTP.md, "TLS"). */
@@ -96,7 +110,9 @@ Options:
 At most ${MAX_CONNECTIONS} connections in all: at the cap the oldest idle keep-alive connection is closed to admit a new
 one. A health check and every refusal close their connection.
 Each client may make 20 requests per second (burst 40); more get 429 with Retry-After. A body over 1 MiB gets 413.
-One line per request goes to stderr (client, tool, result, status, milliseconds); never a token, query, id or path.
+One line per request goes to stderr (client, tool, result, status, milliseconds; a refusal's reason code, with its
+remedy the first time it appears); never a token, query, id or path. At start, a client whose calls would all be
+refused (no policy, a run kind the policy does not serve, …) is named with the reason and what to do.
 SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUTDOWN_GRACE_MS / 1000} s), exit 0.`,
   async run(argv) {
     const parsed = parseArgs(argv, {
@@ -151,6 +167,14 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
       // The file is read again on every request; reading it now turns a broken setup into a clear start-up error.
       const clients = loadClients(clientsFile);
       if (clients.clients.length === 0) say(`${clientsFile} has no clients yet: every request will get 401`);
+      // Said once at start for each client whose calls can only be refused; every request still checks it all again.
+      for (const client of clients.clients) {
+        const refusal = refusalAtStart(callerOf(client));
+        if (refusal !== null)
+          say(
+            `client ${client.name}: every call will be unavailable until this is fixed: ${refusal} → ${remedyOf(refusal)}`,
+          );
+      }
       const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
       if (wildcard && allowedHosts.length === 0)
         say('listening on every address with no --allowed-host: every request will get 403 until one is given');
@@ -167,6 +191,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
         allowedOrigins,
         maxConcurrency,
         maxConnectionsPerPeer: perPeer,
+        log: requestLog(),
       });
       say(`listening on ${server.origin}/mcp (${clients.clients.length} clients)`);
       let stopping = false;
