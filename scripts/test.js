@@ -8,6 +8,8 @@
 //    from a copy of dist/, node_modules, package.json and tests/corpora in a fresh world-readable temp dir, because the trust rule
 //    treats "root" and "the running user" differently and both sides must hold. Skipped (with the reason) otherwise.
 // 3. The Python shim tests (`python3 -m unittest`) when tests/python exists.
+// 4. ava over dist/tests/package/*.package.js, last: `npm pack` (whose prepack rebuilds dist/ in place, so nothing
+//    else may be loading it), a global install into a temporary prefix, and the installed CLI.
 // Output streams through as it comes; the last line is exactly `N passed, N failed` (skips are counted on the line before it, when any were
 // skipped). Exit status is non-zero when any suite failed or could not run.
 import { spawn, spawnSync } from 'node:child_process';
@@ -103,20 +105,23 @@ async function avaAsCurrentUser() {
   record('ava', status, t);
 }
 
-/** The scale tests (`*.scale.js`, outside ava's `files` glob): one ava run, one file at a time. */
-async function avaScale() {
-  const name = 'ava: scale tests (dist/tests/scale/*.scale.js)';
+/**
+ * Tests in a step of their own: one ava run over `dist/tests/<dir>/*<suffix>` (outside ava's `files` glob), one file
+ * at a time, after or between the other suites.
+ */
+async function avaStep(dir, suffix, why) {
+  const name = `ava: ${why} (dist/tests/${dir}/*${suffix})`;
   banner(name);
-  const dir = path.join(repo, 'dist', 'tests', 'scale');
-  const files = fs.existsSync(dir)
+  const at = path.join(repo, 'dist', 'tests', dir);
+  const files = fs.existsSync(at)
     ? fs
-        .readdirSync(dir)
-        .filter((f) => f.endsWith('.scale.js'))
+        .readdirSync(at)
+        .filter((f) => f.endsWith(suffix))
         .sort()
-        .map((f) => path.join('dist', 'tests', 'scale', f))
+        .map((f) => path.join('dist', 'tests', dir, f))
     : [];
   if (files.length === 0) {
-    process.stdout.write('SKIPPED: no scale test files were built.\n');
+    process.stdout.write(`SKIPPED: no ${suffix} test files were built.\n`);
     return;
   }
   const { t, onLine } = tapCounter();
@@ -237,9 +242,14 @@ async function pythonShim() {
 }
 
 await avaAsCurrentUser();
-await avaScale();
+await avaStep('scale', '.scale.js', 'scale tests');
 await avaAsUnprivileged();
 await pythonShim();
+await avaStep(
+  'package',
+  '.package.js',
+  'package tests: npm pack, a global install into a temporary prefix, the installed CLI',
+);
 
 banner('summary');
 let passed = 0;

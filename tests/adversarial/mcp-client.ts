@@ -13,15 +13,19 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-/** Spawn `memory-bridge mcp --home HOME --run-kind interactive` and connect a real SDK client. */
+/**
+ * Spawn `memory-bridge mcp --home HOME --run-kind interactive` and connect a real SDK client. `cli` is the entry
+ * point to run (default: this checkout's built CLI; the package test passes an installed copy's).
+ */
 export async function connectMcp(
   home: string,
   extraEnv: Record<string, string> = {},
   cwd?: string,
+  cli = CLI,
 ): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'mcp', '--home', home, '--run-kind', 'interactive'],
+    args: [cli, 'mcp', '--home', home, '--run-kind', 'interactive'],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extraEnv },
     stderr: 'pipe',
     ...(cwd === undefined ? {} : { cwd }),
