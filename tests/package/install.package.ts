@@ -2,7 +2,7 @@
  * The package as a user installs it (docs/INSTALL.md): `npm pack` in the repository (its `prepack` builds dist/ and
  * writes npm-shrinkwrap.json from the lockfile), then `npm install -g --prefix <temp> <tarball>` with dependencies
  * from the npm cache (`--prefer-offline`), then the installed `memory-bridge` — found through `<prefix>/bin`, never
- * the repository's dist/ — runs the demo, the MCP server over stdio with a real SDK client, the HTTP server with a
+ * the repository's dist/ — runs the demo, `init`, the MCP server over stdio with a real SDK client, the HTTP server with a
  * bearer token, and the Hermes plugin install whose worker passes the program-trust check and answers a call.
  * koffi's native binary must be the prebuilt one its platform package ships, with no compiler run at install.
  *
@@ -255,6 +255,20 @@ test('package › the Hermes plugin installs from the installed copy; its worker
   t.is(reply.id, 'r1');
   t.deepEqual(
     reply.result.results.map((r: { id: string }) => r.id),
+    ['garden/frost.md'],
+  );
+});
+
+test('package › the installed init writes a policy and prints a host configuration that runs the installed copy', (t) => {
+  const fresh = path.join(base, 'init-home');
+  const init = installed(['init', '--home', fresh, '--root', root, '--host', 'claude-code']);
+  t.is(init.status, 0, `${init.stdout}\n${init.stderr}`);
+  t.is(fs.statSync(path.join(fresh, 'plugin-data', 'memory-bridge', 'policy.json')).mode & 0o777, 0o600);
+  t.true(init.stdout.includes(`${cli} mcp --home ${fresh} --run-kind interactive`), init.stdout);
+  const search = installed(['search', 'frost', '--home', fresh, '--run-kind', 'interactive']);
+  t.is(search.status, 0, search.stderr);
+  t.deepEqual(
+    JSON.parse(search.stdout).results.map((r: { id: string }) => r.id),
     ['garden/frost.md'],
   );
 });
