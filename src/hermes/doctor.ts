@@ -24,6 +24,7 @@ import { openTrustedDir, readTrustedFile } from '../trust/path.js';
 import { closeQuietly } from '../trust/walk.js';
 import { scanTree } from '../trust/scan.js';
 import { notificationStatus } from '../trust/watch.js';
+import { hasLeaseCapability, writeCheckLine } from '../trust/lease-reach.js';
 import { describeTrust, type IdNames } from '../trust/explain.js';
 import { isRegularFile, runningUid } from '../trust/rule.js';
 import { NO_WRITERS, type Writers } from '../trust/writers.js';
@@ -453,6 +454,14 @@ export function runDoctor(home: string, options: { version?: string; relativeHom
         `${scan.notes.length} visible notes, ${scan.rawEntries} directory entries listed`,
         notificationStatus(native!, rootFd, scan.notes.length),
       ];
+      if (native!.openForWriting !== undefined)
+        lines.push(
+          writeCheckLine(
+            scan.notes.map((n) => n.stat.uid),
+            runningUid(),
+            hasLeaseCapability(),
+          ),
+        );
       lines.push(...writerRuleCounts(scan.notes, writers, resolved));
       for (const [reason, n] of Object.entries(counts).sort()) {
         lines.push(`skipped ${n} × ${reason}: ${remedyOf(reason, writers !== NO_WRITERS, policy.limits)}`);

@@ -4,7 +4,7 @@
  * the note's mode says now. Real descriptors held by a second process, as another user when the suite runs as root.
  */
 import test from 'ava';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import type { SearchResult } from '../../src/tools/types.js';
 import { isRoot, writeNote } from '../helpers/fixtures.js';
 import { worldTracker } from '../tools/world.js';
 import { realNative } from './support.js';
+import { holder } from './write-holder.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const LEASE_HOLDER = path.join(HERE, 'lease-holder.js');
@@ -26,58 +27,6 @@ const UNAVAILABLE_READ = {
   ok: false,
   error: { code: 'not_found_or_denied', message: 'No readable document has that id.' },
 };
-
-/**
- * A second process that opens `file` for appending (as user `uid` when given), says `ready`, then appends each line
- * it is sent through that same descriptor and answers `wrote`.
- */
-function holder(
-  file: string,
-  uid?: number,
-): {
-  child: ChildProcessWithoutNullStreams;
-  ready: Promise<void>;
-  write(text: string): Promise<void>;
-  stop(): Promise<void>;
-} {
-  const script =
-    'exec 3>>"$1" || exit 1; echo ready; while IFS= read -r line; do printf "%s\\n" "$line" >&3; echo wrote; done';
-  const args = ['bash', '-c', script, 'holder', file];
-  const child =
-    uid === undefined
-      ? spawn(args[0]!, args.slice(1))
-      : spawn('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...args]);
-  let out = '';
-  const waiters: Array<[string, () => void]> = [];
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (c: string) => {
-    out += c;
-    for (let i = 0; i < waiters.length; i++) {
-      const [word, resolve] = waiters[i]!;
-      const at = out.indexOf(`${word}\n`);
-      if (at !== -1) {
-        out = out.slice(0, at) + out.slice(at + word.length + 1);
-        waiters.splice(i--, 1);
-        resolve();
-      }
-    }
-  });
-  const waitFor = (word: string) => new Promise<void>((resolve) => waiters.push([word, resolve]));
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  return {
-    child,
-    ready: waitFor('ready'),
-    write(text) {
-      const done = waitFor('wrote');
-      child.stdin.write(`${text}\n`);
-      return done;
-    },
-    stop() {
-      child.stdin.end();
-      return exited;
-    },
-  };
-}
 
 /** A world whose note `garden.md` another user could open while it was 0666, with every directory 0755. */
 function exposedWorld() {

@@ -3,7 +3,8 @@
  * the root to named users and groups, and nothing else. The rule's parts are checked on their own first (any user);
  * then, as root, with real users and groups (useradd, groupadd), real owners (chown), real ACLs (fsetxattr of
  * system.posix_acl_access, what setfacl writes), through the real bridge and the real CLI run as a member and as a
- * non-member of the team group (setpriv).
+ * non-member of the team group (setpriv), and the open-for-writing check on a teammate's note with and without
+ * CAP_LEASE (issue 22 point 5).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,10 +19,12 @@ import type { Caller, SearchResult } from '../../src/tools/types.js';
 import { LINUX_ACL_TAG as T, linuxAclGrantsForeignWrite } from '../../src/trust/acl-linux.js';
 import { darwinAclGrantsForeignWrite } from '../../src/trust/acl-darwin.js';
 import { dirStatReason, noteStatReason } from '../../src/trust/rule.js';
+import { hasLeaseCapability, writeCheckLine } from '../../src/trust/lease-reach.js';
 import { NO_WRITERS, writersOf } from '../../src/trust/writers.js';
 import { Accounts, cliFor, type Account } from '../helpers/accounts.js';
 import { payload, uuid } from '../fleet/helpers.js';
 import { addAclEntry, isRoot, makeHome, makeTempDir, removeTree, writeNote } from '../helpers/fixtures.js';
+import { holder } from './write-holder.js';
 
 const ME = process.getuid!();
 const stat = (over: Partial<FileStat>): FileStat => ({
@@ -487,4 +490,78 @@ rootTest('writers › doctor and doctor --explain name the writer rule that admi
   const plain = cli('doctor', '--home', w.home);
   t.is(plain.status, 1);
   t.regex(plain.stdout, /the root: owner root; writable by its group .*which is not a named writer group/);
+});
+
+/** The CLI as `who` (group team), with CAP_LEASE as an ambient capability when `lease`. */
+function asMember(who: Account, lease: boolean, ...args: string[]): { status: number | null; stdout: string } {
+  const caps = lease ? ['--inh-caps', '+lease', '--ambient-caps', '+lease'] : [];
+  const r = spawnSync(
+    'setpriv',
+    [
+      `--reuid=${who.id}`,
+      `--regid=${teamPeople().team.id}`,
+      '--init-groups',
+      ...caps,
+      process.execPath,
+      teamCli(),
+      ...args,
+    ],
+    { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+  );
+  return { status: r.status, stdout: r.stdout };
+}
+
+rootTest(
+  'writers › an outsider’s descriptor on a named writer’s note, written after chmod 660: refused with CAP_LEASE, counted by doctor without',
+  async (t) => {
+    // w1 (a named writer) owns the note, w2 (a team member, not named) runs memory-bridge, x1 is an outsider.
+    const p = teamPeople();
+    const w = teamWorld({ users: [p.w1.name], groups: [p.team.name] });
+    fs.chmodSync(w.root, 0o2775); // the outsider can reach a note that is world-writable
+    put(w.root, 'plan.md', p.w1, p.team, 0o666);
+    const note = path.join(w.root, 'plan.md');
+    const h = holder(note, p.x1.id);
+    await h.ready;
+    // The owner takes the world's write access away; the outsider's descriptor keeps it.
+    fs.chmodSync(note, 0o660);
+    await h.write('qzoutsiderqz written after the chmod');
+    t.true(fs.readFileSync(note, 'utf8').includes('qzoutsiderqz'), 'the old descriptor still writes');
+    const kind = ['--home', w.home, '--run-kind', 'interactive', '--'];
+    try {
+      // With CAP_LEASE the check reaches a note w2 does not own: refused, read and search alike.
+      const read = asMember(p.w2, true, 'read', ...kind, 'plan.md');
+      t.is(read.status, 1, read.stdout);
+      t.is(JSON.parse(read.stdout).error.code, 'not_found_or_denied');
+      const found = asMember(p.w2, true, 'search', ...kind, 'qzoutsiderqz');
+      t.deepEqual(JSON.parse(found.stdout).results, [], found.stdout);
+      const doctor = asMember(p.w2, true, 'doctor', '--home', w.home);
+      t.regex(doctor.stdout, /open-for-writing check: every note \(this process has CAP_LEASE\)/);
+      t.regex(doctor.stdout, /skipped 1 × open_for_write/);
+      // Without it the kernel refuses w2 a lease on w1's file: the exact remaining case (docs/THREAT-MODEL.md),
+      // which doctor names with its count and remedies instead of leaving it silent.
+      const plain = asMember(p.w2, false, 'doctor', '--home', w.home);
+      t.regex(
+        plain.stdout,
+        /open-for-writing check: 1 note owned by another user \(a named writer or root\) cannot be checked by this process: .*CAP_LEASE.*replace/,
+      );
+      const served = asMember(p.w2, false, 'read', ...kind, 'plan.md');
+      t.true(JSON.parse(served.stdout).content.includes('qzoutsiderqz'), 'the stated limit: served without CAP_LEASE');
+    } finally {
+      await h.stop();
+    }
+    // Once the descriptor is gone the note passes again under CAP_LEASE.
+    const after = asMember(p.w2, true, 'read', ...kind, 'plan.md');
+    t.is(after.status, 0, after.stdout);
+  },
+);
+
+test('writers › CAP_LEASE is read from the effective set of /proc/self/status; doctor’s line counts other owners', (t) => {
+  t.true(hasLeaseCapability('Name:\tnode\nCapInh:\t0\nCapEff:\t0000000010000000\n'));
+  t.true(hasLeaseCapability('CapEff:\t000001ffffffffff\n'));
+  t.false(hasLeaseCapability('CapPrm:\t0000000010000000\nCapEff:\t0000000000000000\n'));
+  t.false(hasLeaseCapability('CapEff:\tzz\n'));
+  t.false(hasLeaseCapability(''));
+  t.regex(writeCheckLine([5, 5], 5, false), /every note \(all are yours\)/);
+  t.regex(writeCheckLine([5, 0, 7], 5, false), /2 notes owned by another user/);
+  t.regex(writeCheckLine([0], 5, true), /every note \(this process has CAP_LEASE\)/);
 });
