@@ -190,14 +190,29 @@ export interface Corpus {
   totalBytes: number;
 }
 
-function mkdirOwner(dir: string): void {
+/** Create `dir` owner-only (0700, whatever the umask). */
+export function mkdirOwner(dir: string): void {
   fs.mkdirSync(dir);
   fs.chmodSync(dir, 0o700);
 }
 
-function writeOwner(file: string, text: string): void {
+/** Write `file` owner-only (0600, whatever the umask). */
+export function writeOwner(file: string, text: string): void {
   fs.writeFileSync(file, text, { mode: 0o600 });
   fs.chmodSync(file, 0o600);
+}
+
+/**
+ * Create the profile home `home` (owner-only) whose policy allows `**` below `root` with `limits`; returns the
+ * home's canonical path.
+ */
+export function writeHome(home: string, root: string, limits: Record<string, number>): string {
+  mkdirOwner(home);
+  mkdirOwner(path.join(home, 'plugin-data'));
+  mkdirOwner(path.join(home, 'plugin-data', 'memory-bridge'));
+  const policy = { version: 1, root, allow: ['**'], limits };
+  writeOwner(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), `${JSON.stringify(policy, null, 2)}\n`);
+  return fs.realpathSync(home);
 }
 
 /**
@@ -258,21 +273,15 @@ export function generateCorpus(parent: string, count: number, v: Vocabulary, see
     }
   }
 
-  const home = path.join(parent, `home-${count}`);
-  mkdirOwner(home);
-  mkdirOwner(path.join(home, 'plugin-data'));
-  mkdirOwner(path.join(home, 'plugin-data', 'memory-bridge'));
-  const policy = {
-    version: 1,
-    root: canonicalRoot,
-    allow: ['**'],
-    limits: { max_entries: Math.max(10000, count), max_total_bytes: 1073741824, max_depth: 16 },
-  };
-  writeOwner(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), `${JSON.stringify(policy, null, 2)}\n`);
+  const home = writeHome(path.join(parent, `home-${count}`), canonicalRoot, {
+    max_entries: Math.max(10000, count),
+    max_total_bytes: 1073741824,
+    max_depth: 16,
+  });
   return {
     notes: count,
     root: canonicalRoot,
-    home: fs.realpathSync(home),
+    home,
     ids,
     folders: folders.length,
     maxDepth,

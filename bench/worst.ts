@@ -18,9 +18,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { QUERIES, seedFor } from './config.js';
-import { generateCorpus, type Vocabulary } from './corpus.js';
+import { generateCorpus, mkdirOwner, type Vocabulary, writeHome, writeOwner } from './corpus.js';
 import { connect, disconnect, timeCall, toolPayload, type McpSession } from './processes.js';
 import { median, pushTo } from './stats.js';
+import { buildLineTrees, type LineReads, measureLineReads, renderLineReads } from './worst-lines.js';
 
 /** Notes and size of one worst-case corpus. */
 const NOTES = 11;
@@ -110,17 +111,10 @@ function corpora(): WorstCorpus[] {
   ];
 }
 
-function mkdirOwner(dir: string): void {
-  fs.mkdirSync(dir);
-  fs.chmodSync(dir, 0o700);
-}
+/** The limits of every worst-case home built here (the same as the normal corpora's but for the total). */
+const WORST_LIMITS = { max_entries: 10000, max_total_bytes: 67108864, max_depth: 16 };
 
-function writeOwner(file: string, text: string): void {
-  fs.writeFileSync(file, text, { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
-}
-
-/** Write a worst-case corpus and its home (the same policy as the normal corpora). */
+/** Write a worst-case corpus and its home. */
 function writeCorpus(parent: string, slug: string, c: WorstCorpus): { root: string; home: string; bytes: number } {
   const root = path.join(parent, `worst-${slug}`);
   mkdirOwner(root);
@@ -129,18 +123,8 @@ function writeCorpus(parent: string, slug: string, c: WorstCorpus): { root: stri
     writeOwner(path.join(root, `n${i}.md`), text);
     bytes += Buffer.byteLength(text);
   });
-  const home = path.join(parent, `home-worst-${slug}`);
-  mkdirOwner(home);
-  mkdirOwner(path.join(home, 'plugin-data'));
-  mkdirOwner(path.join(home, 'plugin-data', 'memory-bridge'));
-  const policy = {
-    version: 1,
-    root: fs.realpathSync(root),
-    allow: ['**'],
-    limits: { max_entries: 10000, max_total_bytes: 67108864, max_depth: 16 },
-  };
-  writeOwner(path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'), `${JSON.stringify(policy, null, 2)}\n`);
-  return { root: fs.realpathSync(root), home: fs.realpathSync(home), bytes };
+  const home = writeHome(path.join(parent, `home-worst-${slug}`), fs.realpathSync(root), WORST_LIMITS);
+  return { root: fs.realpathSync(root), home, bytes };
 }
 
 /** One corpus's figures. */
@@ -161,6 +145,8 @@ export interface WorstResult {
 export interface WorstSection {
   normal: { notes: number; bytes: number; coldMs: number; warmMs: number };
   corpora: WorstResult[];
+  /** Every long-line note and card read, judged against an ordinary file of its size (bench/worst-lines.ts). */
+  lineReads: LineReads;
   /** Ratios judged: worst warm ÷ normal warm median (≤ 10), worst cold ÷ normal cold (≤ 3). */
   verdicts: { name: string; warmRatio: number; coldRatio: number; pass: boolean }[];
 }
@@ -221,7 +207,11 @@ export async function runWorstCases(
   log: (msg: string) => void,
 ): Promise<WorstSection> {
   const normal = generateCorpus(parent, NORMAL_NOTES, vocab, seedFor(NORMAL_NOTES));
-  const list = corpora().map((c, i) => ({ c, ...writeCorpus(parent, String(i), c) }));
+  const lines = buildLineTrees(parent, log);
+  const list: { c: { name: string; queries: string[] }; home: string; bytes: number }[] = [
+    ...corpora().map((c, i) => ({ c, ...writeCorpus(parent, String(i), c) })),
+    ...lines.corpora.map((c) => ({ c, home: c.home, bytes: c.bytes })),
+  ];
   log(
     `worst cases: ${list.length} corpora of ${NOTES} notes (${(list[0]!.bytes / 1e6).toFixed(1)} MB each), normal corpus of ${NORMAL_NOTES} notes (${(normal.totalBytes / 1e6).toFixed(1)} MB)`,
   );
@@ -234,6 +224,11 @@ export async function runWorstCases(
   const normalWarmMs = median(Object.values(normalWarm.perQuery));
   const normalColdMs = median(normalCold);
   log(`worst cases: normal corpus warm median ${normalWarmMs.toFixed(2)} ms, cold ${normalColdMs.toFixed(0)} ms`);
+  const readIds = Array.from({ length: 20 }, (_, i) => normal.ids[Math.floor(((i + 0.5) * normal.ids.length) / 20)]!);
+  const lineReads = await measureLineReads(args, lines.reads, normal.home, readIds);
+  log(
+    `worst cases: long-line reads: normal read ${lineReads.normalReadMs.toFixed(2)} ms, slowest ${Math.max(...lineReads.reads.map((r) => r.ms)).toFixed(1)} ms, worst ÷ same size ${Math.max(...lineReads.reads.map((r) => r.sameSizeRatio)).toFixed(2)}`,
+  );
 
   const results: WorstResult[] = [];
   for (const { c, home, bytes } of list) {
@@ -269,6 +264,7 @@ export async function runWorstCases(
   return {
     normal: { notes: NORMAL_NOTES, bytes: normal.totalBytes, coldMs: Math.round(normalColdMs), warmMs: normalWarmMs },
     corpora: results,
+    lineReads,
     verdicts,
   };
 }
@@ -288,5 +284,5 @@ export function renderWorst(w: WorstSection): string {
       `| ${r.name} | ${(r.bytes / 1e6).toFixed(1)} | \`${JSON.stringify(r.warmWorstQuery).slice(1, -1)}\` | ${f(r.warmWorstMs)} | ${f(r.warmMaxSampleMs)} | ${v.warmRatio.toFixed(2)} | \`${JSON.stringify(r.coldWorstQuery).slice(1, -1)}\` | ${r.coldWorstMs} | ${v.coldRatio.toFixed(2)} | ${v.pass ? 'PASS' : 'MISS'} |`,
     );
   });
-  return lines.join('\n');
+  return `${lines.join('\n')}\n\n${renderLineReads(w.lineReads)}`;
 }

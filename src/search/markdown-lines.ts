@@ -270,7 +270,7 @@ export function isPlainNonString(s: string, m: ScanMeter): boolean {
   const n = s.length;
   const runStart = i;
   if (i < n && isDigit(s.charCodeAt(i))) {
-    while (i < n && (isDigit(s.charCodeAt(i)) || s.charCodeAt(i) === UNDERSCORE)) i++;
+    for (let c = s.charCodeAt(i); i < n && (isDigit(c) || c === UNDERSCORE); c = s.charCodeAt(++i));
   }
   if (i < n && s.charCodeAt(i) === DOT) {
     const digits = ++i;

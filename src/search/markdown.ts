@@ -79,6 +79,15 @@ export function parseNote(text: string, m: ScanMeter = newMeter()): ParsedNote {
 }
 
 /**
+ * The note's own title, as `parseNote(text).title` gives it, without the rest of what `parseNote` builds (a read
+ * shows only the title).
+ */
+export function ownTitle(text: string, m: ScanMeter = newMeter()): string | undefined {
+  const { frontMatter, body } = splitFrontMatter(text, m);
+  return (frontMatter === undefined ? undefined : readMeta(frontMatter, m).title) ?? firstHeading(body, m);
+}
+
+/**
  * The file name of note `id` without its `.md` extension (any case): `notes/Custom domains.md` → `Custom domains`.
  * Indexed as the `name` field (tokenized like text, so `ssh-keygen` is found by "ssh keygen").
  */
@@ -89,15 +98,29 @@ export function noteName(id: string): string {
 
 /** The title shown for note `id` (docs/DESIGN.md "Titles and file names"): its own title, else its file name. */
 export function noteTitle(parsed: Pick<ParsedNote, 'title'>, id: string): string {
-  return parsed.title ?? clipTitle(collapseWhiteSpace(noteName(id), newMeter()));
+  return parsed.title ?? clipTitle(collapseWhiteSpace(noteName(id), newMeter(), 0, undefined, TITLE_UNITS));
 }
 
-/** Cut a title to MAX_TITLE_CHARS code points. */
+/**
+ * Most UTF-16 units of a title's text worth building: MAX_TITLE_CHARS code points of two units each, and one more
+ * so that a longer text is still seen to be longer (`clipTitle` then cuts it the same way as the whole text).
+ */
+const TITLE_UNITS = 2 * MAX_TITLE_CHARS + 1;
+
+/**
+ * Cut a title to MAX_TITLE_CHARS code points (and trim what the cut leaves at its end). Reads at most TITLE_UNITS
+ * code units, however long the text.
+ */
 function clipTitle(text: string, m: ScanMeter = newMeter()): string {
   if (text.length <= MAX_TITLE_CHARS) return text;
-  m.steps += text.length;
-  const cps = Array.from(text);
-  return cps.length > MAX_TITLE_CHARS ? cps.slice(0, MAX_TITLE_CHARS).join('').trimEnd() : text;
+  let end = 0;
+  for (let cps = 0; cps < MAX_TITLE_CHARS && end < text.length; cps++) {
+    const c = text.charCodeAt(end);
+    const pair = c >= 0xd800 && c <= 0xdbff && end + 1 < text.length && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00;
+    end += pair ? 2 : 1;
+  }
+  m.steps += end + 1;
+  return end < text.length ? text.slice(0, end).trimEnd() : text;
 }
 
 /** Separate a leading front matter block (without its fence lines) from the body. */
@@ -176,8 +199,12 @@ export function readMeta(block: string, m: ScanMeter = newMeter()): FrontMatter 
   const title = found.get('title');
   let titleText: string | undefined;
   if (title?.scalar && title.values.length === 1) {
-    const v = collapseWhiteSpace(title.values[0]!, m);
-    if (v !== '' && !(title.plain && isPlainNonString(v, m))) titleText = clipTitle(v, m);
+    // The value is trimmed (`scalar`), so it holds white space exactly when its collapsed form does, and no YAML
+    // null, boolean or number holds any: the test may read the value as it is, and only the title's own length of
+    // it needs collapsing.
+    const raw = title.values[0]!;
+    const v = collapseWhiteSpace(raw, m, 0, raw.length, TITLE_UNITS);
+    if (v !== '' && !(title.plain && isPlainNonString(raw, m))) titleText = clipTitle(v, m);
   }
   return { title: titleText, tags: found.get('tags')?.values ?? [], aliases: found.get('aliases')?.values ?? [] };
 }
@@ -198,6 +225,7 @@ function blockLines(block: string, m: ScanMeter): number[] {
 
 /** Drop a YAML comment (" #…") that is not inside quotes. */
 function stripComment(s: string): string {
+  if (!s.includes('#')) return s;
   let quote: string | undefined;
   for (let i = 0; i < s.length; i++) {
     const c = s[i];
@@ -307,6 +335,7 @@ export function firstHeading(body: string, m: ScanMeter = newMeter()): string | 
       found = clipTitle(text, m);
       return false;
     },
+    TITLE_UNITS,
     m,
   );
   return found;
@@ -328,6 +357,7 @@ export function sectionHeadings(body: string, m: ScanMeter = newMeter()): string
       out += out === '' ? text : `\n${text}`;
       return out.length < MAX_HEADINGS_CHARS;
     },
+    MAX_HEADINGS_CHARS,
     m,
   );
   return out.length > MAX_HEADINGS_CHARS ? out.slice(0, MAX_HEADINGS_CHARS) : out;
@@ -341,10 +371,16 @@ const MAX_PARA_POSITIONS = 128;
  * three, closed by the same character repeated at least as often), in order, until it returns false. A heading is
  * an ATX line (1–6 `#` followed by a space, tab or line end, indented at most three spaces; a closing run of `#`
  * preceded by a space is removed) or a setext heading: a paragraph followed by a line of `=` (level 1) or `-`
- * (level 2), indented at most three spaces. Text has its whitespace collapsed. One pass over the lines, each judged
- * by the scanners of `markdown-lines.ts` (each reads the line at most twice).
+ * (level 2), indented at most three spaces. Text has its whitespace collapsed, and only its first `limit` UTF-16
+ * units are built (what the caller keeps: a prefix of the whole text). One pass over the lines, each judged by the
+ * scanners of `markdown-lines.ts` (each reads the line at most twice).
  */
-function scanHeadings(body: string, found: (level: number, text: string) => boolean, m: ScanMeter): void {
+function scanHeadings(
+  body: string,
+  found: (level: number, text: string) => boolean,
+  limit: number,
+  m: ScanMeter,
+): void {
   let fence: { char: number; length: number } | undefined;
   /**
    * Where the lines of the paragraph being read start and end in `body` (start, end, start, end, …; a setext
@@ -384,7 +420,7 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
     const h = atxHeading(body, from, stop, m);
     if (h !== undefined) {
       para = undefined;
-      const text = collapseWhiteSpace(body, m, h.text, withoutClosingHashes(body, h.text, stop, m));
+      const text = collapseWhiteSpace(body, m, h.text, withoutClosingHashes(body, h.text, stop, m), limit);
       if (text !== '' && !found(h.level, text)) return;
       continue;
     }
@@ -394,7 +430,7 @@ function scanHeadings(body: string, found: (level: number, text: string) => bool
       for (let k = 0; k < para.length; k += 2) lines.push(body.slice(para[k], para[k + 1]));
       const joined = lines.join(' ');
       m.steps += 2 * joined.length;
-      const text = collapseWhiteSpace(joined, m);
+      const text = collapseWhiteSpace(joined, m, 0, joined.length, limit);
       para = undefined;
       if (text !== '' && !found(underline, text)) return;
       continue;

@@ -129,21 +129,49 @@ export function whiteSpaceRun(text: string, from: number, to: number, m: ScanMet
 
 /**
  * `text[from .. to)` with every run of JavaScript white space turned into one space and none at either end: the
- * same string as `text.slice(from, to).replace(/\s+/g, ' ').trim()`, in one pass (each code unit read once,
- * each kept one copied once).
+ * same string as `text.slice(from, to).replace(/\s+/g, ' ').trim()`, in one pass. Stretches already in that form
+ * (words between single spaces) are copied as one slice, so ordinary text costs one copy however many words it
+ * holds.
+ *
+ * @param limit when given, only the first `limit` UTF-16 units of that string are built (a prefix of it; the
+ *   whole string when shorter), and the scan stops there: a caller that keeps only a prefix (a title cut to its
+ *   bound) reads only about that much of a long line
  */
-export function collapseWhiteSpace(text: string, m: ScanMeter, from = 0, to = text.length): string {
+export function collapseWhiteSpace(
+  text: string,
+  m: ScanMeter,
+  from = 0,
+  to = text.length,
+  limit = Number.POSITIVE_INFINITY,
+): string {
   let out = '';
   let i = from;
+  // Skip leading white space; then each stretch [start, i) of words joined by single spaces is copied whole.
+  while (i < to && isJsWhiteSpace(text.charCodeAt(i))) i++;
+  let start = i;
   while (i < to) {
-    while (i < to && isJsWhiteSpace(text.charCodeAt(i))) i++;
-    if (i >= to) break;
-    const start = i;
-    while (i < to && !isJsWhiteSpace(text.charCodeAt(i))) i++;
-    out += out === '' ? text.slice(start, i) : ` ${text.slice(start, i)}`;
+    // Read the word at i, but no further than the units still wanted.
+    const room = limit - out.length - (i - start);
+    if (room <= 0) break;
+    const stop = room < to - i ? i + room : to;
+    while (i < stop && !isJsWhiteSpace(text.charCodeAt(i))) i++;
+    if (i >= stop) break;
+    const c = text.charCodeAt(i);
+    // A white space run: one plain space followed by a word keeps the stretch going; anything else ends it.
+    let j = i + 1;
+    while (j < to && isJsWhiteSpace(text.charCodeAt(j))) j++;
+    if (c === SPACE && j === i + 1 && j < to) {
+      i = j;
+      continue;
+    }
+    out += text.slice(start, i);
+    if (j < to) out += ' ';
+    start = j;
+    i = j;
   }
-  m.steps += 2 * (to - from) + 1;
-  return out;
+  out += text.slice(start, i);
+  m.steps += 2 * (i - from) + 1;
+  return out.length > limit ? out.slice(0, limit) : out;
 }
 
 /** Index of the next LF at or after `from`, or `text.length` (charged for the distance searched). */

@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { BridgeError } from '../errors.js';
 import { getNative } from '../../native/index.js';
-import { noteTitle, parseNote } from '../search/markdown.js';
+import { noteTitle, ownTitle } from '../search/markdown.js';
 import { cutVisible, escapeHidden } from '../text/visible.js';
 import { readVerifiedNote } from '../trust/note.js';
 import { validateId } from '../trust/names.js';
@@ -126,7 +126,7 @@ export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number
   const result: ReadResult = {
     ok: true,
     id,
-    title: escapeHidden(noteTitle(parseNote(note.text), id)),
+    title: escapeHidden(noteTitle({ title: ownTitle(note.text) }, id)),
     content: window.content,
     truncated: window.truncated,
     offset,

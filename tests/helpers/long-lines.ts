@@ -1,7 +1,8 @@
 /**
  * Long lines of every shape the Markdown reader looks at, each ended by every line terminator JavaScript knows:
  * the inputs of the linear-cost property test (tests/search/linear.test.ts) and of the "worst cases" section of
- * the benchmark (bench/worst.ts). A shape builds a whole note around one line whose long part is `n` code units:
+ * the benchmark (bench/worst-lines.ts). A shape builds a whole note around one line whose long part is about `n`
+ * code units (`n` even):
  * a run of padding (spaces or tabs), of a marker character (`#`, a backtick, `7`), or of words. Each shape puts the
  * terminator where a backtracking pattern would have to give the run back: right after the run, before the rest
  * of the note.
@@ -45,11 +46,15 @@ export const LINE_SHAPES: readonly LineShape[] = [
   { name: 'tilde fence run', where: 'body', note: (n, end) => `${'~'.repeat(n)}${end}code\n` },
   { name: 'fence, padded info', where: 'body', note: (n, end, pad) => `\`\`\`${pad.repeat(n)}${end}code\n` },
   { name: 'fence, closing run', where: 'body', note: (n, end, pad) => `~~~\ncode\n${'~'.repeat(n)}${pad}${end}x\n` },
-  { name: 'setext underline', where: 'body', note: (n, end, pad) => `Para\n${'='.repeat(n)}${pad.repeat(n)}${end}x\n` },
+  {
+    name: 'setext underline',
+    where: 'body',
+    note: (n, end, pad) => `Para\n${'='.repeat(n / 2)}${pad.repeat(n / 2)}${end}x\n`,
+  },
   { name: 'thematic break', where: 'body', note: (n, end, pad) => `Para\n${`-${pad}`.repeat(n / 2)}x${end}y\n` },
   { name: 'ordered list digits', where: 'body', note: (n, end) => `Para\n${'7'.repeat(n)}.${end}x\n` },
   { name: 'blank padding', where: 'body', note: (n, end, pad) => `Para\n${pad.repeat(n)}${end}x\n` },
-  { name: 'paragraph words', where: 'body', note: (n, end) => `${words(n)}${end}${words(n)}\n` },
+  { name: 'paragraph words', where: 'body', note: (n, end) => `${words(n / 2)}${end}${words(n / 2)}\n` },
   { name: 'front matter fence, padded', where: 'front matter', note: (n, end, pad) => `---${pad.repeat(n)}${end}x\n` },
   { name: 'key, padded value', where: 'front matter', note: (n, end, pad) => fm(`title:${pad.repeat(n)}${end}`) },
   { name: 'key, padded before colon', where: 'front matter', note: (n, end, pad) => fm(`tags${pad.repeat(n)}:${end}`) },
@@ -57,7 +62,7 @@ export const LINE_SHAPES: readonly LineShape[] = [
   {
     name: 'list item, padded',
     where: 'front matter',
-    note: (n, end, pad) => fm(`aliases:\n${pad.repeat(n)}-${pad.repeat(n)}${end}`),
+    note: (n, end, pad) => fm(`aliases:\n${pad.repeat(n / 2)}-${pad.repeat(n / 2)}${end}`),
   },
   { name: 'title, digits', where: 'front matter', note: (n, end) => fm(`title: ${'7'.repeat(n)}x${end}`) },
   { name: 'title, digits and dot', where: 'front matter', note: (n, end) => fm(`title: ${'7'.repeat(n)}.x${end}`) },
