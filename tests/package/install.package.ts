@@ -211,10 +211,35 @@ test('package › the installed HTTP server serves a client with its bearer toke
   }
 });
 
+/**
+ * The installed shim's own worker-program check (the one Hermes runs before it starts a worker), loaded from the
+ * plugin directory `install` wrote: "passed", or "refused <reason>".
+ */
+function shimCheck(pluginDir: string, node: string, program: string): string {
+  const script = [
+    'import importlib.util, sys',
+    "spec = importlib.util.spec_from_file_location('memory_bridge_shim', sys.argv[1])",
+    'shim = importlib.util.module_from_spec(spec)',
+    'spec.loader.exec_module(shim)',
+    'try:',
+    '    shim._ProgramTrust().check(sys.argv[2], sys.argv[3])',
+    "    print('passed')",
+    'except shim._Refused as refused:',
+    "    print('refused', refused)",
+  ].join('\n');
+  const r = run('python3', ['-B', '-c', script, path.join(pluginDir, '__init__.py'), node, program], {
+    cwd: base,
+    env: { PATH: installedPath(), HOME: base },
+  });
+  if (r.status !== 0) throw new Error(`the shim check did not run: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
 test('package › the Hermes plugin installs from the installed copy; its worker passes the trust check and answers', (t) => {
   const inst = installed(['install', '--home', home]);
   t.is(inst.status, 0, inst.stderr);
-  const record = JSON.parse(fs.readFileSync(path.join(home, 'plugins', 'memory-bridge', 'install.json'), 'utf8'));
+  const pluginDir = path.join(home, 'plugins', 'memory-bridge');
+  const record = JSON.parse(fs.readFileSync(path.join(pluginDir, 'install.json'), 'utf8'));
   t.is(record.cli, cli);
   t.is(record.node, process.execPath);
   t.is(record.version, PKG.version);
@@ -224,8 +249,9 @@ test('package › the Hermes plugin installs from the installed copy; its worker
   const plugin = report.checks.find((c) => c.name === 'plugin');
   t.like(plugin, { ok: true }, doctor.stdout);
   t.is(plugin?.reason, undefined, doctor.stdout);
-  // The check holds for the installed tree: one dependency file others could write makes the worker untrusted,
-  // and doctor names it (operator output may name paths).
+  t.is(shimCheck(pluginDir, record.node, record.cli), 'passed');
+  // The check holds for the installed tree: one dependency file others could write makes the worker untrusted
+  // for doctor (which names it: operator output may name paths) and for the shim.
   const loose = path.join(pkgDir, 'node_modules', 'zod', 'package.json');
   const mode = fs.statSync(loose).mode & 0o7777;
   fs.chmodSync(loose, mode | 0o020);
@@ -234,6 +260,7 @@ test('package › the Hermes plugin installs from the installed copy; its worker
     t.is(refused.status, 1, refused.stdout);
     t.true(refused.stdout.includes(`not trusted: ${loose} (group_writable`), refused.stdout);
     t.regex(refused.stdout, /worker_program_untrusted/);
+    t.is(shimCheck(pluginDir, record.node, record.cli), 'refused worker_program_untrusted');
   } finally {
     fs.chmodSync(loose, mode);
   }
