@@ -10,6 +10,10 @@
 // 3. The Python shim tests (`python3 -m unittest`) when tests/python exists.
 // 4. ava over dist/tests/package/*.package.js, last: `npm pack` (whose prepack rebuilds dist/ in place, so nothing
 //    else may be loading it), a global install into a temporary prefix, and the installed CLI.
+// 0. Before all: the test-only folder tests/conformance gets its own pinned packages (the official MCP conformance
+//    suite and the Node 22 it needs; docs/MCP.md §Conformance) with `npm ci --prefix tests/conformance`, unless they
+//    are installed from the same lock already. A failed install counts as one failure (and the conformance test
+//    then fails too, saying so).
 // Output streams through as it comes; the last line is exactly `N passed, N failed` (skips are counted on the line before it, when any were
 // skipped). Exit status is non-zero when any suite failed or could not run.
 import { spawn, spawnSync } from 'node:child_process';
@@ -241,6 +245,27 @@ async function pythonShim() {
   record(name, status, { passed: Math.max(0, seen.ran - failed - seen.skipped), failed, skipped: seen.skipped });
 }
 
+/** Install tests/conformance's packages from its lock when they are missing or older than the lock. */
+async function installConformance() {
+  const dir = path.join(repo, 'tests', 'conformance');
+  const lock = path.join(dir, 'package-lock.json');
+  const installed = path.join(dir, 'node_modules', '.package-lock.json');
+  if (!fs.existsSync(lock)) return;
+  if (fs.existsSync(installed) && fs.statSync(installed).mtimeMs >= fs.statSync(lock).mtimeMs) return;
+  const name = 'npm ci --prefix tests/conformance';
+  banner(name);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const status = await run(
+    npm,
+    ['ci', '--prefix', dir, '--no-audit', '--no-fund'],
+    { cwd: repo, env: process.env },
+    () => {},
+  );
+  if (status !== 0)
+    record(name, status, { passed: 0, failed: 0, skipped: 0 }, 'the conformance suite could not be installed');
+}
+
+await installConformance();
 await avaAsCurrentUser();
 await avaStep('scale', '.scale.js', 'scale tests');
 await avaAsUnprivileged();

@@ -226,6 +226,21 @@ export function hostAllowed(value: string | undefined, hosts: AllowedHosts): boo
   return hosts.anyPort.has(h.name) || hosts.exact.has(`${h.name}:${h.port ?? hosts.defaultPort}`);
 }
 
+/**
+ * True when an `Origin` header value is accepted (docs/HTTP.md, "What a request must pass"): it is listed with
+ * `--allowed-origin`, or it is this server's own origin, `http` or `https` with a host and port that `hosts`
+ * accepts exactly (a `NAME:PORT` pair, never a bare any-port name; no port means the scheme's default). A
+ * rebinding page's origin carries the page's own name, which is never such a pair.
+ */
+export function originAllowed(value: string, hosts: AllowedHosts, listed: ReadonlySet<string>): boolean {
+  const origin = normalOrigin(value);
+  if (listed.has(origin)) return true;
+  const m = /^(https?):\/\/([^/?#@]+)$/.exec(origin);
+  const h = m === null ? null : parseHostName(m[2]);
+  if (m === null || h === null) return false;
+  return hosts.exact.has(`${h.name}:${h.port ?? (m[1] === 'https' ? 443 : 80)}`);
+}
+
 /** An origin as compared with `Origin`: lower case, no trailing `/`. */
 export function normalOrigin(origin: string): string {
   return origin.trim().toLowerCase().replace(/\/+$/, '');
@@ -466,7 +481,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
       return;
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !origins.has(normalOrigin(origin))) {
+    if (origin !== undefined && !originAllowed(origin, hosts, origins)) {
       refuse(403, 'forbidden_origin', -32000, 'Forbidden: Origin not allowed');
       return;
     }

@@ -187,7 +187,7 @@ test('http › an unusable clients file refuses every request (503) and names th
   }
 });
 
-test('http › Host must be an allowed name with the listen port (or an --allowed-host); any Origin must be listed', async (t) => {
+test('http › Host must be an allowed name with the listen port (or an --allowed-host); any Origin must be listed or our own', async (t) => {
   const s = await serve([work], {
     allowedHosts: ['hub.example.org', 'proxy.example.org:8443'],
     allowedOrigins: ['https://app.example.org'],
@@ -217,6 +217,20 @@ test('http › Host must be an allowed name with the listen port (or an --allowe
     t.is((await send({ Origin: 'https://evil.example' })).status, 403);
     t.is((await send({ Origin: 'null' })).status, 403);
     t.is((await send({ Origin: 'https://app.example.org' })).status, 200);
+    // The server's own origin (a host and port the Host check accepts exactly) passes; a bare any-port name,
+    // another port or another name does not.
+    for (const origin of [`http://127.0.0.1:${port}`, `http://LOCALHOST:${port}/`, 'https://proxy.example.org:8443'])
+      t.is((await send({ Origin: origin })).status, 200, origin);
+    for (const origin of [
+      `http://127.0.0.1:${other}`,
+      'http://hub.example.org',
+      `http://evil.example:${port}`,
+      `ftp://127.0.0.1:${port}`,
+      `http://127.0.0.1:${port}/x`,
+      `http://user@127.0.0.1:${port}`,
+      'http://proxy.example.org',
+    ])
+      t.is((await send({ Origin: origin })).status, 403, origin);
     // Host is judged before anything else, also for the health check.
     t.is((await rawRequest(port, { method: 'GET', path: '/healthz', headers: { Host: 'evil.example' } })).status, 403);
     // The SDK client through the name "localhost" passes.
