@@ -171,13 +171,42 @@ class _BadArguments(Exception):
 # Who is calling (docs/HERMES.md, "Who is calling")
 # --------------------------------------------------------------------------------------------------------------
 
-# Operator remedies for the home reasons, logged with the reason code (never with a path).
-_HOME_REMEDIES = {
+# What the operator should do about each refusal of the shim, logged with the reason code (never with a path; the
+# model only ever gets "unavailable"). Every reason the shim refuses for has one: tests/python checks it.
+_REMEDIES = {
     "home_symlink": "the profile home is reached through a symbolic link; set HERMES_HOME (or the profile path) to "
     "the real directory, as `realpath` prints it, and restart Hermes",
     "home_relative": "HERMES_HOME is a relative path; set it to an absolute path and restart Hermes",
     "home_mismatch": "the profile home changed since the plugin was registered; restart Hermes",
     "bad_home": "Hermes returned an empty or malformed profile home",
+    "context_module_missing": "a Hermes module the plugin reads the caller from could not be imported: upgrade "
+    "Hermes and restart it (memory-bridge doctor shows the Hermes API the plugin found)",
+    "context_helper_missing": "a Hermes helper the plugin reads the caller from is missing or not callable: upgrade "
+    "Hermes and restart it (memory-bridge doctor shows the Hermes API the plugin found)",
+    "context_signal_conflict": "Hermes gave a run-kind signal the plugin cannot read without doubt (an unexpected "
+    "value or type): upgrade memory-bridge or Hermes so that they match",
+    "multiplex_unbound": "this multiplexed gateway call has no profile home bound to it, so no caller can be named: "
+    "bind the session to a profile, or update Hermes",
+    "plugin_host_process": "Hermes runs plugins in a separate host process, where the caller cannot be told: turn "
+    "plugin-host isolation off for memory-bridge, or use memory-bridge mcp (docs/HOSTS.md)",
+    "install_record_missing": "install.json is missing: run memory-bridge install --home <home>, then restart Hermes",
+    "install_record_invalid": "install.json is damaged: run memory-bridge install --force --home <home>, then "
+    "restart Hermes",
+    "install_record_untrusted": "install.json must be owned by you (or root) and not group/world-writable: chmod "
+    "600, or run memory-bridge install again",
+    "worker_program_untrusted": "someone other than you or root could change the program Hermes starts: "
+    "memory-bridge doctor --home <home> names the path and the fix",
+    "worker_start_failed": "the worker could not be started (the node binary or CLI recorded at install time gone?): "
+    "run memory-bridge doctor --home <home>, then memory-bridge install again",
+    "worker_crashed": "the worker exited; it is started again on the next call. If it keeps happening, read the "
+    "lines starting with worker: in Hermes's log",
+    "worker_protocol": "the plugin and the worker disagree about their protocol: run memory-bridge install --home "
+    "<home> again, then restart Hermes",
+    "worker_timeout": "the worker did not answer in time (a first search of a large tree takes longest): raise the "
+    "timeout (memory-bridge install --timeout SECONDS, or MEMORY_BRIDGE_TIMEOUT) or narrow allow",
+    "worker_busy": "earlier calls kept the worker busy for the whole timeout: raise the timeout (memory-bridge "
+    "install --timeout SECONDS, or MEMORY_BRIDGE_TIMEOUT)",
+    "request_too_large": "the tool arguments were over 1 MiB: nothing to fix here unless it keeps happening",
 }
 
 
@@ -1018,7 +1047,7 @@ class _Tools:
         except _BadArguments:
             return _error_json("invalid_request", "arguments: a JSON object")
         except _Refused as refusal:
-            remedy = _HOME_REMEDIES.get(refusal.reason)
+            remedy = _REMEDIES.get(refusal.reason)
             if remedy is None:
                 logger.warning("%s refused: %s", tool, refusal.reason)
             else:
@@ -1209,7 +1238,7 @@ def register(ctx) -> None:
         )
         return
     if home_reason is not None:
-        remedy = _HOME_REMEDIES.get(home_reason, "")
+        remedy = _REMEDIES.get(home_reason, "")
         logger.warning("memory-bridge: every call will be refused: %s (%s)", home_reason, remedy)
     probe = _CallerProbe(ctx, registered_home, home_reason)
     client = _WorkerClient(_HERE)

@@ -4,6 +4,7 @@
  * Reads the install record and the policy (through the same trusted read every tool call uses) and nothing else:
  * no tree walk, no root probe, no writes. `doctor` does the probing.
  */
+import { remedyOf } from '../remedies.js';
 import { bridgeErrorOf } from '../errors.js';
 import { WritersError, type ResolvedWriter, type ResolvedWriters } from '../policy/accounts.js';
 import { explainPolicyError, loadPolicyAndWriters, MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
@@ -205,6 +206,7 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
   if (!pol.loads) {
     lines.push(`  loads:       no (${pol.reason}${pol.detail === undefined ? '' : `: ${pol.detail}`})`);
     lines.push('  Every tool call for this profile answers "unavailable" until the policy loads.');
+    lines.push(`  → ${remedyOf(pol.reason)}`);
     return lines.join('\n');
   }
   lines.push('  loads:       yes');

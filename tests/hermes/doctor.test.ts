@@ -21,6 +21,7 @@ import {
 
 import { getNative } from '../../native/index.js';
 import { describeCut } from '../../src/hermes/doctor.js';
+import { remedyOf } from '../../src/remedies.js';
 import { parsePolicyBytes } from '../../src/policy/load.js';
 import { scanLimitsOf } from '../../src/policy/scan-limits.js';
 import { scanTree } from '../../src/trust/scan.js';
@@ -142,6 +143,9 @@ test('status › a broken policy exits 1 and says why', (t) => {
   t.false(r.json.policy.loads);
   t.is(r.json.policy.reason, 'policy_invalid');
   t.regex(r.json.policy.detail, /bogus/);
+  // The text says what to do, from the same table as doctor.
+  const text = run('status', '--home', home);
+  t.true(text.stdout.includes(`  → ${remedyOf('policy_invalid')}`), text.stdout);
 });
 
 test('doctor › a healthy profile passes and --json has exactly the documented shape', (t) => {

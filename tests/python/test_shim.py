@@ -508,6 +508,19 @@ class HomeTests(ShimTestCase):
     def test_plugin_host_isolation_process_is_refused(self):
         os.environ["HERMES_PLUGIN_HOST_PROCESS"] = "1"
         self.assertEqual(self.search(), UNAVAILABLE)
+        # Hermes's log says the reason and what to do, never a path.
+        line = f"memory_bridge_search refused: plugin_host_process ({self.shim._REMEDIES['plugin_host_process']})"
+        self.assertIn(line, self.reasons.messages)
+
+    def test_every_reason_the_shim_refuses_for_has_a_remedy(self):
+        source = (REPO / "plugin" / "__init__.py").read_text(encoding="utf-8")
+        reasons = set()
+        for part in source.split('_Refused("')[1:]:
+            reasons.add(part.split('"', 1)[0])
+        self.assertGreater(len(reasons), 10)
+        self.assertEqual(sorted(reasons - set(self.shim._REMEDIES)), [])
+        for reason, remedy in self.shim._REMEDIES.items():
+            self.assertNotIn(str(self.home), remedy, reason)
 
     def test_a_missing_hermes_module_is_refused(self):
         for module in ("agent.delegation_context", "gateway.session_context", "agent.secret_scope", "hermes_constants"):
