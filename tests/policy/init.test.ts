@@ -2,7 +2,7 @@
  * `memory-bridge init` on real folders through the built CLI (docs/CLI.md §init). scripts/test.js runs this file
  * again as an unprivileged user, so it holds for root and for a user who is not root.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -125,19 +125,21 @@ test('init › a missing or non-directory root is refused before anything is wri
   t.is(run('init', '--home', home, '--root', root, '--host', 'vscode').code, 2);
 });
 
-/** The lines of init's output after the doctor report (the host configuration). */
-function configLines(stdout: string): string[] {
-  const lines = stdout.split('\n');
-  const at = lines.findIndex((l) => l.startsWith('Result: '));
-  return lines.slice(at + 2);
+/**
+ * Run `init --host HOST` on a fresh notes folder (home `homeName` beside it), which must succeed, and return the
+ * home and the lines after the doctor report (the host configuration).
+ */
+function initFor(t: ExecutionContext, host: string, homeName = 'home'): { home: string; lines: string[] } {
+  const { dir, root } = notes();
+  const home = path.join(dir, homeName);
+  const r = run('init', '--home', home, '--root', root, '--host', host);
+  t.is(r.code, 0, r.stdout + r.stderr);
+  const lines = r.stdout.split('\n');
+  return { home, lines: lines.slice(lines.findIndex((l) => l.startsWith('Result: ')) + 2) };
 }
 
 test('init › --host hermes-mcp prints mcp_servers YAML that parses, starts this CLI and is served as pasted', async (t) => {
-  const { dir, root } = notes();
-  const home = path.join(dir, 'home');
-  const r = run('init', '--home', home, '--root', root, '--host', 'hermes-mcp');
-  t.is(r.code, 0, r.stdout + r.stderr);
-  const lines = configLines(r.stdout);
+  const { home, lines } = initFor(t, 'hermes-mcp');
   t.is(lines[0], `Add to ${home}/config.yaml:`);
   const yaml = lines.slice(
     1,
@@ -159,11 +161,8 @@ test('init › --host hermes-mcp prints mcp_servers YAML that parses, starts thi
 });
 
 test('init › --host claude-code prints a claude mcp add line whose command starts this CLI, run kind interactive', async (t) => {
-  const { dir, root } = notes();
-  const home = path.join(dir, 'home with space');
-  const r = run('init', '--home', home, '--root', root, '--host', 'claude-code');
-  t.is(r.code, 0, r.stdout + r.stderr);
-  const line = configLines(r.stdout).find((l) => l.trimStart().startsWith('claude mcp add'))!;
+  const { home, lines } = initFor(t, 'claude-code', 'home with space');
+  const line = lines.find((l) => l.trimStart().startsWith('claude mcp add'))!;
   const words = shellWords(line.trim());
   t.deepEqual(words.slice(0, 7), ['claude', 'mcp', 'add', '--transport', 'stdio', '--scope', 'user']);
   const command = words.slice(words.indexOf('--') + 1);
@@ -174,11 +173,7 @@ test('init › --host claude-code prints a claude mcp add line whose command sta
 });
 
 test('init › --host claude-desktop prints JSON that parses and starts this CLI, run kind interactive', async (t) => {
-  const { dir, root } = notes();
-  const home = path.join(dir, 'home');
-  const r = run('init', '--home', home, '--root', root, '--host', 'claude-desktop');
-  t.is(r.code, 0, r.stdout + r.stderr);
-  const lines = configLines(r.stdout);
+  const { home, lines } = initFor(t, 'claude-desktop');
   t.regex(lines[0]!, /claude_desktop_config\.json/);
   const config = JSON.parse(lines.slice(1).join('\n'));
   const server = config.mcpServers.memory;
@@ -189,11 +184,7 @@ test('init › --host claude-desktop prints JSON that parses and starts this CLI
 });
 
 test('init › --host hermes prints the plugin install steps for this home and keeps cron and subagents off', (t) => {
-  const { dir, root } = notes();
-  const home = path.join(dir, 'home');
-  const r = run('init', '--home', home, '--root', root, '--host', 'hermes');
-  t.is(r.code, 0, r.stdout + r.stderr);
-  const lines = configLines(r.stdout);
+  const { home, lines } = initFor(t, 'hermes');
   t.true(lines.includes(`  memory-bridge install --home ${home}`), lines.join('\n'));
   t.true(lines.includes(`  HERMES_HOME=${home} hermes plugins enable memory-bridge`));
   t.true(lines.includes(`  memory-bridge doctor --home ${home}`));
