@@ -130,7 +130,7 @@ function log(msg: string): void {
 
 /**
  * Node options from the CLI's `#!/usr/bin/env -S node <options>` line: what a host that runs the `memory-bridge`
- * bin directly gets, and what the README's host examples (and the Hermes shim, through NODE_OPTIONS) pass.
+ * bin directly gets, and what docs/HOSTS.md's host examples (and the Hermes shim, through NODE_OPTIONS) pass.
  */
 function shebangNodeOptions(): string[] {
   const first = fs.readFileSync(serverMain, 'utf8').split('\n', 1)[0] ?? '';
@@ -144,7 +144,7 @@ function shebangNodeOptions(): string[] {
 }
 
 function ourArgs(home: string, cpuProf: string | null): string[] {
-  // Started the way the README configures hosts: node with the launcher's options, then the CLI.
+  // Started the way docs/HOSTS.md configures hosts: node with the launcher's options, then the CLI.
   const base = [...shebangNodeOptions(), serverMain, 'mcp', '--home', home, '--run-kind', 'interactive'];
   return cpuProf ? ['--cpu-prof', '--cpu-prof-dir', cpuProf, ...base] : base;
 }
@@ -935,7 +935,7 @@ async function main(): Promise<void> {
       warm: 'after the index-building first call and one warm-up call; no limit argument (policy default)',
       cold: 'spawn of `node <launcher options> dist/src/cli/main.js mcp` to the first search result; filesystem server: spawn to tools/list',
       server:
-        '`node <launcher options> dist/src/cli/main.js mcp --home <home> --run-kind interactive` as the README configures hosts (launcher options: those of the bin shebang)',
+        '`node <launcher options> dist/src/cli/main.js mcp --home <home> --run-kind interactive` as docs/HOSTS.md configures hosts (launcher options: those of the bin shebang)',
       changed:
         'append one line to one note, then the next search; a block right after the warm rounds (notes changed within the racy margin are re-verified by every call, so changes are kept out of the warm rounds); earlier changes of the last 3 s are re-verified too',
       baselines: 'rg -l -i -F <term> <root> and grep -rliF <term> <root>, spawn to exit, page cache warm',

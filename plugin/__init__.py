@@ -4,7 +4,7 @@ This module runs inside Hermes. It does no searching or reading itself: it regis
 works out who is calling from Hermes's own per-call context, and forwards each call as one JSON line to a
 long-lived ``memory-bridge worker`` child process (Node.js), which applies the profile's policy and trust rules.
 
-Contract (docs/HERMES.md; the public result shapes are the README's):
+Contract (docs/HERMES.md; the public result shapes are docs/TOOLS.md's):
 
 * Tools ``memory_bridge_search({query, limit?, within?})`` and ``memory_bridge_read({id, offset?})`` in the toolset
   ``memory_bridge``. A handler takes ``(args, **kwargs)`` and returns a JSON *string* with exactly the public
@@ -983,7 +983,7 @@ def _is_str(value) -> bool:
 
 
 def _valid_result(tool: str, result) -> bool:
-    """True when ``result`` has exactly one of the public result shapes (README, "The two tools") for ``tool``."""
+    """True when ``result`` has exactly one of the public result shapes (docs/TOOLS.md §Results) for ``tool``."""
     if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
         return False
     if result["ok"] is False:

@@ -88,7 +88,7 @@ const AT_CEILING: Readonly<Record<string, readonly [keyof Limits, string]>> = Ob
   too_deep: ['max_depth', 'move the note up the tree'],
 });
 
-/** Remedies for the owner, group and ACL parts when the policy names writers (README "Team memory"). */
+/** Remedies for the owner, group and ACL parts when the policy names writers (docs/TRUST.md §Team memory). */
 const WRITER_REMEDIES: Readonly<Record<string, string>> = Object.freeze({
   untrusted_owner:
     'its owner is not root, you or a named writer user: chown it to one of them, or name the owner in writers.users if you trust every note they write',
@@ -580,7 +580,7 @@ export function listSkipped(
  * What a cut scan left out, for the operator: a second scan of the same tree with the budgets lifted (entries and
  * bytes unbounded, depth at the id limit of 16 segments; the raw entry ceiling still applies) counts the visible
  * notes, texts dropped as they pass. The remedy names the limit that cut the scan and the value that would cover
- * the vault, and never advises raising a limit already at its ceiling (README "Limits").
+ * the vault, and never advises raising a limit already at its ceiling (docs/POLICY.md §Limits).
  *
  * @param rootFd open trusted root (not closed here)
  * @param scan   the policy-limited scan, `truncated` with its `cut`

@@ -21,7 +21,7 @@ export interface LimitSpec {
 }
 
 /**
- * Defaults and ceilings of every limit (docs/POLICY.md), in the order README, `status` and `doctor` print them.
+ * Defaults and ceilings of every limit (docs/POLICY.md), in the order docs/POLICY.md, `status` and `doctor` print them.
  * "characters" are Unicode code points.
  */
 export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(

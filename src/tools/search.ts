@@ -89,7 +89,7 @@ export function runSearch(
   const { policy, writers, rootFd } = policyAndRoot(who, native, () => undefined);
   const { limits } = policy;
   // A limit the schema allows (1–10) but above this policy's max_results is lowered to it, not refused: a model that
-  // follows the advertised schema must get an answer (README "The two tools").
+  // follows the advertised schema must get an answer (docs/TOOLS.md §Tools).
   const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
   const key = IndexCache.keyOf(home, policy);
   const scope = within?.scope;

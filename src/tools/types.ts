@@ -23,7 +23,7 @@ export type { SearchHit };
 export interface SearchResult {
   ok: true;
   results: SearchHit[];
-  /** Something was left out: more hits than `limit`, the `total_chars` budget, or a cut scan (README "Tools"). */
+  /** Something was left out: more hits than `limit`, the `total_chars` budget, or a cut scan (docs/TOOLS.md §Results). */
   truncated: boolean;
   /**
    * Present (always `true`) only when the scan itself was cut: `max_entries` or `max_total_bytes` stopped it, or an

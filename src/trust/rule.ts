@@ -165,7 +165,8 @@ export function aclReason(acl: AclRead, uid: number, writers: Writers = NO_WRITE
  * open file description, in any process, has the file open for writing (`Native.openForWriting`; docs/DESIGN.md
  * "Descriptors opened for writing before a chmod"). A descriptor opened while the file was writable by others keeps
  * its write access after a chmod; this refuses the file for as long as such a descriptor exists. Where the check
- * cannot be made ('unknown') the file is judged by the rest of the rule alone (README, "Threat model and limits").
+ * cannot be made ('unknown') the file is judged by the rest of the rule alone (docs/THREAT-MODEL.md, "A chmod does
+ * not revoke a descriptor that is already open").
  *
  * @throws ResourceExhaustedError on EMFILE/ENFILE/ENOMEM
  */
