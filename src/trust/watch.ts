@@ -7,7 +7,9 @@
  * (src/trust/scan.ts) decides, and the memo (src/trust/scan-memo.ts) adds and drops the watches.
  */
 import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type { Native } from '../../native/types.js';
+import { userWatchUsage, watchAllowance } from './watch-budget.js';
 
 /** inotify event bits (include/uapi/linux/inotify.h). */
 export const IN = Object.freeze({
@@ -55,9 +57,27 @@ export const MAX_ADDS_PER_CALL = 20_000;
 const MAX_INSTANCES = 16;
 /** Used when /proc/sys/fs/inotify/max_user_watches cannot be read. */
 const FALLBACK_USER_WATCHES = 8192;
+/** How long a count of the user's other watches (`userWatchUsage`) stands before it is taken again, in ms. */
+const USAGE_TTL_MS = 10_000;
 
-/** Process-wide: watches held by every instance, instances open, mount-table changes seen, notes vouched for. */
-const shared = { held: 0, instances: 0, mountChanges: 0, ceiling: -1, vouched: 0, enospc: 0 };
+/**
+ * Process-wide: watches held by every instance, instances open, mount-table changes seen, notes vouched for; the
+ * user limit and the reserve (-1 until read), and the allowance from the last count of the user's other watches.
+ */
+const shared = {
+  held: 0,
+  instances: 0,
+  mountChanges: 0,
+  ceiling: -1,
+  vouched: 0,
+  enospc: 0,
+  limit: -1,
+  reserve: -1,
+  allowance: 0,
+  others: 0,
+  countedAt: Number.NEGATIVE_INFINITY,
+  ttlMs: USAGE_TTL_MS,
+};
 
 /**
  * Watches the kernel refused with ENOSPC, over every instance of this process: the per-user limit
@@ -78,13 +98,12 @@ export function countVouched(n: number): void {
 }
 
 /**
- * The watches this process may hold in all: the per-user limit (read once from
- * /proc/sys/fs/inotify/max_user_watches) less an eighth of it, and at least 8,192, left to the operator's other
- * programs (editors, sync tools). 168,469 of the 192,536 of a machine with 2 GiB of memory (the kernel's default
- * scales with memory).
+ * The user's limit and its reserve: `limit` is /proc/sys/fs/inotify/max_user_watches (read once), `reserve` an
+ * eighth of it and at least 8,192, left to the user's other programs (editors, sync tools) whatever number of
+ * bridge processes the user runs.
  */
-export function watchCeiling(): number {
-  if (shared.ceiling < 0) {
+export function userWatchLimits(): { limit: number; reserve: number } {
+  if (shared.limit < 0) {
     let limit = FALLBACK_USER_WATCHES;
     try {
       const n = Number.parseInt(fs.readFileSync('/proc/sys/fs/inotify/max_user_watches', 'latin1').trim(), 10);
@@ -92,9 +111,39 @@ export function watchCeiling(): number {
     } catch {
       // keep the fallback
     }
-    shared.ceiling = Math.max(0, limit - Math.max(8192, Math.floor(limit / 8)));
+    shared.limit = limit;
+    shared.reserve = Math.max(8192, Math.floor(limit / 8));
+  }
+  return { limit: shared.limit, reserve: shared.reserve };
+}
+
+/**
+ * The most watches all of the user's processes may hold before this one stops adding: the user limit less the
+ * reserve. 168,469 of the 192,536 of a machine with 2 GiB of memory (the kernel's default scales with memory).
+ */
+export function watchCeiling(): number {
+  if (shared.ceiling < 0) {
+    const { limit, reserve } = userWatchLimits();
+    shared.ceiling = Math.max(0, limit - reserve);
   }
   return shared.ceiling;
+}
+
+/**
+ * The watches this process may hold now (`watchAllowance` over a count of the user's other watches at most
+ * `USAGE_TTL_MS` old, and never above `watchCeiling`). The count is taken only here, so only a call that wants to
+ * add a watch pays for it, at most once per `USAGE_TTL_MS`. An incomplete count allows no new watch.
+ */
+function allowanceNow(): number {
+  const now = performance.now();
+  if (now - shared.countedAt >= shared.ttlMs) {
+    shared.countedAt = now;
+    const { limit, reserve } = userWatchLimits();
+    const usage = userWatchUsage(process.getuid?.() ?? -1);
+    shared.others = usage.watches;
+    shared.allowance = usage.complete ? watchAllowance(limit, reserve, usage.watches, shared.held) : shared.held;
+  }
+  return Math.min(shared.allowance, watchCeiling());
 }
 
 /** Watches held by this process in all instances (tests and diagnostics). */
@@ -105,6 +154,19 @@ export function watchesHeld(): number {
 /** Tests only: lowers (or restores, with -1) the process-wide watch ceiling. */
 export function setWatchCeilingForTests(ceiling: number): void {
   shared.ceiling = ceiling;
+  shared.countedAt = Number.NEGATIVE_INFINITY;
+}
+
+/**
+ * Tests only: the user limit and reserve this process assumes (instead of max_user_watches), and how long a count
+ * of the user's other watches stands; `null` restores the real values.
+ */
+export function setUserWatchLimitsForTests(over: { limit: number; reserve: number; ttlMs: number } | null): void {
+  shared.limit = over?.limit ?? -1;
+  shared.reserve = over?.reserve ?? -1;
+  shared.ttlMs = over?.ttlMs ?? USAGE_TTL_MS;
+  shared.ceiling = -1;
+  shared.countedAt = Number.NEGATIVE_INFINITY;
 }
 
 /**
@@ -233,15 +295,16 @@ export class NoteWatch {
   /**
    * Watches the entry `e` of the open directory `dirFd` (its name resolved in that directory, not followed). Call
    * it before the statx whose answer the entry will keep. Does nothing when the entry has a watch, when this
-   * process holds `watchCeiling()` watches, when this call added MAX_ADDS_PER_CALL, or after ENOSPC until a watch
-   * is given back. When the kernel answers
+   * process holds its share of the user's watches (`allowanceNow`: what the user's other processes hold and the
+   * reserve are left), when this call added MAX_ADDS_PER_CALL, or after ENOSPC until a watch is given back. When
+   * the kernel answers
    * with a watch descriptor another entry holds (the same inode under two names), neither entry keeps it as its own:
    * the other is dirtied and this one stays unwatched, so both are statted.
    */
   add(dirFd: number, e: WatchedEntry): void {
     const native = this.native;
     if (this.fd < 0 || e.wd > 0 || this.full || native?.watchAdd === undefined) return;
-    if (shared.held >= watchCeiling() || this.addedNow >= MAX_ADDS_PER_CALL) return;
+    if (this.addedNow >= MAX_ADDS_PER_CALL || shared.held >= allowanceNow()) return;
     this.addedNow++;
     const wd = native.watchAdd(this.fd, dirFd, e.cname, NOTE_EVENTS);
     if (wd <= 0) {
@@ -327,9 +390,17 @@ export function notificationStatus(
   if (!native.localFilesystem(rootFd))
     return `${lead} off (the root is not on a local filesystem: network, FUSE or overlay): every note is statted on every search`;
   const ceiling = watchCeiling();
+  const { limit, reserve } = userWatchLimits();
+  const usage = userWatchUsage(process.getuid?.() ?? -1);
   const over =
     notes > ceiling
       ? `; ${notes - ceiling} notes past that are statted on every search (raise fs.inotify.max_user_watches)`
       : '';
-  return `${lead} on (inotify, one watch per note, at most ${ceiling} in one process${over})`;
+  const counted = usage.complete ? '' : ' at least';
+  const unread = usage.unreadable > 0 ? `, ${usage.unreadable} processes not readable` : '';
+  return (
+    `${lead} on (inotify, one watch per note, at most ${ceiling} for all of this user's processes${over}); ` +
+    `this user's processes hold${counted} ${usage.watches} of the ${limit} watches of max_user_watches in ` +
+    `${usage.instances} inotify instances${unread}, and ${reserve} are left to the user's other programs`
+  );
 }
