@@ -12,11 +12,12 @@
  *        or `[`, and a range runs upwards. `^` inside a class is an ordinary member.
  * - `{a,b}`  alternatives, nestable, each group with at least one comma; at most 64 alternatives after expansion.
  * - Every other character is literal: `(`, `)`, `|`, `+`, `@`, `!`, `$`, `^`, `,`, `"`, `'`, spaces, letters.
- * - Matching is case-insensitive (Unicode simple case folding) over the whole id; dot-names match like any name.
+ * - Matching is case-insensitive (Unicode simple case folding) over the NFC form of the whole id (a name stored
+ *   decomposed matches as its composed spelling); dot-names match like any name.
  * - A pattern without wildcards matches exactly one id.
  * Invalid: empty, over 256 characters, a backslash, a control character, a leading `/` or `!`, extglob openers
  * (`@(`, `!(`, `+(`, `*(`, `?(`), a `.` or `..` segment, an empty segment, malformed classes or braces, text not
- * in Unicode NFC form (ids are NFC, so a decomposed pattern could never match what it names).
+ * in Unicode NFC form (ids are compared in NFC, so a decomposed pattern could never match what it names).
  *
  * How matching works, and why
  * picomatch compiles the character-level pieces of each segment (`?`, classes, and literals beside them) with the
@@ -179,8 +180,8 @@ function rawChecks(p: unknown): string[] {
   }
   const cps = Array.from(p);
   if (cps.length > MAX_PATTERN_CHARS) throw new Invalid('too_long');
-  // Ids are NFC (the unicode name rule) or ASCII (portable), so a decomposed pattern could never match the name it
-  // was written for: a deny typed in NFD would silently deny nothing. Refuse it rather than guess.
+  // Ids are compared in their NFC form (`composed`), so a decomposed pattern could never match the name it was
+  // written for: a deny typed in NFD would silently deny nothing. Refuse it rather than guess.
   if (p.normalize('NFC') !== p) throw new Invalid('not_nfc');
   if (p.startsWith('/')) throw new Invalid('absolute');
   if (p.startsWith('!')) throw new Invalid('leading_bang');
@@ -606,11 +607,23 @@ function reach(root: TrieNode, names: readonly Name[] | null): Set<TrieNode> {
 function namesOf(id: string): Name[] | null {
   if (id === '') return [];
   const names: Name[] = [];
-  for (const text of id.split('/')) {
-    if (text === '' || text === '.' || text === '..') return null;
+  for (const raw of id.split('/')) {
+    if (raw === '' || raw === '.' || raw === '..') return null;
+    const text = composed(raw);
     names.push({ text, offs: codePointOffsets(text) });
   }
   return names;
+}
+
+/**
+ * The NFC form of an id segment: patterns are NFC (`rawChecks`), and a name may be stored decomposed (macOS and sync
+ * tools write NFD; the unicode name rule accepts it), so every predicate compares the pattern with the composed name
+ * and a note is allowed or denied the same in either form. Text with no code unit from U+0300 up is its own NFC
+ * form (no composition, singleton or reordering starts below U+0300), so ASCII names skip the ICU call.
+ */
+function composed(text: string): string {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x300) return text.normalize('NFC');
+  return text;
 }
 
 /** True when `namesOf(id)` is not null (no empty, `.` or `..` segment; '' is the root), without splitting `id`. */

@@ -264,10 +264,11 @@ export const PolicySchema = z
       .describe('Whether subagent runs may call the tools. Default false.'),
     names: z
       .enum(['portable', 'unicode'], { error: 'must be "portable" or "unicode"' })
-      .default('portable')
+      .default('unicode')
       .describe(
-        'Name rule for every path segment below the root. "portable" (default): [A-Za-z0-9._-]+. "unicode": ' +
-          'letters, marks, numbers, punctuation, symbols and spaces, NFC, no leading dot or edge spaces.',
+        'Name rule for every path segment below the root. "unicode" (default): letters, marks, numbers, ' +
+          'punctuation, symbols and spaces in any normal form (NFC or NFD), no control, format or separator ' +
+          'character, no leading dot, edge spaces, "/", "\\" or ":". "portable": [A-Za-z0-9._-]+.',
       ),
     writers: writersSchema
       .prefault({})

@@ -17,7 +17,13 @@ const CONTROL = /\p{Cc}/u;
  * Why one path segment fails the name rule, or null when it passes.
  * - `hidden`: a leading dot (under both rules; this also covers `.` and `..`).
  * - `bad_name`: empty; portable: anything outside `[A-Za-z0-9._-]`; unicode: a code point outside L/M/N/P/S and
- *   U+0020, a leading or trailing space, `/`, `\` or `:`, or a name that differs from its NFC form.
+ *   U+0020 (so no control, format, separator other than the space, surrogate, private-use or unassigned code
+ *   point), a leading or trailing space, `/`, `\` or `:`.
+ *
+ * The unicode rule accepts a name in any normal form: macOS and sync tools write names decomposed (NFD), and the
+ * id is the name as stored. Policy and `within` patterns are compared with the NFC form of the id
+ * (src/policy/glob.ts), so a decomposed name is allowed and denied exactly as its composed spelling
+ * (docs/POLICY.md §Names).
  */
 export function segmentReason(name: string, rule: NameRule): Reason | null {
   if (name.length === 0) return 'bad_name';
@@ -25,7 +31,6 @@ export function segmentReason(name: string, rule: NameRule): Reason | null {
   if (rule === 'portable') return PORTABLE.test(name) ? null : 'bad_name';
   if (!UNICODE_ALLOWED.test(name) || UNICODE_FORBIDDEN.test(name)) return 'bad_name';
   if (name.charCodeAt(0) === 0x20 || name.charCodeAt(name.length - 1) === 0x20) return 'bad_name';
-  if (name.normalize('NFC') !== name) return 'bad_name';
   return null;
 }
 

@@ -2,7 +2,8 @@
  * Case and Unicode-normalisation variants of denied names. This kernel's filesystems (ext4, tmpfs) compare names
  * byte for byte, so the threat is the other direction: a policy or an id spelled in another case or normal form
  * than the name on disk. Deny patterns match case-insensitively and must also hold whatever normal form the
- * operator typed them in; read resolves ids byte-exactly; NFD names fail the unicode name rule.
+ * operator typed them in; read resolves ids byte-exactly; a name stored in NFD is served by its own bytes and is
+ * allowed and denied exactly as its NFC spelling.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -88,17 +89,46 @@ test('unicode-case › read resolves byte-exactly: case and NFC/NFD variants of 
   }
 });
 
-test('unicode-case › a note stored under an NFD name is never served under the unicode rule (not even by its own bytes)', (t) => {
+test('unicode-case › a note stored under an NFD name is served by its own bytes, never by its NFC spelling', (t) => {
   const a = arena({});
-  writeNote(a.root, `notes/${NFD}.md`, planted(MARK.untrusted));
+  writeNote(a.root, `notes/${NFD}.md`, '# Espresso\n\nlantern crema\n');
   fs.mkdirSync(path.join(a.root, `${NFD}-dir`), { mode: 0o700 });
-  writeNote(a.root, `${NFD}-dir/inner.md`, planted(MARK.untrusted));
-  t.is(JSON.stringify(a.read(`notes/${NFD}.md`)), NOT_FOUND);
+  writeNote(a.root, `${NFD}-dir/inner.md`, '# Inner\n\nlantern inner\n');
+  // The names on disk are the decomposed bytes (ext4 keeps them as written).
+  t.true(fs.readdirSync(path.join(a.root, 'notes')).includes(`${NFD}.md`));
+  t.false(fs.readdirSync(path.join(a.root, 'notes')).includes(`${NFC}.md`));
+  const own = a.read(`notes/${NFD}.md`);
+  t.true(own.ok && 'content' in own && own.content.includes('crema'));
+  t.true(a.read(`${NFD}-dir/inner.md`).ok);
   t.is(JSON.stringify(a.read(`notes/${NFC}.md`)), NOT_FOUND);
+  t.is(JSON.stringify(a.read(`${NFC}-dir/inner.md`)), NOT_FOUND);
+  const r = a.search('lantern', 10);
+  assertClean(t, r, a);
+  t.deepEqual(idsOf(r)?.sort(), [`${NFD}-dir/inner.md`, `notes/${NFD}.md`, 'notes/plain.md'].sort());
+  // Name terms are folded (NFKC), so the composed and the decomposed query both find the note by its name.
+  for (const query of [NFC, NFD]) t.deepEqual(idsOf(a.search(query, 10)), [`notes/${NFD}.md`], query);
+});
+
+test('unicode-case › an NFC deny or allow pattern covers the NFD spelling of a name (note and folder)', (t) => {
+  const a = arena({ deny: [`notes/${NFC}.md`, `${NFC}-dir/**`] });
+  writeNote(a.root, `notes/${NFD}.md`, planted(MARK.denied));
+  writeNote(a.root, `${NFD}-dir/inner.md`, planted(MARK.denied));
+  t.is(JSON.stringify(a.read(`notes/${NFD}.md`)), NOT_FOUND);
   t.is(JSON.stringify(a.read(`${NFD}-dir/inner.md`)), NOT_FOUND);
-  const r = a.search(`lantern ${MARK.untrusted}`, 10);
+  const r = a.search(`lantern ${MARK.denied}`, 10);
   assertClean(t, r, a);
   t.deepEqual(idsOf(r), ['notes/plain.md']);
+  // Upper case and NFD together: still denied.
+  a.setPolicy({ names: 'unicode', deny: [`**/${NFC.toUpperCase()}*.md`, `${NFC.toUpperCase()}-DIR/**`] });
+  t.is(JSON.stringify(a.read(`notes/${NFD}.md`)), NOT_FOUND);
+  t.is(JSON.stringify(a.read(`${NFD}-dir/inner.md`)), NOT_FOUND);
+  assertClean(t, a.search(`lantern ${MARK.denied}`, 10), a);
+  // Allow in NFC admits exactly the NFD-stored note, and `within` in NFC narrows to it.
+  a.setPolicy({ names: 'unicode', allow: [`notes/${NFC}.md`, 'notes/plain.md'] });
+  t.true(a.read(`notes/${NFD}.md`).ok);
+  t.is(JSON.stringify(a.read(`${NFD}-dir/inner.md`)), NOT_FOUND);
+  const within = a.bridge.search({ query: 'lantern', within: [`**/${NFC}.md`] }, a.caller);
+  t.deepEqual(idsOf(within), [`notes/${NFD}.md`]);
 });
 
 test('unicode-case › an NFC name is served by its NFC id, and a denied directory stays denied in every case', (t) => {

@@ -92,7 +92,7 @@ test('status › shows the effective configuration with defaults marked', (t) =>
   t.is(r.json.policyPath, path.join(home, 'plugin-data', 'memory-bridge', 'policy.json'));
   t.true(r.json.policy.loads);
   t.is(r.json.policy.root, root);
-  t.is(r.json.policy.names, 'portable');
+  t.is(r.json.policy.names, 'unicode');
   t.deepEqual(r.json.runKinds, { interactive: true, cron: true, subagent: false, cronSubagentOrUnknown: false });
   const limits = Object.fromEntries(r.json.policy.limits.map((l: ParsedJson) => [l.key, l]));
   t.deepEqual([limits.max_results.value, limits.max_results.isDefault], [7, false]);
@@ -181,7 +181,7 @@ test('doctor › says whether warm searches use change notification, and MEMORY_
 });
 
 test('doctor › counts skipped files by reason with a remedy for each', (t) => {
-  const { home, root } = setup();
+  const { home, root } = setup({ names: 'portable' });
   writeNote(root, 'projects/open.md', '# open\n', 0o666);
   writeNote(root, 'projects/.hidden.md', '# hidden\n');
   writeNote(root, 'projects/Bad Name.md', '# bad\n');
@@ -614,7 +614,7 @@ test('doctor › --explain names the deny pattern that hides a note', (t) => {
 });
 
 test('doctor › --explain gives the reason for each kind of refusal', (t) => {
-  const { home, root } = setup({ limits: { max_depth: 3 } });
+  const { home, root } = setup({ names: 'portable', limits: { max_depth: 3 } });
   writeNote(root, 'projects/a/b/deep.md', '# deep\n');
   fs.linkSync(path.join(root, 'projects', 'garden.md'), path.join(root, 'projects', 'twin.md'));
   const cases: Array<[string, string, string]> = [

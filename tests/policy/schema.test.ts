@@ -28,7 +28,7 @@ test('schema › the smallest valid policy gets every default', (t) => {
   t.deepEqual([...p.deny], []);
   t.false(p.allowCron);
   t.false(p.allowSubagents);
-  t.is(p.names, 'portable');
+  t.is(p.names, 'unicode');
   t.deepEqual({ ...p.limits }, { ...DEFAULT_LIMITS });
 });
 

@@ -17,7 +17,8 @@ const table: Array<[string, boolean, boolean]> = [
   ['Über.md', false, true],
   ['日本語のメモ.md', false, true],
   ['emoji 🌱.md', false, true],
-  ['e\u0301.md', false, false], // NFD: differs from its NFC form
+  ['e\u0301.md', false, true], // NFD: served as stored (patterns compare its NFC form)
+  ['\u212aelvin.md', false, true], // Kelvin sign: a singleton NFC maps to K, served as stored
   ['\u00e9.md', false, true], // NFC é
   ['a/b.md', false, false],
   ['a\\b.md', false, false],
@@ -27,6 +28,8 @@ const table: Array<[string, boolean, boolean]> = [
   ['nul\0.md', false, false],
   ['bidi\u202eevil.md', false, false], // format character (Cf)
   ['zero\u200bwidth.md', false, false], // zero-width space (Cf)
+  ['family \u{1f468}\u200d\u{1f469}.md', false, false], // emoji joined by a zero-width joiner (Cf)
+  ['\ufeffbom.md', false, false], // byte order mark (Cf)
   ['line\u2028sep.md', false, false], // line separator (Zl)
   ['nbsp\u00a0.md', false, false], // no-break space (Zs, not U+0020)
   ['private\ue000.md', false, false], // private use (Co)
