@@ -30,8 +30,8 @@ export interface WorkerOptions {
 }
 
 /** Profile names come from the shim; keep log lines single-line and plain. */
-function logSafe(text: string): string {
-  return /^[A-Za-z0-9._-]{1,128}$/.test(text) ? text : JSON.stringify(text.slice(0, 128));
+function logSafe(text: string, most = 128): string {
+  return /^[A-Za-z0-9._-]{1,128}$/.test(text) ? text : JSON.stringify(text.slice(0, most));
 }
 
 /**
@@ -40,7 +40,8 @@ function logSafe(text: string): string {
  */
 export function formatLogEvent(event: LogEvent, notes?: RemedyNotes): string {
   const profile = event.profile === undefined ? '' : ` profile=${logSafe(event.profile)}`;
-  const detail = event.detail === undefined ? '' : ` (${logSafe(event.detail)})`;
+  // A notice's detail is a sentence with a command (docs/TRUST.md §Hidden notes): room for it whole.
+  const detail = event.detail === undefined ? '' : ` (${logSafe(event.detail, 512)})`;
   const told = event.detail === undefined || event.reason === 'internal';
   const remedy = notes === undefined || !told ? '' : notes.suffix(event.reason);
   return `${event.tool} ${event.reason}${detail}${profile}${remedy}`;

@@ -32,6 +32,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import { createBridge } from '../tools/bridge.js';
+import { isHiddenNotice } from '../tools/hidden-notices.js';
 import { TOOL_NAMES, type Bridge, type BridgeOptions, type LogEvent, type ToolName } from '../tools/types.js';
 import { BodyGate, type BodyOutcome } from './http-body.js';
 import { authenticate, bearerToken, callerOf, ClientsFileError, type ClientEntry } from './clients.js';
@@ -381,12 +382,15 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   );
 
   // The bridge runs one call at a time (its calls are synchronous), so the call being answered is known here and
-  // the bridge's own refusal reason joins that request's single log line instead of printing a second one.
+  // the bridge's own refusal reason joins that request's single log line instead of printing a second one. A line
+  // about notes a search could not consider (docs/TRUST.md §Hidden notes) is its own line: the call was answered.
   let current: Record | null = null;
   const bridge: Bridge = createBridge({
     ...opts.bridgeOptions,
     log: (event: LogEvent) => {
-      if (current !== null) current.reason = event.reason;
+      if (isHiddenNotice(event.reason))
+        log(`client=${current?.client ?? '-'} tool=${event.tool} notice=${event.reason} ${event.detail ?? ''}`);
+      else if (current !== null) current.reason = event.reason;
       else log(`tool=${event.tool} reason=${event.reason}`);
     },
   });

@@ -6,6 +6,7 @@
 import { bridgeErrorOf, errorResult, type ErrorResult } from '../errors.js';
 import { RemedyNotes } from '../remedies.js';
 import { profileOf } from './caller.js';
+import { HiddenNotices } from './hidden-notices.js';
 import { runRead } from './read.js';
 import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
 import type { Bridge, BridgeOptions, LogEvent, ReadResult, SearchResult, ToolName, ToolResult } from './types.js';
@@ -43,6 +44,8 @@ function className(err: unknown): string {
  * @param options.racyMarginMs ms after a note's last change during which it is re-verified every call (default 3000)
  * @param options.rawEntryCeiling raw directory entries one call may list (default and most RAW_ENTRY_CEILING)
  * @param options.watch     change notification for warm searches (default on unless MEMORY_BRIDGE_WATCH=0)
+ * @param options.noticeIntervalMs least ms between two operator lines about hidden notes for one home and reason
+ *   (default one minute; src/tools/hidden-notices.ts)
  */
 export function createBridge(options: BridgeOptions = {}): Bridge {
   const log = options.log ?? stderrLogger();
@@ -54,6 +57,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
     true,
     options.watch ?? process.env.MEMORY_BRIDGE_WATCH !== '0',
   );
+  const hidden = new HiddenNotices(options.noticeIntervalMs);
 
   function emit(event: LogEvent): void {
     try {
@@ -86,14 +90,20 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
   const bridge: Bridge = {
     search(args, caller): SearchResult | ErrorResult {
       return guarded('memory_bridge_search', caller, () =>
-        runSearch(args, caller, indexes, (reason, detail) => {
-          const profile = profileOf(caller);
-          emit(
-            profile === undefined
-              ? { tool: 'memory_bridge_search', reason, detail }
-              : { tool: 'memory_bridge_search', reason, detail, profile },
-          );
-        }),
+        runSearch(
+          args,
+          caller,
+          indexes,
+          (reason, detail) => {
+            const profile = profileOf(caller);
+            emit(
+              profile === undefined
+                ? { tool: 'memory_bridge_search', reason, detail }
+                : { tool: 'memory_bridge_search', reason, detail, profile },
+            );
+          },
+          hidden,
+        ),
       );
     },
     read(args, caller): ReadResult | ErrorResult {

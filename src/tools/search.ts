@@ -24,6 +24,7 @@ import type { ScanResult, ScannedNote } from '../trust/types.js';
 import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
 import { parseCaller } from './caller.js';
+import type { HiddenNotices } from './hidden-notices.js';
 import { IndexCache } from './index-cache.js';
 import { policyAndRoot } from './start.js';
 import type { SearchHit, SearchResult } from './types.js';
@@ -80,6 +81,7 @@ export function runSearch(
   caller: unknown,
   indexes: IndexCache,
   notice: (reason: string, detail: string) => void = () => undefined,
+  hidden?: HiddenNotices,
 ): SearchResult {
   const { query, limit: asked, within } = parseSearchArgs(args);
   const who = parseCaller(caller);
@@ -93,7 +95,7 @@ export function runSearch(
   const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
   const key = IndexCache.keyOf(home, policy);
   const scope = within?.scope;
-  const call: SearchCall = { query, limit, scope, policy, writers, rootFd, key, indexes, native, notice };
+  const call: SearchCall = { query, limit, scope, policy, writers, rootFd, key, indexes, native, notice, home, hidden };
   try {
     const first = searchOnce(call);
     const memo = indexes.memoOf(key);
@@ -139,6 +141,10 @@ interface SearchCall {
   indexes: IndexCache;
   native: Native;
   notice: (reason: string, detail: string) => void;
+  /** The caller's home, for the operator lines about hidden notes (`hidden`). */
+  home: string;
+  /** Which operator lines about hidden notes this call's scan gives (src/tools/hidden-notices.ts); none without. */
+  hidden: HiddenNotices | undefined;
 }
 
 /** The answer of one scan and search, the notes change notification spared a statx, and the limit that cut the scan. */
@@ -187,6 +193,7 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
   );
   const vouched = scan.unstatted ?? 0;
   if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
+  for (const line of call.hidden?.report(call.home, key, scan) ?? []) notice(line.reason, line.detail);
   if (index.size === 0 && scan.notes.length > 0) {
     // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
     // build the index after the answer is written (searchCold answers exactly what sync + search would).

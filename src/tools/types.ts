@@ -62,7 +62,8 @@ export interface LogEvent {
   profile?: string;
   /**
    * For reason `internal`: the exception's class name (never its message, which may hold a path). For an operator
-   * notice on an answered call (`no_candidate_names`): a fixed sentence with the remedy.
+   * notice on an answered call: a fixed sentence with the remedy (`no_candidate_names`), or a reason code, a count
+   * and the doctor command that lists what a search could not consider (`hidden_notes`, `scan_cut`).
    */
   detail?: string;
 }
@@ -102,4 +103,9 @@ export interface BridgeOptions {
    * MEMORY_BRIDGE_WATCH is `0` (then every search stats every candidate note, as on platforms without inotify).
    */
   watch?: boolean;
+  /**
+   * Least time (ms) between two operator lines about hidden notes for one home and reason (docs/TRUST.md §Hidden
+   * notes). Default 60,000.
+   */
+  noticeIntervalMs?: number;
 }

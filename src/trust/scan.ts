@@ -41,6 +41,7 @@ import {
   runningUid,
   type RootPlace,
 } from './rule.js';
+import { isNoteName } from './names.js';
 import { ReadNote, TextArena } from './note-text.js';
 import { NO_WRITERS, type Writers } from './writers.js';
 import {
@@ -253,6 +254,28 @@ class TreeScan {
     this.limits.onSkip?.(reason, this.current);
   }
 
+  /**
+   * The reason an entry the name rule refused is counted under. `bad_name`, the reason the operator is told about
+   * (docs/TRUST.md §Hidden notes), counts only what the policy would have served or entered under a name that
+   * passed: a note name the filter allows, a directory it may enter, an entry of unknown type that could be either.
+   * Anything else is counted as it would be under a passing name: `denied`, or `not_markdown` for a file whose
+   * name is no note name (`Pasted image 1.png` under "portable"). Never opened or statted; for such an entry
+   * `allows` keeps the answer (1: `bad_name`), decided once per listing and filter like any policy answer.
+   */
+  private nameSkipOf(e: Entry, prefix: string): Reason {
+    const reason = e.nameReason!;
+    if (reason !== 'bad_name') return reason;
+    const note = isNoteName(e.name!);
+    if (e.allows === UNDECIDED) {
+      const id = prefix + e.name!;
+      const dir = e.type === DT.DIR || e.type === DT.UNKNOWN;
+      const file = e.type !== DT.DIR;
+      e.allows = (dir && this.filter.mayEnter(id)) || (file && note && this.filter.allowsNote(id)) ? 1 : 0;
+    }
+    if (e.allows === 1) return 'bad_name';
+    return e.type === DT.DIR || e.type === DT.UNKNOWN || note ? 'denied' : 'not_markdown';
+  }
+
   private allows(e: Entry): boolean {
     if (e.allows === UNDECIDED) e.allows = this.filter.allowsNote(e.id) ? 1 : 0;
     return e.allows === 1;
@@ -354,7 +377,7 @@ class TreeScan {
         continue;
       }
       if (e.nameReason !== null) {
-        this.skip(e.nameReason);
+        this.skip(this.nameSkipOf(e, prefix));
         continue;
       }
       let type = e.type;

@@ -90,7 +90,7 @@ test('scan › a note’s key and stat come from its own descriptor', (t) => {
   t.is(note?.stat.ino, st.ino);
 });
 
-test('scan › hidden, non-Markdown and rule-breaking names are skipped without being opened', (t) => {
+test('scan › hidden, non-Markdown and rule-breaking names are skipped without being opened; an NFD name passes the unicode rule', (t) => {
   const root = freshRoot();
   writeNote(root, 'ok.md', 'x');
   writeNote(root, '.obsidian/workspace.md', 'x');
@@ -99,6 +99,7 @@ test('scan › hidden, non-Markdown and rule-breaking names are skipped without 
   writeNote(root, 'image.png', 'x');
   writeNote(root, 'UPPER.MD', 'x');
   writeNote(root, 'e\u0301.md', 'x'); // NFD
+  writeNote(root, 'Pasted image 1.png', 'x'); // fails "portable", but is no note under any rule
   fs.writeFileSync(Buffer.concat([Buffer.from(`${root}/bad`), Buffer.from([0xff]), Buffer.from('.md')]), 'x');
   const counting = countingNative(native);
   const portable = scan(root, ALLOW_ALL, limits(), NONE_KNOWN, counting.native);
@@ -106,9 +107,12 @@ test('scan › hidden, non-Markdown and rule-breaking names are skipped without 
   t.deepEqual(counting.touched, ['statAt:ok.md', 'openFileAt:ok.md', 'statAt:ok.md']);
   t.is(portable.skipped.hidden, 2);
   t.is(portable.skipped.bad_name, 3);
-  t.is(portable.skipped.not_markdown, 2);
+  t.is(portable.skipped.not_markdown, 3);
   const unicode = scan(root, ALLOW_ALL, limits({ names: 'unicode' }));
-  t.deepEqual(ids(unicode), ['ok.md', 'with space.md']);
+  // The NFD name is served as stored (docs/POLICY.md §Names).
+  t.deepEqual(ids(unicode), ['e\u0301.md', 'ok.md', 'with space.md']);
+  t.is(unicode.skipped.bad_name, 1);
+  t.is(unicode.skipped.not_markdown, 3);
 });
 
 test('scan › a name starting with a byte order mark is its own name, never an alias of the name without it', (t) => {
