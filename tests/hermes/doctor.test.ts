@@ -222,7 +222,7 @@ test('doctor › counts skipped files by reason with a remedy for each', (t) => 
 });
 
 test('doctor › names the first skipped paths of each reason, shown safely, and the --list command for the rest', (t) => {
-  const { home, root } = setup();
+  const { home, root } = setup({ names: 'portable' });
   const bad = ['projects/a b.md', 'projects/c d.md', 'projects/e\u202Ef.md', 'projects/g h.md', 'projects/i j.md'];
   for (const id of bad) writeNote(root, id, '# bad\n');
   writeNote(root, 'projects/.hidden.md', '# hidden\n');
