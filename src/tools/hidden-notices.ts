@@ -50,7 +50,7 @@ export function isHiddenNotice(reason: string): boolean {
  * Decides which lines one scan of a view gives. A line is written for a (view, reason) when its count differs from
  * the last one written for it (the first scan of a view that skips or cuts always differs), and no line for the same
  * home and reason was written in the last `intervalMs`; a count held back by the interval is written by the first
- * scan after it. So a home gets at most one line per reason per interval however many views (`within` lists) its
+ * scan after it. So a home gets at most one line per reason per interval however many views (one per policy) its
  * calls use, an unchanged view stays quiet, and the first time a reason appears for a home it is told at once.
  */
 export class HiddenNotices {
