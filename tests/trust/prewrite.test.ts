@@ -41,7 +41,11 @@ const searchIds = (r: unknown) => ((r as SearchResult).results ?? []).map((h) =>
 async function heldOpenScenario(t: import('ava').ExecutionContext, uid?: number): Promise<void> {
   const { w, file } = exposedWorld();
   const reasons: string[] = [];
-  const bridge = createBridge({ log: (e) => reasons.push(e.reason), racyMarginMs: 0 });
+  // A search that skips the note says so in a hidden_notes line whose detail starts with the skip reason.
+  const bridge = createBridge({
+    log: (e) => reasons.push(e.reason === 'hidden_notes' ? (e.detail ?? '').split(' ')[0]! : e.reason),
+    racyMarginMs: 0,
+  });
   const h = holder(file, uid);
   await h.ready;
   // The owner takes write access away; the descriptor opened before keeps it and writes through it.
