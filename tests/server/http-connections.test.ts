@@ -1,14 +1,14 @@
 import net from 'node:net';
 import test from 'ava';
 import { peerKey } from '../../src/server/http-connections.js';
-import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
+import type { HttpServerOptions } from '../../src/server/http.js';
 import { removeTree } from '../helpers/fixtures.js';
 import {
   client,
   makeWorld,
   mcpHeaders,
   rawRequest,
-  setClients,
+  startLogged,
   toolCallBody,
   waitFor,
   type TestClient,
@@ -25,19 +25,7 @@ test.after.always(() => {
   if (world !== undefined) removeTree(world.base);
 });
 
-async function serve(extra: Partial<HttpServerOptions>): Promise<{ server: HttpServerHandle; lines: string[] }> {
-  const file = `${world.cfg}/clients-${Math.random().toString(16).slice(2)}.json`;
-  setClients(file, [work]);
-  const lines: string[] = [];
-  const server = await startHttpServer({
-    listen: { host: '127.0.0.1', port: 0 },
-    clientsFile: file,
-    version: '0.0.0-test',
-    log: (line) => lines.push(line),
-    ...extra,
-  });
-  return { server, lines };
-}
+const serve = (extra: Partial<HttpServerOptions>) => startLogged(world, [work], extra);
 
 /** A raw connection from `from` (any 127.0.0.0/8 address is loopback on Linux) that has written `text`. */
 interface Conn {

@@ -4,14 +4,14 @@
  */
 import test from 'ava';
 import { removeTree } from '../helpers/fixtures.js';
-import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
+import type { HttpServerOptions } from '../../src/server/http.js';
 import {
   client,
   makeWorld,
   mcpHeaders,
   rawRequest,
   rawSocket,
-  setClients,
+  startLogged,
   toolCallBody,
   waitFor,
   type TestClient,
@@ -30,19 +30,7 @@ test.after.always(() => {
   if (world !== undefined) removeTree(world.base);
 });
 
-async function serve(extra: Partial<HttpServerOptions>): Promise<{ server: HttpServerHandle; lines: string[] }> {
-  const file = `${world.cfg}/clients-${Math.random().toString(16).slice(2)}.json`;
-  setClients(file, [attacker, victim]);
-  const lines: string[] = [];
-  const server = await startHttpServer({
-    listen: { host: '127.0.0.1', port: 0 },
-    clientsFile: file,
-    version: '0.0.0-test',
-    log: (line) => lines.push(line),
-    ...extra,
-  });
-  return { server, lines };
-}
+const serve = (extra: Partial<HttpServerOptions>) => startLogged(world, [attacker, victim], extra);
 
 /** Headers of a tool call that promise `length` body bytes; the caller sends fewer. */
 function promisingHead(port: number, token: string, length: number): string {

@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { makeHome, makeTempDir, mkdirs, writeNote, type ParsedJson } from '../helpers/fixtures.js';
 import { newToken, tokenHash, writeClients, type ClientEntry, type ClientRunKind } from '../../src/server/clients.js';
+import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
 
 export const NOTES = {
   'work/roadmap.md': '# Roadmap\n\nThe heron launch ships in spring.\n',
@@ -170,6 +171,28 @@ export async function rawSocket(
   });
   await new Promise<void>((resolve) => socket.write(text, () => resolve()));
   return { socket, received: () => data, closed };
+}
+
+/**
+ * A server on an ephemeral loopback port with a clients file of its own (in `world.cfg`) naming `clients`; `lines`
+ * collects its operator log.
+ */
+export async function startLogged(
+  world: World,
+  clients: readonly TestClient[],
+  extra: Partial<HttpServerOptions> = {},
+): Promise<{ server: HttpServerHandle; lines: string[] }> {
+  const file = `${world.cfg}/clients-${Math.random().toString(16).slice(2)}.json`;
+  setClients(file, clients);
+  const lines: string[] = [];
+  const server = await startHttpServer({
+    listen: { host: '127.0.0.1', port: 0 },
+    clientsFile: file,
+    version: '0.0.0-test',
+    log: (line) => lines.push(line),
+    ...extra,
+  });
+  return { server, lines };
 }
 
 /** Wait until `cond()` holds, checking every 20 ms at most `tries` times; false when it never did. */
