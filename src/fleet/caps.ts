@@ -29,8 +29,8 @@ export interface CapItem {
 /** Default `--max-cards-per-client`. */
 export const DEFAULT_MAX_PER_CLIENT = 1000;
 /**
- * Default `--max-cards-per-domain`. The three fleet domains at this cap hold 30,000 current files, under a third of
- * a policy's default `max_entries` (100,000), so a profile reading all of them is never cut short by current cards
+ * Default `--max-cards-per-domain`. The three fleet domains at this cap hold 30,000 current files, under a sixth of
+ * a policy's default `max_entries` (200,000), so a profile reading all of them is never cut short by current cards
  * and keeps room for history (docs/EXPORT.md §Caps).
  */
 export const DEFAULT_MAX_PER_DOMAIN = 10_000;

@@ -64,7 +64,7 @@ export const LIMIT_TABLE: readonly LimitSpec[] = Object.freeze(
       },
       {
         key: 'max_entries',
-        default: 100_000,
+        default: 200_000,
         ceiling: 500_000,
         unit: 'entries',
         meaning:

@@ -32,7 +32,7 @@ test('schema › the smallest valid policy gets every default', (t) => {
   t.deepEqual({ ...p.limits }, { ...DEFAULT_LIMITS });
 });
 
-test('schema › the limit table holds the defaults and ceilings (docs/POLICY.md "Limits": whole vaults of 100,000 notes)', (t) => {
+test('schema › the limit table holds the defaults and ceilings (docs/POLICY.md "Limits": whole vaults of 150,000 notes and more)', (t) => {
   const table = Object.fromEntries(LIMIT_TABLE.map((r) => [r.key, [r.default, r.ceiling]]));
   t.deepEqual(table, {
     max_results: [10, 10],
@@ -40,7 +40,7 @@ test('schema › the limit table holds the defaults and ceilings (docs/POLICY.md
     snippet_chars: [300, 300],
     total_chars: [4000, 4000],
     max_file_bytes: [262144, 1048576],
-    max_entries: [100_000, 500_000],
+    max_entries: [200_000, 500_000],
     max_depth: [8, 16],
     read_chars: [8000, 8000],
     max_total_bytes: [1024 ** 3, 4 * 1024 ** 3],
