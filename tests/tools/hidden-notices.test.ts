@@ -7,18 +7,15 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import test from 'ava';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { runDoctor } from '../../src/hermes/doctor.js';
-import { startHttpServer } from '../../src/server/http.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import { HIDING_REASONS, HiddenNotices } from '../../src/tools/hidden-notices.js';
 import type { Caller, LogEvent, SearchResult } from '../../src/tools/types.js';
 import { makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
 import { CLI } from '../cli/tree.js';
-import { callJson, client, connectHttp, setClients } from '../server/http-world.js';
+import { connectMcp } from '../adversarial/mcp-client.js';
+import { callJson, client, connectHttp, startLogged, type World } from '../server/http-world.js';
 
 const MAX_FILE_BYTES = 1024;
 const NFD_NAME = 'Cafe\u0301 notes.md';
@@ -178,26 +175,17 @@ test('hidden › the rate limit: one line per home and reason per interval acros
 
 test('hidden › memory-bridge mcp (stdio, SDK client) writes each line once on stderr', async (t) => {
   const v = vault();
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'mcp', '--home', v.home, '--run-kind', 'interactive'],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    stderr: 'pipe',
-  });
-  let err = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-  const c = new Client({ name: 'hidden-test', version: '0.0.0' });
-  await c.connect(transport);
+  const s = await connectMcp(v.home);
   try {
-    for (let i = 0; i < 3; i++) await c.callTool({ name: 'memory_bridge_search', arguments: { query: 'lantern' } });
+    for (let i = 0; i < 3; i++) await s.call('memory_bridge_search', { query: 'lantern' });
   } finally {
-    await c.close();
+    await s.close();
   }
-  const lines = err.trimEnd().split('\n');
+  const lines = s.stderr().trimEnd().split('\n');
   t.deepEqual(
     lines.filter((l) => l.includes('too_large')),
     [
-      `memory-bridge: memory_bridge_search hidden_notes (too_large count=1; list them: memory-bridge doctor --home <home> --list too_large)`,
+      'memory-bridge: memory_bridge_search hidden_notes (too_large count=1; list them: memory-bridge doctor --home <home> --list too_large)',
     ],
   );
   t.is(lines.filter((l) => l.includes('hidden_notes')).length, 3);
@@ -207,17 +195,8 @@ test('hidden › memory-bridge mcp (stdio, SDK client) writes each line once on 
 
 test('hidden › memory-bridge serve (HTTP, SDK client) writes each line once, apart from the request line', async (t) => {
   const v = vault();
-  const cfg = mkdirs(v.base, 'cfg');
-  const file = path.join(cfg, 'clients.json');
   const laptop = client('laptop', v.home);
-  setClients(file, [laptop]);
-  const lines: string[] = [];
-  const server = await startHttpServer({
-    listen: { host: '127.0.0.1', port: 0 },
-    clientsFile: file,
-    version: '0.0.0-test',
-    log: (line) => lines.push(line),
-  });
+  const { server, lines } = await startLogged({ cfg: mkdirs(v.base, 'cfg') } as World, [laptop]);
   try {
     const c = await connectHttp(`${server.origin}/mcp`, laptop.token);
     for (let i = 0; i < 3; i++) t.true((await callJson(c, 'memory_bridge_search', { query: 'lantern' })).ok);
