@@ -21,9 +21,10 @@
  *
  * How matching works, and why
  * picomatch compiles the character-level pieces of each segment (`?`, classes, and literals beside them) with the
- * one frozen option set `PICOMATCH_OPTIONS` (a piece of literals only gets the same regex built directly); the
- * structure around them — `*` inside a segment and `**` across segments — is composed here. A regex with several `*` per segment backtracks polynomially (measured: four stars against a
- * 255-character name take seconds in V8), so stars are matched by the greedy leftmost placement of fixed-width
+ * one frozen option set `PICOMATCH_OPTIONS` (a piece of literals only decides ASCII names by a folded key and gets
+ * the same regex built directly for the others, `pieceAt`); the structure around them — `*` inside a segment and
+ * `**` across segments — is composed here. A regex with several `*` per segment backtracks polynomially
+ * (measured: four stars against a 255-character name take seconds in V8), so stars are matched by the greedy leftmost placement of fixed-width
  * pieces (exact for glob stars, O(name length × pattern width)). All alternatives of a list share one trie of
  * segments, and an id is run through it as an NFA, one segment at a time; the same run answers `matches`,
  * `mayContainBelow` and `coversAllBelow`, so the three agree by construction. `picomatchGlobs` gives the
@@ -438,11 +439,21 @@ export function picomatchGlobs(p: string): string[] {
 interface Piece {
   width: number;
   re: RegExp | null;
+  /**
+   * A piece of literal code points only (then `re` is null): its text and `asciiKeyOfLiteral` of it, which decides
+   * ASCII names without a regex; the regex (`literalRegex`) is built the first time a non-ASCII name is tried.
+   */
+  literal?: { text: string; key: string | null; re?: RegExp };
 }
 
 /** One non-`**` segment: pieces separated by `*`. With no `*` there is exactly one piece for the whole name. */
 interface SegmentMatcher {
   pieces: Piece[];
+  /**
+   * For a segment of literal code points only (no `*`, `?` or class): the key an ASCII name must have to match it
+   * (`asciiKeyOfLiteral`), or null when no ASCII name can match it. Undefined for every other segment.
+   */
+  asciiKey?: string | null;
 }
 
 /**
@@ -452,13 +463,15 @@ interface SegmentMatcher {
  */
 interface TrieNode {
   /** Ordinary segments leaving this node, keyed by the segment's glob text. */
-  readonly edges: Map<string, { seg: SegmentMatcher; to: TrieNode }>;
+  readonly edges: Map<string, Edge>;
   /** The node after a `**` segment leaving this node, if any. */
   globstar: TrieNode | null;
   /** Entered through `**`: may consume any further segment and stay here. */
   readonly loop: boolean;
   /** Some alternative ends here. */
   terminal: boolean;
+  /** Built on first use by `edgesFor` (nodes with many edges; the trie is immutable once compiled). */
+  lookup?: EdgeLookup;
 }
 
 function newNode(loop: boolean): TrieNode {
@@ -471,26 +484,33 @@ const REGEX_SYNTAX = /[\^$\\.*+?()[\]{}|/]/gu;
 /**
  * The regex picomatch emits for a piece of literal code points only, built directly: `^(?:…)$` with flags `iu`
  * and every syntax character escaped, which is the form picomatch gives such a piece (its escapes of `.` and the
- * ESCAPE_FOR_PICOMATCH characters are the same literal). Building it costs under a microsecond against about 30 µs
- * through picomatch's parser, and a brace-expanded list is mostly literal pieces (a list of 8 patterns with 64
- * alternatives each compiled in about 50 ms through the parser).
+ * ESCAPE_FOR_PICOMATCH characters are the same literal). Only non-ASCII names need it (`pieceAt`), so it is built
+ * on first use: a brace-expanded list is mostly literal pieces, and a list of 8 patterns with 64 alternatives
+ * each took about 50 ms to compile through picomatch's parser (about 30 µs a piece).
  */
-function literalRegex(toks: readonly Tok[]): RegExp | null {
+function literalRegex(text: string): RegExp {
+  return new RegExp(`^(?:${text.replace(REGEX_SYNTAX, '\\$&')})$`, PICOMATCH_OPTIONS.flags);
+}
+
+/** The text of a run of literal tokens, or null when one is not a literal. */
+function literalText(toks: readonly Tok[]): string | null {
   let text = '';
   for (const t of toks) {
     if (t.t !== 'lit') return null;
     text += t.c;
   }
-  return new RegExp(`^(?:${text.replace(REGEX_SYNTAX, '\\$&')})$`, PICOMATCH_OPTIONS.flags);
+  return text;
 }
 
 function compilePiece(toks: readonly Tok[], cache: Map<string, RegExp>): Piece {
   if (toks.length === 0) return { width: 0, re: null };
+  const text = literalText(toks);
+  if (text !== null) return { width: toks.length, re: null, literal: { text, key: asciiKeyOfLiteral(text) } };
   const glob = toks.map(tokenGlob).join('');
   let re = cache.get(glob);
   if (re === undefined) {
     try {
-      re = literalRegex(toks) ?? picomatch.makeRe(glob, PICOMATCH_OPTIONS);
+      re = picomatch.makeRe(glob, PICOMATCH_OPTIONS);
     } catch {
       throw new Invalid('compile_failed');
     }
@@ -511,7 +531,73 @@ function compileSegment(seg: readonly Tok[], cache: Map<string, RegExp>): Segmen
     }
   }
   pieces.push(compilePiece(run, cache));
-  return { pieces };
+  const only = pieces.length === 1 ? pieces[0]!.literal : undefined;
+  return only === undefined ? { pieces } : { pieces, asciiKey: only.key };
+}
+
+/**
+ * Under the regex flags `iu` (Unicode simple case folding) an ASCII character matches exactly the ASCII characters
+ * equal to it ignoring ASCII case, and of the other code points only U+017F (long s, folds to `s`) and U+212A
+ * (Kelvin sign, folds to `k`) match any ASCII character (tests/policy/glob.test.ts checks both over every code
+ * point of the running Node). So a literal segment matches an ASCII name exactly when the name, lowercased, equals
+ * this key: the literal lowercased with ſ read as `s` and K as `k`; a literal with any other non-ASCII character
+ * matches no ASCII name (null).
+ */
+export function asciiKeyOfLiteral(literal: string): string | null {
+  let key = '';
+  for (const c of literal) {
+    const u = c.codePointAt(0)!;
+    if (u < 0x80) key += c.toLowerCase();
+    else if (u === 0x17f) key += 's';
+    else if (u === 0x212a) key += 'k';
+    else return null;
+  }
+  return key;
+}
+
+/** True when every UTF-16 unit of `text` is ASCII. */
+function isAsciiText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return false;
+  return true;
+}
+
+/** Edges of a node with many literal segments, found by key for an ASCII name (see `edgesFor`). */
+interface EdgeLookup {
+  /** Literal edges an ASCII name can match, by `asciiKey`. */
+  byKey: Map<string, Edge[]>;
+  /** Edges that are not literal: asked of every name. */
+  others: Edge[];
+}
+
+type Edge = { seg: SegmentMatcher; to: TrieNode };
+
+/** Nodes with more edges than this get an `EdgeLookup` (a few edges are quicker to try one by one). */
+const LOOKUP_MIN_EDGES = 8;
+
+/**
+ * The edges of `node` that may match the segment `name`: all of them, except that for an ASCII name at a node with
+ * many edges, a literal edge is only tried when its `asciiKey` equals the name lowercased (the others cannot match
+ * it; see `asciiKeyOfLiteral`). A list of 8 patterns with 64 brace alternatives each puts 512 literal edges on one
+ * node: without the lookup every directory of a tree tries all 512 regexes.
+ */
+function edgesFor(node: TrieNode, name: Name): Iterable<Edge> {
+  if (node.edges.size <= LOOKUP_MIN_EDGES || !name.ascii) return node.edges.values();
+  let lookup = node.lookup;
+  if (lookup === undefined) {
+    lookup = { byKey: new Map(), others: [] };
+    for (const edge of node.edges.values()) {
+      const key = edge.seg.asciiKey;
+      if (key === undefined) lookup.others.push(edge);
+      else if (key !== null) {
+        const list = lookup.byKey.get(key);
+        if (list === undefined) lookup.byKey.set(key, [edge]);
+        else list.push(edge);
+      }
+    }
+    node.lookup = lookup;
+  }
+  const keyed = lookup.byKey.get(name.text.toLowerCase());
+  return keyed === undefined ? lookup.others : [...keyed, ...lookup.others];
 }
 
 /** UTF-16 offsets of the code-point boundaries of `name` (length = code points + 1). */
@@ -532,9 +618,19 @@ function codePointOffsets(name: string): number[] {
 interface Name {
   text: string;
   offs: number[];
+  /** Every UTF-16 unit of `text` is ASCII. */
+  ascii: boolean;
 }
 
 function pieceAt(piece: Piece, name: Name, at: number): boolean {
+  const literal = piece.literal;
+  if (literal !== undefined) {
+    const text = name.text.slice(name.offs[at], name.offs[at + piece.width]);
+    // An ASCII name is decided by its key (asciiKeyOfLiteral: the same answer the regex gives).
+    if (name.ascii) return literal.key !== null && text.toLowerCase() === literal.key;
+    literal.re ??= literalRegex(literal.text);
+    return literal.re.test(text);
+  }
   if (piece.re === null) return true;
   return piece.re.test(name.text.slice(name.offs[at], name.offs[at + piece.width]));
 }
@@ -586,17 +682,47 @@ function reach(root: TrieNode, names: readonly Name[] | null): Set<TrieNode> {
   if (names === null) return cur;
   addWithClosure(cur, root);
   for (const name of names) {
-    const next = new Set<TrieNode>();
-    for (const state of cur) {
-      if (state.loop) addWithClosure(next, state);
-      for (const edge of state.edges.values()) {
-        if (segmentMatches(edge.seg, name)) addWithClosure(next, edge.to);
-      }
-    }
-    if (next.size === 0) return next;
-    cur = next;
+    if (cur.size === 0) return cur;
+    cur = step(cur, name);
   }
   return cur;
+}
+
+/** The states after consuming one segment `name` from the states `cur` (one step of `reach`). */
+function step(cur: ReadonlySet<TrieNode>, name: Name): Set<TrieNode> {
+  const next = new Set<TrieNode>();
+  for (const state of cur) {
+    if (state.loop) addWithClosure(next, state);
+    for (const edge of edgesFor(state, name)) {
+      if (segmentMatches(edge.seg, name)) addWithClosure(next, edge.to);
+    }
+  }
+  return next;
+}
+
+/**
+ * True when consuming the last segment `name` from the states `cur` reaches a terminal node: `step` followed by a
+ * test for a terminal state, without building the next state set.
+ */
+function endsAfter(cur: ReadonlySet<TrieNode>, name: Name): boolean {
+  for (const state of cur) {
+    if (state.loop && closureEnds(state)) return true;
+    for (const edge of edgesFor(state, name)) if (segmentMatches(edge.seg, name) && closureEnds(edge.to)) return true;
+  }
+  return false;
+}
+
+/** True when `node` or a node after it through `**` alone is terminal (what `addWithClosure` would add). */
+function closureEnds(node: TrieNode): boolean {
+  for (let at: TrieNode | null = node; at !== null; at = at.globstar) if (at.terminal) return true;
+  return false;
+}
+
+/** A name of one segment (no `/`) in its NFC form, or null for an empty, `.` or `..` segment (see `namesOf`). */
+function nameOf(raw: string): Name | null {
+  if (raw === '' || raw === '.' || raw === '..') return null;
+  const text = composed(raw);
+  return { text, offs: codePointOffsets(text), ascii: isAsciiText(text) };
 }
 
 /**
@@ -610,7 +736,7 @@ function namesOf(id: string): Name[] | null {
   for (const raw of id.split('/')) {
     if (raw === '' || raw === '.' || raw === '..') return null;
     const text = composed(raw);
-    names.push({ text, offs: codePointOffsets(text) });
+    names.push({ text, offs: codePointOffsets(text), ascii: isAsciiText(text) });
   }
   return names;
 }
@@ -715,6 +841,38 @@ export class PatternSet {
     if (this.shape !== 'some') return this.shape === 'all' && wellFormedId(id);
     for (const state of reach(this.root, namesOf(id))) if (state.terminal) return true;
     return false;
+  }
+
+  /**
+   * A predicate equal to `matches`, for many ids of one tree in one pass: the states the trie reaches after each
+   * directory are kept (by directory id, computed from the parent directory's states and one more segment), so each
+   * distinct directory is matched once, not once per id below it, and an id costs one step for its last segment.
+   * `reach` is a left fold over the segments, so the answer is exactly the one `matches` gives. Memory: one state
+   * set per distinct directory asked, for as long as the predicate is held.
+   */
+  idMatcher(): (id: string) => boolean {
+    if (this.shape !== 'some') return (id) => this.matches(id);
+    const dirs = new Map<string, Set<TrieNode>>();
+    const root = new Set<TrieNode>();
+    addWithClosure(root, this.root);
+    dirs.set('', root);
+    const statesOf = (dirId: string): Set<TrieNode> => {
+      let states = dirs.get(dirId);
+      if (states !== undefined) return states;
+      const slash = dirId.lastIndexOf('/');
+      const parent = statesOf(slash < 0 ? '' : dirId.slice(0, slash));
+      const name = nameOf(dirId.slice(slash + 1));
+      states = name === null || parent.size === 0 ? new Set() : step(parent, name);
+      dirs.set(dirId, states);
+      return states;
+    };
+    return (id) => {
+      const slash = id.lastIndexOf('/');
+      const states = statesOf(slash < 0 ? '' : id.slice(0, slash));
+      if (states.size === 0) return false;
+      const name = nameOf(id.slice(slash + 1));
+      return name !== null && endsAfter(states, name);
+    };
   }
 
   /**

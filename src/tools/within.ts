@@ -41,33 +41,10 @@ export function compileWithin(list: readonly string[]): { set: PatternSet; scope
   return hit;
 }
 
-/** What a directory's notes are for one pattern set: none match, all match, or each must be asked. */
-const NONE = 0;
-const ALL = 1;
-const EACH = 2;
-
 /**
- * The notes `set` selects, as a scope for the index's ranking. `matcher()` answers `set.matches(id)` exactly, but
- * asks the directory predicates once per directory first: a directory no pattern can reach below
- * (`mayContainBelow` false) selects none of its notes and one every id below which matches (`coversAllBelow`)
- * selects all, without matching each id; only the rest are matched one by one. Both predicates are sound
- * (docs/POLICY.md; src/policy/glob.ts), so the answer is the one `matches` gives.
+ * The notes `set` selects, as a scope for the index's ranking: `matcher()` is `set.idMatcher()`, which answers
+ * `set.matches(id)` exactly while matching each distinct directory of the view once (src/policy/glob.ts).
  */
 function scopeOf(set: PatternSet, key: string): NoteScope {
-  return Object.freeze({
-    key,
-    matcher(): (id: string) => boolean {
-      const dirs = new Map<string, number>();
-      return (id: string): boolean => {
-        const slash = id.lastIndexOf('/');
-        const dir = slash < 0 ? '' : id.slice(0, slash);
-        let how = dirs.get(dir);
-        if (how === undefined) {
-          how = !set.mayContainBelow(dir) ? NONE : set.coversAllBelow(dir) ? ALL : EACH;
-          dirs.set(dir, how);
-        }
-        return how === EACH ? set.matches(id) : how === ALL;
-      };
-    },
-  });
+  return Object.freeze({ key, matcher: () => set.idMatcher() });
 }

@@ -7,6 +7,7 @@ import {
   PICOMATCH_OPTIONS,
   PatternError,
   PatternSet,
+  asciiKeyOfLiteral,
   picomatchGlobs,
   validatePattern,
   type PatternReason,
@@ -415,6 +416,79 @@ test('glob › property: literal-only patterns (built without picomatch) match e
       return true;
     }),
     { numRuns: 500, seed: 2281 },
+  );
+  t.pass();
+});
+
+test('glob › idMatcher answers matches for every id, directories matched once', (t) => {
+  const lists = [
+    ['projects/**', '*.md'],
+    ['**/private/**', 'a/*/c.md'],
+    ['{a,b}/**/x?.md', '**/[!p]*.md'],
+    ['**'],
+    ['a.md'],
+    ['a/**/**', '**/**/x1.md'],
+    ['{aa,ab,ac,ad,ae,af,ag,ah,ai,aj,a}/**', '{b,c,d,e,f,g,h,i,j,k}/*.md'],
+  ];
+  const ids = ['a.md', 'x.md', 'projects/a.md', 'projects/b/c.md', 'a/b/c.md', 'a/b/d/c.md', 'b/x1.md', 'b/q/x1.md'];
+  ids.push('q/private/s.md', 'private/s.md', 'p.md', 'a/./c.md', 'a//c.md', '', 'a/b/', 'PROJECTS/A.MD', 'b/xy.md');
+  for (const list of lists) {
+    const set = PatternSet.compile(list);
+    const matcher = set.idMatcher();
+    for (const id of [...ids, ...ids]) t.is(matcher(id), set.matches(id), `${list.join(' ')} vs ${JSON.stringify(id)}`);
+  }
+});
+
+test('glob › under flags iu only U+017F and U+212A of the non-ASCII code points match an ASCII character', (t) => {
+  const anyAscii = /^[\x20-\x7e]$/iu;
+  const found: number[] = [];
+  for (let u = 0x80; u <= 0x10ffff; u++) {
+    if (u >= 0xd800 && u <= 0xdfff) continue;
+    if (anyAscii.test(String.fromCodePoint(u))) found.push(u);
+  }
+  t.deepEqual(found, [0x17f, 0x212a]);
+  t.true(/^s$/iu.test('\u017f') && /^k$/iu.test('\u212a'));
+  for (let a = 0x20; a < 0x7f; a++)
+    for (let b = 0x20; b < 0x7f; b++) {
+      const x = String.fromCharCode(a);
+      const y = String.fromCharCode(b);
+      const re = new RegExp(`^${x.replace(/[\^$\\.*+?()[\]{}|/]/gu, '\\$&')}$`, 'iu');
+      if (re.test(y) !== (x.toLowerCase() === y.toLowerCase())) t.fail(`${x} ${y}`);
+    }
+  t.is(asciiKeyOfLiteral('Ab\u017f\u212a.md'), 'absk.md');
+  t.is(asciiKeyOfLiteral('é.md'), null);
+});
+
+test('glob › property: lists with many literal alternatives (looked up by key) match exactly as picomatch', (t) => {
+  const CH = ['a', 'A', 'k', 'K', '\u212a', 's', 'S', '\u017f', 'é', 'É', 'x', '1', '.', '-', '(', '庭'];
+  const lit = fc.array(fc.constantFrom(...CH), { minLength: 1, maxLength: 4 }).map((cs) => cs.join(''));
+  const alt = fc.oneof(
+    lit,
+    lit.map((l) => `${l}*`),
+    lit.map((l) => `[ak]${l}`),
+    lit.map((l) => `?${l}`),
+  );
+  // One brace group of 9–20 alternatives puts more than LOOKUP_MIN_EDGES edges on one node.
+  const group = fc.uniqueArray(alt, { minLength: 9, maxLength: 20 }).map((alts) => `{${alts.join(',')}}`);
+  const pattern = fc.tuple(group, fc.constantFrom('', '/**', '/*.md', '/x.md')).map(([g, tail]) => g + tail);
+  const id = fc
+    .tuple(fc.array(fc.constantFrom(...CH), { minLength: 1, maxLength: 5 }), fc.constantFrom('', '/x.md', '/a/b.md'))
+    .map(([cs, tail]) => cs.join('') + tail);
+  fc.assert(
+    fc.property(pattern, fc.array(id, { minLength: 1, maxLength: 20 }), (p, ids) => {
+      if (validatePattern(p) !== null) return true;
+      const set = PatternSet.compile([p]);
+      const globs = picomatchGlobs(p);
+      const matcher = set.idMatcher();
+      for (const x of ids) {
+        if (x.split('/').some((s) => s === '.' || s === '..')) continue;
+        const want = globs.some((g) => picomatch.makeRe(g, { ...PICOMATCH_OPTIONS, noglobstar: false }).test(x));
+        const wantDialect = want || (p.endsWith('/**') && set.matches(x) && !x.includes('/'));
+        if (set.matches(x) !== wantDialect || matcher(x) !== set.matches(x)) return false;
+      }
+      return true;
+    }),
+    { numRuns: 400, seed: 2290 },
   );
   t.pass();
 });
