@@ -428,9 +428,11 @@ test('glob › idMatcher answers matches for every id, directories matched once'
     ['**'],
     ['a.md'],
     ['a/**/**', '**/**/x1.md'],
+    ['caf\u00e9/**', '**/\u00e9t\u00e9.md'],
     ['{aa,ab,ac,ad,ae,af,ag,ah,ai,aj,a}/**', '{b,c,d,e,f,g,h,i,j,k}/*.md'],
   ];
   const ids = ['a.md', 'x.md', 'projects/a.md', 'projects/b/c.md', 'a/b/c.md', 'a/b/d/c.md', 'b/x1.md', 'b/q/x1.md'];
+  ids.push('cafe\u0301/a.md', 'caf\u00e9/e\u0301te\u0301.md', 'x/e\u0301te\u0301.md', 'CAFE\u0301/b.md');
   ids.push('q/private/s.md', 'private/s.md', 'p.md', 'a/./c.md', 'a//c.md', '', 'a/b/', 'PROJECTS/A.MD', 'b/xy.md');
   for (const list of lists) {
     const set = PatternSet.compile(list);
