@@ -17,6 +17,8 @@ export interface UserWatchUsage {
   watches: number;
   /** Their inotify instances. */
   instances: number;
+  /** Processes among them that hold at least one watch (other bridges, editors, sync tools). */
+  holders: number;
   /** Processes of the user whose descriptors could not be listed (their watches are not in `watches`). */
   unreadable: number;
   /** False when a bound below stopped the count: `watches` is then a lower bound. */
@@ -40,7 +42,7 @@ const WATCH_LINE = Buffer.from('\ninotify wd:', 'latin1');
  * @param proc the procfs mount (tests may not change it; it is a parameter for clarity)
  */
 export function userWatchUsage(uid: number, selfPid: number = process.pid, proc = '/proc'): UserWatchUsage {
-  const usage: UserWatchUsage = { watches: 0, instances: 0, unreadable: 0, complete: true };
+  const usage: UserWatchUsage = { watches: 0, instances: 0, holders: 0, unreadable: 0, complete: true };
   let pids: string[];
   try {
     pids = fs.readdirSync(proc);
@@ -65,6 +67,7 @@ export function userWatchUsage(uid: number, selfPid: number = process.pid, proc 
       usage.unreadable++;
       continue;
     }
+    const had = usage.watches;
     for (const fd of fds) {
       if (++descriptors > USAGE_LIMITS.descriptors) return { ...usage, complete: false };
       let link: string;
@@ -77,6 +80,7 @@ export function userWatchUsage(uid: number, selfPid: number = process.pid, proc 
       usage.instances++;
       usage.watches += watchLines(`${dir}/fdinfo/${fd}`);
     }
+    if (usage.watches > had) usage.holders++;
   }
   return usage;
 }
@@ -96,16 +100,18 @@ function watchLines(file: string): number {
 
 /**
  * How many watches this process may hold in all, given what it holds and what the user's other processes hold:
- * what is left of `limit` after `reserve` and `others`, of which it takes half at a time (so processes that count
- * at the same moment cannot together take more than what was free), plus what it holds. Never less than `held`
- * (watches are not given back to make room; new ones stop).
+ * what it holds, plus a share of what is left of `limit` after `reserve` and `others`: half of it divided among
+ * this process and the `holders` (so that processes counting at about the same moment take together at most
+ * about half of what was free, and the next counts see what they took). Never less than `held` (watches are not
+ * given back to make room; new ones stop).
  *
  * @param limit max_user_watches
  * @param reserve watches left to the user's other programs
  * @param others watches of the user's other processes (`userWatchUsage`)
  * @param held watches of this process
+ * @param holders the user's other processes that hold watches
  */
-export function watchAllowance(limit: number, reserve: number, others: number, held: number): number {
+export function watchAllowance(limit: number, reserve: number, others: number, held: number, holders = 0): number {
   const free = limit - reserve - others - held;
-  return free <= 0 ? held : held + Math.ceil(free / 2);
+  return free <= 0 ? held : held + Math.ceil(free / (2 * (1 + holders)));
 }

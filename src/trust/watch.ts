@@ -76,6 +76,10 @@ const shared = {
   allowance: 0,
   others: 0,
   countedAt: Number.NEGATIVE_INFINITY,
+  /** Calls begun (any view), the call of the last count, and the watches held at that count. */
+  calls: 0,
+  countCall: -1,
+  heldAtCount: 0,
   ttlMs: USAGE_TTL_MS,
 };
 
@@ -130,18 +134,24 @@ export function watchCeiling(): number {
 }
 
 /**
- * The watches this process may hold now (`watchAllowance` over a count of the user's other watches at most
- * `USAGE_TTL_MS` old, and never above `watchCeiling`). The count is taken only here, so only a call that wants to
- * add a watch pays for it, at most once per `USAGE_TTL_MS`. An incomplete count allows no new watch.
+ * The watches this process may hold now (`watchAllowance` over a count of the user's other watches, never above
+ * `watchCeiling`). The count is taken only here, so only a call that wants to add a watch pays for it: once per
+ * call while the last count allowed new watches (the process is growing, and each call sees what the others took
+ * meanwhile), else at most once per `USAGE_TTL_MS`. An incomplete count allows no new watch.
  */
 function allowanceNow(): number {
   const now = performance.now();
-  if (now - shared.countedAt >= shared.ttlMs) {
+  const growing = shared.allowance > shared.heldAtCount && shared.countCall !== shared.calls;
+  if (growing || now - shared.countedAt >= shared.ttlMs) {
     shared.countedAt = now;
+    shared.countCall = shared.calls;
+    shared.heldAtCount = shared.held;
     const { limit, reserve } = userWatchLimits();
     const usage = userWatchUsage(process.getuid?.() ?? -1);
     shared.others = usage.watches;
-    shared.allowance = usage.complete ? watchAllowance(limit, reserve, usage.watches, shared.held) : shared.held;
+    shared.allowance = usage.complete
+      ? watchAllowance(limit, reserve, usage.watches, shared.held, usage.holders)
+      : shared.held;
   }
   return Math.min(shared.allowance, watchCeiling());
 }
@@ -217,6 +227,7 @@ export class NoteWatch {
   begin(native: Native, rootFd: number): boolean {
     this.native = native;
     this.addedNow = 0;
+    shared.calls++;
     if (
       native.watchOpen === undefined ||
       native.watchRead === undefined ||

@@ -80,9 +80,9 @@ const { setTimeout: sleep } = await import('node:timers/promises');
 const bridge = (await import(dist + '/src/tools/bridge.js')).createBridge({ log: () => undefined });
 const caller = { home, cron: false, subagent: false };
 let ok = true;
-// Watches are added from the second call on (once a listing is reused), at most half of what is free per count
-// of the user's watches (one per 100 ms here): twelve calls 120 ms apart leave time to settle.
-for (let i = 0; i < 12; i++) {
+// Watches are added from the second call on (once a listing is reused), each call taking its share of what is
+// free at its count: sixteen calls leave time to settle.
+for (let i = 0; i < 16; i++) {
   ok &&= bridge.search({ query: 'lantern' }, caller).ok;
   await sleep(120);
 }
@@ -91,8 +91,9 @@ process.stdin.resume();
 process.stdin.on('end', () => process.exit(0));
 `;
 
-test('watch budget › the allowance leaves the reserve and what others hold, taking half of what is free at a time', (t) => {
+test('watch budget › the allowance leaves the reserve and what others hold, sharing half of what is free', (t) => {
   t.is(watchAllowance(1000, 100, 300, 0), 300);
+  t.is(watchAllowance(1000, 100, 300, 0, 2), 100, 'half of the free 600, shared with two other holders');
   t.is(watchAllowance(1000, 100, 300, 599), 600);
   t.is(watchAllowance(1000, 100, 300, 600), 600);
   t.is(watchAllowance(1000, 100, 950, 40), 40, 'never below what is held');
@@ -111,7 +112,7 @@ test('watch budget › the allowance leaves the reserve and what others hold, ta
       t.true(during.complete);
       // As root the uid is this test's alone: exactly the helper's watches. Otherwise other processes of the user
       // may hold watches too.
-      if (isRoot) t.like(during, { watches: 150, instances: 1 });
+      if (isRoot) t.like(during, { watches: 150, instances: 1, holders: 1 });
       else t.true(during.watches >= before.watches + 150 - 50, `${before.watches} then ${during.watches}`);
       // doctor, run as the same user, shows the count.
       const cli = path.join(DIST, 'src', 'cli', 'main.js');
@@ -153,10 +154,34 @@ rootTest('watch budget › two bridges and a helper of one user hold at most the
     const b = (await second.ready) as { held: number; ok: boolean; enospc: number };
     t.true(a.ok && b.ok);
     // The first bridge watches all of its 500 notes (300 + 500 ≤ 900); the second at most what is left of 900,
-    // approaching it by halves (100, of which 50, then 75, …).
+    // approaching it by shares (100 free, shared with two holders: 17, then 14 of the 83 left, …).
     t.is(a.held, 500);
-    t.true(b.held >= 50 && b.held <= limit - reserve - 300 - 500, String(b.held));
+    t.true(b.held >= 40 && b.held <= limit - reserve - 300 - 500, String(b.held));
     t.is(b.enospc, 0);
+    t.log(`held: helper 300, first bridge ${a.held}, second bridge ${b.held}`);
+    const total = userWatchUsage(UID).watches;
+    t.true(total <= limit - reserve, `${total}: the reserve is left`);
+  } finally {
+    for (const c of running) c.stdin.end();
+  }
+});
+
+rootTest('watch budget › two bridges started at the same moment beside a helper leave the reserve', async (t) => {
+  const limit = 1000;
+  const reserve = 100;
+  const helped = world(300);
+  const one = world(500);
+  const two = world(500);
+  const running: ChildProcessWithoutNullStreams[] = [];
+  try {
+    const h = proc(HOLDER, [helped.root]);
+    running.push(h.child);
+    await h.ready;
+    const both = [one, two].map((w) => proc(BRIDGE, [w.home, String(limit), String(reserve)]));
+    for (const b of both) running.push(b.child);
+    const held = (await Promise.all(both.map((b) => b.ready))) as { held: number; ok: boolean; enospc: number }[];
+    t.log(`held: helper 300, bridges ${held.map((x) => x.held).join(' and ')}`);
+    t.true(held.every((x) => x.ok && x.held > 0 && x.enospc === 0));
     const total = userWatchUsage(UID).watches;
     t.true(total <= limit - reserve, `${total}: the reserve is left`);
   } finally {
