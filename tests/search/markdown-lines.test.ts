@@ -1,6 +1,6 @@
 /**
  * The line scanners of src/search/markdown-lines.ts and src/text/line-scan.ts against the regular expressions they
- * replace (the ones the reader used before; each scanner's docstring names its own). The expressions are the
+ * replace (tests/helpers/markdown-oracle.ts; each scanner's docstring names its own). The expressions are the
  * oracle here only, on short random lines, where their backtracking costs nothing: each scanner must give the same
  * answer and the same positions on every line, so notes read exactly as before.
  */
@@ -22,57 +22,23 @@ import {
   withoutClosingHashes,
 } from '../../src/search/markdown-lines.js';
 import { collapseWhiteSpace, newMeter, noJsLineTerminator } from '../../src/text/line-scan.js';
+import {
+  ATX,
+  BLANK,
+  FENCE,
+  FM_CLOSE,
+  FM_OPEN,
+  INDENTED,
+  ITEM,
+  KEY,
+  NOT_A_STRING,
+  OTHER_BLOCK,
+  SETEXT,
+  withoutClosingHashesRef,
+} from '../helpers/markdown-oracle.js';
+import { LINE_PIECES } from '../helpers/long-lines.js';
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/;
-const SETEXT = /^ {0,3}(?:=+|-+)[ \t]*$/;
-const BLANK = /^[ \t]*$/;
-const INDENTED = /^(?: {4}|\t)/;
-const OTHER_BLOCK = /^ {0,3}(?:[>|<]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[-*_](?:[ \t]*[-*_]){2,}[ \t]*$)/;
-const FM_OPEN = /^---[ \t]*\r?$/;
-const FM_CLOSE = /^(?:---|\.\.\.)[ \t]*\r?$/;
-const KEY = /^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*))?$/;
-const ITEM = /^[ \t]*-(?:[ \t]+(.*))?$/;
-const NOT_A_STRING =
-  /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?(?:\d[\d_]*)?\.?\d+(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
-
-/** Pieces of lines: every character a line shape turns on, every JavaScript line terminator and white space. */
-const linePiece = fc.constantFrom(
-  ' ',
-  '   ',
-  '\t',
-  '\r',
-  '\u2028',
-  '\u2029',
-  '\u0085',
-  '\u00a0',
-  '\u3000',
-  '\v',
-  '#',
-  '###',
-  '`',
-  '```',
-  '~',
-  '~~~',
-  '=',
-  '-',
-  '---',
-  '*',
-  '_',
-  '+',
-  '>',
-  '|',
-  '<',
-  '.',
-  '...',
-  ')',
-  ':',
-  '1',
-  '123456789',
-  'a',
-  'Key_1-x',
-  'title',
-);
+const linePiece = fc.constantFrom(...LINE_PIECES);
 /** A line: no LF inside (the reader splits at LF before it asks a scanner). */
 const line = fc.array(linePiece, { maxLength: 12 }).map((parts) => parts.join(''));
 
@@ -107,15 +73,6 @@ test('fenceLine, closesFence and opensFence answer as the fence pattern did', (t
 });
 
 test('atxHeading and withoutClosingHashes give the text the heading pattern did', (t) => {
-  /** The closing-sequence rule as the reader applied it to the captured text. */
-  const closing = (raw: string): string => {
-    const text = raw.trimEnd();
-    let i = text.length;
-    while (i > 0 && text[i - 1] === '#') i--;
-    if (i === text.length) return text;
-    if (i === 0) return '';
-    return text[i - 1] === ' ' || text[i - 1] === '\t' ? text.slice(0, i) : text;
-  };
   fc.assert(
     fc.property(placed, ([text, from, to]) => {
       const m = ATX.exec(text.slice(from, to));
@@ -123,7 +80,7 @@ test('atxHeading and withoutClosingHashes give the text the heading pattern did'
       if (m === null) return h === undefined;
       if (h === undefined || h.level !== m[1]!.length || text.slice(h.text, to) !== (m[2] ?? '')) return false;
       const end = withoutClosingHashes(text, h.text, to, newMeter());
-      const want = closing(m[2] ?? '')
+      const want = withoutClosingHashesRef(m[2] ?? '')
         .replace(/\s+/g, ' ')
         .trim();
       return collapseWhiteSpace(text, newMeter(), h.text, end) === want;

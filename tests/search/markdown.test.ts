@@ -10,6 +10,7 @@ import {
   sectionHeadings,
   splitFrontMatter,
 } from '../../src/search/markdown.js';
+import { headingsByRegex } from '../helpers/markdown-oracle.js';
 
 test('front matter is cut from the body, its title wins over a heading, tags and aliases are kept', (t) => {
   const note = parseNote(
@@ -139,74 +140,6 @@ test('quoted front matter scalars read as YAML reads them: escapes in double quo
   t.is(title('"\\u202E"'), '\u202E'); // shown as <U+202E> at the response boundary
   t.deepEqual(readMeta('aliases: ["caf\\u00e9"]\n').aliases, ['café']);
 });
-
-// The line scan as it was before lines that can only be paragraph lines skipped the regular expressions: every line
-// through all of them. The oracle for the test below.
-function lineEnd(text: string, from: number): number {
-  const i = text.indexOf('\n', from);
-  return i === -1 ? text.length : i;
-}
-const OTHER_BLOCK_REF = /^ {0,3}(?:[>|<]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[-*_](?:[ \t]*[-*_]){2,}[ \t]*$)/;
-function withoutClosingHashesRef(raw: string): string {
-  const text = raw.trimEnd();
-  let i = text.length;
-  while (i > 0 && text[i - 1] === '#') i--;
-  if (i === text.length) return text;
-  if (i === 0) return '';
-  return text[i - 1] === ' ' || text[i - 1] === '\t' ? text.slice(0, i) : text;
-}
-function headingsByRegex(body: string, found: (level: number, text: string) => boolean): void {
-  let fence: { char: string; len: number } | undefined;
-  /** Lines of the paragraph being read (a setext underline turns it into a heading), or undefined. */
-  let para: string[] | undefined;
-  let pos = 0;
-  while (pos < body.length) {
-    const end = lineEnd(body, pos);
-    const line = body.slice(pos, end).replace(/\r$/, '');
-    pos = end + 1;
-    const f = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
-    if (fence !== undefined) {
-      if (f !== null && f[1]![0] === fence.char && f[1]!.length >= fence.len && f[2]!.trim() === '') fence = undefined;
-      continue;
-    }
-    if (f !== null && !(f[1]![0] === '`' && f[2]!.includes('`'))) {
-      // (A backtick fence's info string may not contain a backtick (CommonMark); otherwise it is inline code.)
-      fence = { char: f[1]![0]!, len: f[1]!.length };
-      para = undefined;
-      continue;
-    }
-    if (/^[ \t]*$/.test(line)) {
-      para = undefined;
-      continue;
-    }
-    const h = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/.exec(line);
-    if (h !== null) {
-      para = undefined;
-      const text = withoutClosingHashesRef(h[2] ?? '')
-        .replace(/\s+/g, ' ')
-        .trim();
-      if (text !== '' && !found(h[1]!.length, text)) return;
-      continue;
-    }
-    if (para !== undefined && /^ {0,3}(?:=+|-+)[ \t]*$/.test(line)) {
-      const text = para.join(' ').replace(/\s+/g, ' ').trim();
-      para = undefined;
-      if (text !== '' && !found(line.trim()[0] === '=' ? 1 : 2, text)) return;
-      continue;
-    }
-    // A block quote, list item, table row, thematic break or HTML block ends a paragraph and starts none (a setext
-    // underline after it is not a heading); indented code starts none either.
-    if (OTHER_BLOCK_REF.test(line)) {
-      para = undefined;
-      continue;
-    }
-    if (para !== undefined) {
-      if (para.length < 64) para.push(line);
-      continue;
-    }
-    if (!/^(?: {4}|\t)/.test(line)) para = [line];
-  }
-}
 
 test('the headings found equal those of the all-regular-expression line scan on random Markdown', (t) => {
   const line = fc
