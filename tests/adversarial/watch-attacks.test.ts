@@ -4,7 +4,7 @@
  * answer byte for byte what a bridge without notification (every note statted, no warm state) answers in the same
  * state. Renames and exchanges of files and directories (renameat2 RENAME_EXCHANGE through python3 ctypes), a
  * directory moved out and another moved in, the root replaced, a name swapped between the watch and the statx,
- * a second view of the same inodes (`within`), bind mounts (root only), a mount in another mount namespace (root
+ * narrowed searches (`within`, which rank within the same view), bind mounts (root only), a mount in another mount namespace (root
  * only), stores through a shared writable mapping (python3 mmap).
  *
  * The search tool keeps a listing for reuse only when it was taken more than 3 s after its directory's last change,
@@ -223,7 +223,7 @@ watchTest('watch attacks › a name swapped between its watch being added and it
   sameAsStatx(t, bridge, w);
 });
 
-watchTest('watch attacks › a second view of the same inodes (within) sees a change the first view saw', (t) => {
+watchTest('watch attacks › narrowed searches (within) of a watched view see a change as plain ones do', (t) => {
   const w = W.within;
   const bridge = warmBridge(t, w);
   const within = ['a/**'];
