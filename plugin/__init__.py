@@ -6,7 +6,7 @@ long-lived ``memory-bridge worker`` child process (Node.js), which applies the p
 
 Contract (docs/HERMES.md; the public result shapes are docs/TOOLS.md's):
 
-* Tools ``memory_bridge_search({query, limit?, within?})`` and ``memory_bridge_read({id, offset?})`` in the toolset
+* Tools ``memory_bridge_search({query, limit?, within?})`` and ``memory_bridge_read({id | ids, offset?, section?, outline?})`` in the toolset
   ``memory_bridge``. A handler takes ``(args, **kwargs)`` and returns a JSON *string* with exactly the public
   result shapes; it never raises an ``Exception``.
 * The caller record ``{"home", "profile", "cron", "subagent"}`` (``profile`` is "" when Hermes names none) is
@@ -106,27 +106,37 @@ SEARCH_PARAMETERS = {
     "additionalProperties": False,
 }
 
-READ_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "id": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512,
-            "description": "A document id exactly as memory_bridge_search returned it (root-relative path).",
-        },
-        "offset": {
-            "type": "integer",
-            "minimum": 0,
-            "description": (
-                "Characters (Unicode code points) to skip, default 0. A cut answer gives next_offset: pass it to read"
-                " on. Compare version across reads: it changes when the note changed."
-            ),
-        },
-    },
-    "required": ["id"],
-    "additionalProperties": False,
-}
+READ_PARAMETERS = {'type': 'object',
+ 'properties': {'id': {'type': 'string',
+                       'minLength': 1,
+                       'maxLength': 512,
+                       'description': 'A document id exactly as memory_bridge_search returned it '
+                                      '(root-relative path).'},
+                'ids': {'type': 'array',
+                        'minItems': 1,
+                        'maxItems': 5,
+                        'items': {'type': 'string', 'minLength': 1, 'maxLength': 512},
+                        'description': 'Instead of id: read up to 5 notes in one call, e.g. '
+                                       '["decisions/pricing.md", "runbook.md"]. Answers come in the order '
+                                       'asked, each as a single read would answer, sharing one read_chars '
+                                       'budget.'},
+                'offset': {'type': 'integer',
+                           'minimum': 0,
+                           'description': 'Characters (Unicode code points) to skip, default 0 (inside the '
+                                          'section when section is given). A cut answer gives next_offset: '
+                                          'pass it to read on. Compare version across reads: it changes when '
+                                          'the note changed.'},
+                'section': {'type': 'string',
+                            'minLength': 1,
+                            'maxLength': 200,
+                            'description': 'Read only the section under this heading (to the next heading of '
+                                           'the same or a higher level): its text as shown, e.g. "Rollout '
+                                           'plan", or its slug as a link writes it, e.g. "rollout-plan" from '
+                                           '[[runbook#Rollout plan]].'},
+                'outline': {'const': True,
+                            'description': "true: list the note's headings (level, text, offset) instead of "
+                                           'its text, at most 200.'}},
+ 'additionalProperties': False}
 
 TOOL_DESCRIPTIONS = {
     SEARCH_TOOL: (
@@ -134,8 +144,9 @@ TOOL_DESCRIPTIONS = {
         ' within (glob patterns such as ["decisions/**"]) to search only part of it: it narrows, never widens.'
     ),
     READ_TOOL: (
-        "Read one Markdown document by the id that memory_bridge_search returned. Long notes come in pieces: pass"
-        " the next_offset of an answer as offset to read on."
+        "Read one Markdown document by the id that memory_bridge_search returned (or up to 5 with ids). Long notes"
+        " come in pieces: pass the next_offset of an answer as offset to read on. outline: true lists the"
+        " headings; section reads one heading's section."
     ),
 }
 
@@ -982,21 +993,47 @@ def _is_str(value) -> bool:
     return isinstance(value, str)
 
 
+def _valid_error(result: dict) -> bool:
+    """True when ``result`` is exactly the public error JSON (docs/TOOLS.md §Errors)."""
+    error = result.get("error")
+    if set(result) != {"ok", "error"} or not isinstance(error, dict):
+        return False
+    code = error.get("code")
+    if code not in _MESSAGES or error.get("message") != _MESSAGES[code]:
+        return False
+    allowed = {"code", "message", "hint"} if code == "invalid_request" else {"code", "message"}
+    if not {"code", "message"} <= set(error) <= allowed:
+        return False
+    return "hint" not in error or _is_str(error["hint"])
+
+
+def _valid_text_read(result: dict) -> bool:
+    """True when ``result`` is one note's text window (docs/TOOLS.md §Results, memory_bridge_read)."""
+    keys = {"ok", "id", "title", "content", "truncated", "offset", "version"}
+    if result.get("truncated") is True:
+        keys.add("next_offset")
+    if "section" in result:
+        keys.add("section")
+    return (
+        set(result) == keys
+        and result["ok"] is True
+        and _is_str(result["id"])
+        and _is_str(result["title"])
+        and _is_str(result["content"])
+        and isinstance(result["truncated"], bool)
+        and _is_count(result["offset"])
+        and ("next_offset" not in result or _is_count(result["next_offset"]))
+        and _is_str(result["version"])
+        and ("section" not in result or _is_str(result["section"]))
+    )
+
+
 def _valid_result(tool: str, result) -> bool:
     """True when ``result`` has exactly one of the public result shapes (docs/TOOLS.md §Results) for ``tool``."""
     if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
         return False
     if result["ok"] is False:
-        error = result.get("error")
-        if set(result) != {"ok", "error"} or not isinstance(error, dict):
-            return False
-        code = error.get("code")
-        if code not in _MESSAGES or error.get("message") != _MESSAGES[code]:
-            return False
-        allowed = {"code", "message", "hint"} if code == "invalid_request" else {"code", "message"}
-        if not {"code", "message"} <= set(error) <= allowed:
-            return False
-        return "hint" not in error or _is_str(error["hint"])
+        return _valid_error(result)
     if tool == SEARCH_TOOL:
         keys = set(result)
         if not {"ok", "results", "truncated"} <= keys <= {"ok", "results", "truncated", "incomplete"}:
@@ -1012,19 +1049,40 @@ def _valid_result(tool: str, result) -> bool:
                 return False
         return True
     if tool == READ_TOOL:
-        keys = {"ok", "id", "title", "content", "truncated", "offset", "version"}
-        if result.get("truncated") is True:
-            keys.add("next_offset")
-        return (
-            set(result) == keys
-            and _is_str(result["id"])
-            and _is_str(result["title"])
-            and _is_str(result["content"])
-            and isinstance(result["truncated"], bool)
-            and _is_count(result["offset"])
-            and ("next_offset" not in result or _is_count(result["next_offset"]))
-            and _is_str(result["version"])
-        )
+        if "notes" in result:
+            notes = result["notes"]
+            return (
+                set(result) == {"ok", "notes", "truncated"}
+                and isinstance(result["truncated"], bool)
+                and isinstance(notes, list)
+                and 1 <= len(notes) <= 5
+                and all(
+                    isinstance(n, dict)
+                    and isinstance(n.get("ok"), bool)
+                    and (_valid_error(n) if n["ok"] is False else _valid_text_read(n))
+                    for n in notes
+                )
+            )
+        if "outline" in result:
+            return (
+                set(result) == {"ok", "id", "title", "outline", "truncated", "version"}
+                and _is_str(result["id"])
+                and _is_str(result["title"])
+                and isinstance(result["truncated"], bool)
+                and _is_str(result["version"])
+                and isinstance(result["outline"], list)
+                and len(result["outline"]) <= 200
+                and all(
+                    isinstance(h, dict)
+                    and set(h) == {"level", "text", "offset"}
+                    and _is_count(h["level"])
+                    and 1 <= h["level"] <= 6
+                    and _is_str(h["text"])
+                    and _is_count(h["offset"])
+                    for h in result["outline"]
+                )
+            )
+        return _valid_text_read(result)
     return False
 
 

@@ -373,11 +373,13 @@ const MAX_PARA_POSITIONS = 128;
  * preceded by a space is removed) or a setext heading: a paragraph followed by a line of `=` (level 1) or `-`
  * (level 2), indented at most three spaces. Text has its whitespace collapsed, and only its first `limit` UTF-16
  * units are built (what the caller keeps: a prefix of the whole text). One pass over the lines, each judged by the
- * scanners of `markdown-lines.ts` (each reads the line at most twice).
+ * scanners of `markdown-lines.ts` (each reads the line at most twice). `start` is the UTF-16 index in `body` where
+ * the heading's first line starts (a setext heading: its paragraph's first line), `next` where the line after it
+ * (after the underline) starts, at most `body.length` (src/search/sections.ts cuts sections at them).
  */
-function scanHeadings(
+export function scanHeadings(
   body: string,
-  found: (level: number, text: string) => boolean,
+  found: (level: number, text: string, start: number, next: number) => boolean,
   limit: number,
   m: ScanMeter,
 ): void {
@@ -421,7 +423,7 @@ function scanHeadings(
     if (h !== undefined) {
       para = undefined;
       const text = collapseWhiteSpace(body, m, h.text, withoutClosingHashes(body, h.text, stop, m), limit);
-      if (text !== '' && !found(h.level, text)) return;
+      if (text !== '' && !found(h.level, text, from, Math.min(pos, body.length))) return;
       continue;
     }
     const underline = para === undefined ? 0 : setextUnderline(body, from, stop, m);
@@ -431,8 +433,9 @@ function scanHeadings(
       const joined = lines.join(' ');
       m.steps += 2 * joined.length;
       const text = collapseWhiteSpace(joined, m, 0, joined.length, limit);
+      const start = para[0]!;
       para = undefined;
-      if (text !== '' && !found(underline, text)) return;
+      if (text !== '' && !found(underline, text, start, Math.min(pos, body.length))) return;
       continue;
     }
     // A block quote, list item, table row, thematic break or HTML block ends a paragraph and starts none (a setext

@@ -10,7 +10,14 @@ import { z } from 'zod';
 import { BridgeError } from '../errors.js';
 import type { PatternSet } from '../policy/glob.js';
 import type { NoteScope } from '../search/types.js';
-import { LIMIT_CEILING, MAX_ID_CHARS, MAX_QUERY_CHARS, MAX_WITHIN_PATTERNS } from './schemas.js';
+import {
+  LIMIT_CEILING,
+  MAX_ID_CHARS,
+  MAX_QUERY_CHARS,
+  MAX_READ_IDS,
+  MAX_SECTION_CHARS,
+  MAX_WITHIN_PATTERNS,
+} from './schemas.js';
 import { compileWithin } from './within.js';
 
 /** Fixed hints (public text). */
@@ -20,8 +27,14 @@ export const HINTS = Object.freeze({
   within: `within: a list of 1 to ${MAX_WITHIN_PATTERNS} patterns in the policy's glob dialect, e.g. "decisions/**"`,
   query: `query: a non-empty string of at most ${MAX_QUERY_CHARS} characters`,
   limit: (max: number) => `limit: an integer from 1 to ${max}`,
-  readArguments: 'arguments: an object with id and optionally offset',
-  readKeys: 'arguments: only id and offset are accepted',
+  readArguments:
+    'arguments: an object with id (or ids) and optionally offset, section or outline (outline: true goes without offset and section; ids without any)',
+  readKeys: 'arguments: only id, ids, offset, section and outline are accepted',
+  ids: `ids: a list of 1 to ${MAX_READ_IDS} ids, given instead of id`,
+  section: `section: a heading's text or its slug, 1 to ${MAX_SECTION_CHARS} characters, e.g. "Rollout plan" or "rollout-plan"`,
+  outline: 'outline: true to list the headings instead of reading text',
+  unknownSection:
+    'section: this note has no heading with that text or slug; read it with outline: true to list its headings',
   offset: 'offset: an integer of at least 0 (characters to skip; a read answer gives next_offset)',
   id: `id: a non-empty string of at most ${MAX_ID_CHARS} characters`,
 });
@@ -38,9 +51,17 @@ const SEARCH_ARGS = z.strictObject({
   within: z.array(z.string()).min(1).max(MAX_WITHIN_PATTERNS).optional(),
 });
 
+const ID = z.string().refine((id) => id.length > 0 && (id.length <= MAX_ID_CHARS || codePoints(id) <= MAX_ID_CHARS));
+
 const READ_ARGS = z.strictObject({
-  id: z.string().refine((id) => id.length > 0 && (id.length <= MAX_ID_CHARS || codePoints(id) <= MAX_ID_CHARS)),
+  id: ID.optional(),
+  ids: z.array(ID).min(1).max(MAX_READ_IDS).optional(),
   offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  section: z
+    .string()
+    .refine((s) => /\S/u.test(s) && (s.length <= MAX_SECTION_CHARS || codePoints(s) <= MAX_SECTION_CHARS))
+    .optional(),
+  outline: z.literal(true).optional(),
 });
 
 export interface SearchArgs {
@@ -59,9 +80,16 @@ export interface SearchArgs {
 export interface ReadArgs {
   /** 1–512 code points; its syntax is checked by `validateId` next. */
   id: string;
-  /** Code points to skip before the returned window (an integer ≥ 0; default 0). */
+  /** Code points to skip before the returned window (an integer ≥ 0; default 0); inside the section with `section`. */
   offset?: number;
+  /** A heading's text or slug (1–200 code points): read that heading's section only (src/search/sections.ts). */
+  section?: string;
+  /** List the note's headings instead of reading text. */
+  outline?: true;
 }
+
+/** memory_bridge_read's arguments: one note (`ReadArgs`) or several (`ids`, each read as `{ id }` alone). */
+export type ReadRequest = { one: ReadArgs } | { many: string[] };
 
 type Issue = { code: string; path: PropertyKey[] };
 
@@ -117,14 +145,30 @@ export function parseSearchArgs(raw: unknown): SearchArgs {
  * Validate memory_bridge_read arguments (shape and length only; id syntax is `validateId`'s job).
  * @throws BridgeError('invalid_request', 'bad_arguments', hint)
  */
-export function parseReadArgs(raw: unknown): ReadArgs {
+export function parseReadArgs(raw: unknown): ReadRequest {
   const r = READ_ARGS.safeParse(raw);
-  if (r.success) return r.data.offset === undefined ? { id: r.data.id } : { id: r.data.id, offset: r.data.offset };
+  if (r.success) {
+    const { id, ids, offset, section, outline } = r.data;
+    // Exactly one of id and ids; ids alone; outline neither with offset nor with section.
+    const one = id !== undefined && ids === undefined;
+    const many = ids !== undefined && id === undefined && offset === undefined && section === undefined && !outline;
+    if (many) return { many: ids };
+    if (!one || (outline === true && (offset !== undefined || section !== undefined)))
+      throw new BridgeError('invalid_request', 'bad_arguments', HINTS.readArguments);
+    const args: ReadArgs = { id };
+    if (offset !== undefined) args.offset = offset;
+    if (section !== undefined) args.section = section;
+    if (outline === true) args.outline = true;
+    return { one: args };
+  }
   const hint = hintFor(
     r.error.issues,
     [
       ['id', HINTS.id],
+      ['ids', HINTS.ids],
       ['offset', HINTS.offset],
+      ['section', HINTS.section],
+      ['outline', HINTS.outline],
     ],
     HINTS.readArguments,
     HINTS.readKeys,

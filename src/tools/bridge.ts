@@ -9,7 +9,17 @@ import { profileOf } from './caller.js';
 import { HiddenNotices } from './hidden-notices.js';
 import { runRead } from './read.js';
 import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
-import type { Bridge, BridgeOptions, LogEvent, ReadResult, SearchResult, ToolName, ToolResult } from './types.js';
+import type {
+  Bridge,
+  BridgeOptions,
+  LogEvent,
+  ManyReadResult,
+  OutlineResult,
+  ReadResult,
+  SearchResult,
+  ToolName,
+  ToolResult,
+} from './types.js';
 
 /**
  * The default operator log: one line on stderr per event, `<prog>: <tool> <reason>` (plus the class of an internal
@@ -106,7 +116,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
         ),
       );
     },
-    read(args, caller): ReadResult | ErrorResult {
+    read(args, caller): ReadResult | OutlineResult | ManyReadResult | ErrorResult {
       return guarded('memory_bridge_read', caller, () => runRead(args, caller, options.rawEntryCeiling));
     },
     call(tool, args, caller): ToolResult {

@@ -3,18 +3,20 @@
  * → resolve the id component by component → the window of the note's text that starts at `offset`.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { BridgeError } from '../errors.js';
+import { BridgeError, bridgeErrorOf, errorResult, type ErrorResult } from '../errors.js';
 import { getNative } from '../../native/index.js';
 import { noteTitle, ownTitle } from '../search/markdown.js';
+import { findSection, headingsOf } from '../search/sections.js';
 import { cutVisible, escapeHidden } from '../text/visible.js';
 import { readVerifiedNote } from '../trust/note.js';
 import { validateId } from '../trust/names.js';
 import type { IdentityKey } from '../trust/types.js';
-import { parseReadArgs } from './args.js';
+import { HINTS, parseReadArgs, type ReadArgs } from './args.js';
+import { MAX_OUTLINE_HEADINGS } from './schemas.js';
 import { parseCaller } from './caller.js';
 import { policyAndRoot } from './start.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
-import type { ReadResult } from './types.js';
+import type { ManyReadResult, OutlineResult, ReadResult } from './types.js';
 
 /** The window of a note one read returns (see `readWindow`). */
 export interface ReadWindow {
@@ -93,6 +95,87 @@ export function noteVersion(key: IdentityKey): string {
   return createHmac('sha256', versionKey).update(key).digest('base64url').slice(0, 22);
 }
 
+/** Code points of `text` from UTF-16 index `from` up to index `to`. */
+function codePointsBetween(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (!(c >= 0xdc00 && c <= 0xdfff && i > from && (text.charCodeAt(i - 1) & 0xfc00) === 0xd800)) n++;
+  }
+  return n;
+}
+
+/**
+ * The outline of a verified note (docs/TOOLS.md §memory_bridge_read `outline`): its first headings in order with
+ * level, text (escaped like a title) and the code point offset of the heading's line in the note (pass it as
+ * `offset` to read from there); at most MAX_OUTLINE_HEADINGS, and only while their texts together stay within
+ * `readChars` code points (so an outline is never longer than a read); `truncated` when more headings follow.
+ */
+function outlineOf(text: string, readChars: number): Pick<OutlineResult, 'outline' | 'truncated'> {
+  const { headings, more } = headingsOf(text, MAX_OUTLINE_HEADINGS);
+  let at = 0;
+  let offset = 0;
+  let left = readChars;
+  const outline: OutlineResult['outline'] = [];
+  for (const h of headings) {
+    const shown = escapeHidden(h.text);
+    left -= codePointsBetween(shown, 0, shown.length);
+    if (left < 0) return { outline, truncated: true };
+    offset += codePointsBetween(text, at, h.start);
+    at = h.start;
+    outline.push({ level: h.level, text: shown, offset });
+  }
+  return { outline, truncated: more };
+}
+
+/**
+ * Run one memory_bridge_read call: one note (`runOneRead`), or with `ids` each id read exactly as `{ id }` alone
+ * would be, in the order asked, every answer or error as that single read gives it, under one read_chars budget
+ * (`runManyReads`).
+ *
+ * @throws as `runOneRead` for a single read; a multi-read only throws for its arguments (`invalid_request`)
+ */
+export function runRead(
+  args: unknown,
+  caller: unknown,
+  rawEntryCeiling?: number,
+): ReadResult | OutlineResult | ManyReadResult {
+  const request = parseReadArgs(args);
+  if ('one' in request) return runOneRead(request.one, caller, rawEntryCeiling).answer;
+  return runManyReads(request.many, caller, rawEntryCeiling);
+}
+
+/**
+ * The reads of `ids` in order, each a whole single read (its own policy load, trust walk and checks) whose error,
+ * if any, is the error JSON a single read of it answers. The content of all answers together is at most the
+ * policy's read_chars (each read's window gets what the earlier ones left); once it is spent, later notes are still
+ * checked and answered with empty content, `truncated: true` and `next_offset` equal to their offset (read on with
+ * a single read). `truncated` of the whole answer: some item is truncated.
+ */
+function runManyReads(ids: string[], caller: unknown, rawEntryCeiling?: number): ManyReadResult {
+  const results: (ReadResult | ErrorResult)[] = [];
+  let left: number | undefined;
+  for (const id of ids) {
+    try {
+      const r = runOneRead({ id }, caller, rawEntryCeiling, left);
+      left = (left ?? r.readChars) - r.used;
+      results.push(r.answer as ReadResult);
+    } catch (err) {
+      const refusal = bridgeErrorOf(err);
+      if (refusal === undefined) throw err;
+      results.push(errorResult(refusal.code, refusal.hint));
+    }
+  }
+  return { ok: true, notes: results, truncated: results.some((r) => r.ok && r.truncated) };
+}
+
+/** A read's answer, with what a multi-read needs besides: content code points used and the policy's read_chars. */
+interface BudgetedRead {
+  answer: ReadResult | OutlineResult;
+  used: number;
+  readChars: number;
+}
+
 /**
  * Run one read. The id's syntax is validated before the policy is loaded or any filesystem call is made; an id
  * the policy does not allow is refused before the root is opened. Every refusal of the note itself (denied,
@@ -105,8 +188,7 @@ export function noteVersion(key: IdentityKey): string {
  * @throws BridgeError: `invalid_request` (arguments, id syntax), `unavailable` (caller, platform, policy, run kind,
  *   root trust, the raw entry ceiling), `not_found_or_denied` (the note)
  */
-export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number): ReadResult {
-  const parsed = parseReadArgs(args);
+export function runOneRead(parsed: ReadArgs, caller: unknown, rawEntryCeiling?: number, budget?: number): BudgetedRead {
   const id = validateId(parsed.id);
   const offset = parsed.offset ?? 0;
   const who = parseCaller(caller);
@@ -121,17 +203,37 @@ export function runRead(args: unknown, caller: unknown, rawEntryCeiling?: number
   } finally {
     native.close(rootFd);
   }
-  const window = readWindow(note.text, offset, policy.limits.read_chars);
   // The same title search shows (docs/DESIGN.md "Titles and file names"), from the whole note, escaped alike.
+  const title = escapeHidden(noteTitle({ title: ownTitle(note.text) }, id));
+  const version = noteVersion(note.key);
+  const readChars = policy.limits.read_chars;
+  if (parsed.outline === true)
+    return { answer: { ok: true, id, title, ...outlineOf(note.text, readChars), version }, used: 0, readChars };
+  let text = note.text;
+  let section: string | undefined;
+  if (parsed.section !== undefined) {
+    // Only now, once the note is known readable: a missing heading says nothing about other notes.
+    const heading = findSection(text, parsed.section);
+    if (heading === undefined) throw new BridgeError('invalid_request', 'bad_arguments', HINTS.unknownSection);
+    text = text.slice(heading.start, heading.end);
+    section = escapeHidden(heading.text);
+  }
+  const room = budget === undefined ? readChars : Math.min(readChars, budget);
+  const window =
+    room > 0
+      ? readWindow(text, offset, room)
+      : { content: '', truncated: offset < codePointsBetween(text, 0, text.length), nextOffset: offset };
   const result: ReadResult = {
     ok: true,
     id,
-    title: escapeHidden(noteTitle({ title: ownTitle(note.text) }, id)),
+    title,
     content: window.content,
     truncated: window.truncated,
     offset,
-    version: noteVersion(note.key),
+    version,
   };
-  if (window.nextOffset !== undefined) result.next_offset = window.nextOffset;
-  return result;
+  if (section !== undefined) result.section = section;
+  if (window.truncated && window.nextOffset !== undefined) result.next_offset = window.nextOffset;
+  const used = window.truncated ? room : Math.min(room, codePointsBetween(window.content, 0, window.content.length));
+  return { answer: result, used, readChars };
 }

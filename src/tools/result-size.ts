@@ -11,7 +11,7 @@
 import { MAX_TITLE_CHARS } from '../search/markdown.js';
 import { LIMIT_TABLE } from '../policy/schema.js';
 import { escapeOf } from '../text/visible.js';
-import { LIMIT_CEILING, MAX_ID_CHARS } from './schemas.js';
+import { LIMIT_CEILING, MAX_ID_CHARS, MAX_OUTLINE_HEADINGS, MAX_READ_IDS } from './schemas.js';
 import type { ToolName } from './types.js';
 
 /** Most JSON code units one returned code point can take (`\u0000`…`\u001f`). */
@@ -40,11 +40,15 @@ export const MAX_SEARCH_RESULT_UNITS =
   ceilingOf('total_chars') * JSON_UNITS_PER_CODE_POINT + (LIMIT_CEILING + 1) * FRAME_UNITS;
 
 /**
- * Longest read answer: `read_chars` (its ceiling) code points of content, the truncation line (its numbers are at
- * most 7 digits: a note is at most `max_file_bytes` bytes), one title, one id, the version and the frame.
+ * Longest read answer: `read_chars` (its ceiling) code points of content, shared by every note of an `ids` read and
+ * bounding an outline's heading texts too (src/tools/read.ts), plus per note (at most MAX_READ_IDS) the truncation
+ * line (its numbers are at most 7 digits: a note is at most `max_file_bytes` bytes), a title, a section heading, an
+ * id, the version and the frame, plus the frame of each of at most MAX_OUTLINE_HEADINGS outline entries.
  */
 export const MAX_READ_RESULT_UNITS =
-  ceilingOf('read_chars') * JSON_UNITS_PER_CODE_POINT + TITLE_UNITS + ID_UNITS + 2 * FRAME_UNITS;
+  ceilingOf('read_chars') * JSON_UNITS_PER_CODE_POINT +
+  MAX_READ_IDS * (2 * TITLE_UNITS + ID_UNITS + 2 * FRAME_UNITS) +
+  MAX_OUTLINE_HEADINGS * (FRAME_UNITS / 4);
 
 /** What tools/list declares for each tool (the larger of its answer bound and the error bound). */
 export const MAX_RESULT_SIZE_CHARS: Readonly<Record<ToolName, number>> = Object.freeze({

@@ -10,6 +10,12 @@ export const MAX_QUERY_CHARS = 500;
 export const MAX_ID_CHARS = 512;
 /** Hard ceiling of `limit` (the policy's `max_results` may lower it). */
 export const LIMIT_CEILING = 10;
+/** Most ids in one memory_bridge_read `ids`. */
+export const MAX_READ_IDS = 5;
+/** Longest `section` argument, in code points. */
+export const MAX_SECTION_CHARS = 200;
+/** Most headings an outline lists (src/search/sections.ts). */
+export const MAX_OUTLINE_HEADINGS = 200;
 /** Most `within` patterns in one search. */
 export const MAX_WITHIN_PATTERNS = 8;
 
@@ -51,14 +57,32 @@ export const READ_INPUT_SCHEMA = Object.freeze({
       maxLength: MAX_ID_CHARS,
       description: 'A document id exactly as memory_bridge_search returned it (root-relative path).',
     },
+    ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_READ_IDS,
+      items: { type: 'string', minLength: 1, maxLength: MAX_ID_CHARS },
+      description:
+        'Instead of id: read up to 5 notes in one call, e.g. ["decisions/pricing.md", "runbook.md"]. Answers come in the order asked, each as a single read would answer, sharing one read_chars budget.',
+    },
     offset: {
       type: 'integer',
       minimum: 0,
       description:
-        'Characters (Unicode code points) to skip, default 0. A cut answer gives next_offset: pass it to read on. Compare version across reads: it changes when the note changed.',
+        'Characters (Unicode code points) to skip, default 0 (inside the section when section is given). A cut answer gives next_offset: pass it to read on. Compare version across reads: it changes when the note changed.',
+    },
+    section: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_SECTION_CHARS,
+      description:
+        'Read only the section under this heading (to the next heading of the same or a higher level): its text as shown, e.g. "Rollout plan", or its slug as a link writes it, e.g. "rollout-plan" from [[runbook#Rollout plan]].',
+    },
+    outline: {
+      const: true,
+      description: "true: list the note's headings (level, text, offset) instead of its text, at most 200.",
     },
   },
-  required: ['id'],
   additionalProperties: false,
 } as const);
 
@@ -66,7 +90,7 @@ export const TOOL_DESCRIPTIONS = Object.freeze({
   memory_bridge_search:
     'Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets. Pass within (glob patterns such as ["decisions/**"]) to search only part of it: it narrows, never widens.',
   memory_bridge_read:
-    'Read one Markdown document by the id that memory_bridge_search returned. Long notes come in pieces: pass the next_offset of an answer as offset to read on.',
+    "Read one Markdown document by the id that memory_bridge_search returned (or up to 5 with ids). Long notes come in pieces: pass the next_offset of an answer as offset to read on. outline: true lists the headings; section reads one heading's section.",
 } as const);
 
 /** The public error JSON of docs/TOOLS.md §Errors, as a JSON Schema (both tools answer it). */
@@ -120,23 +144,71 @@ export const SEARCH_OUTPUT_SCHEMA = Object.freeze({
   ],
 } as const);
 
-/** What `memory_bridge_read` answers (docs/TOOLS.md §Results): one note's text window, or the error JSON. */
+/** One note's text window (a read with `id`, and each readable item of a read with `ids`). */
+const TEXT_READ_SCHEMA = Object.freeze({
+  type: 'object',
+  properties: {
+    ok: { const: true },
+    id: { type: 'string' },
+    title: { type: 'string' },
+    content: { type: 'string' },
+    truncated: { type: 'boolean' },
+    offset: { type: 'integer', minimum: 0 },
+    next_offset: { type: 'integer', minimum: 0 },
+    version: { type: 'string' },
+    section: { type: 'string' },
+  },
+  required: ['ok', 'id', 'title', 'content', 'truncated', 'offset', 'version'],
+  additionalProperties: false,
+} as const);
+
+/**
+ * What `memory_bridge_read` answers (docs/TOOLS.md §Results): one note's text window, its outline (`outline: true`),
+ * the answers of several reads (`ids`: `notes`, each a text window or the error JSON), or the error JSON.
+ */
 export const READ_OUTPUT_SCHEMA = Object.freeze({
   type: 'object',
   oneOf: [
+    TEXT_READ_SCHEMA,
     {
       type: 'object',
       properties: {
         ok: { const: true },
         id: { type: 'string' },
         title: { type: 'string' },
-        content: { type: 'string' },
+        outline: {
+          type: 'array',
+          maxItems: MAX_OUTLINE_HEADINGS,
+          items: {
+            type: 'object',
+            properties: {
+              level: { type: 'integer', minimum: 1, maximum: 6 },
+              text: { type: 'string' },
+              offset: { type: 'integer', minimum: 0 },
+            },
+            required: ['level', 'text', 'offset'],
+            additionalProperties: false,
+          },
+        },
         truncated: { type: 'boolean' },
-        offset: { type: 'integer', minimum: 0 },
-        next_offset: { type: 'integer', minimum: 1 },
         version: { type: 'string' },
       },
-      required: ['ok', 'id', 'title', 'content', 'truncated', 'offset', 'version'],
+      required: ['ok', 'id', 'title', 'outline', 'truncated', 'version'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      properties: {
+        ok: { const: true },
+        notes: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_READ_IDS,
+          items: { oneOf: [TEXT_READ_SCHEMA, ERROR_OUTPUT_SCHEMA] },
+        },
+        truncated: { type: 'boolean' },
+      },
+      required: ['ok', 'notes', 'truncated'],
       additionalProperties: false,
     },
     ERROR_OUTPUT_SCHEMA,

@@ -48,9 +48,31 @@ export interface ReadResult {
   next_offset?: number;
   /** Opaque; changes whenever the note's identity (inode, size, times) changes (docs/DESIGN.md). */
   version: string;
+  /** With the `section` argument: the text of the heading whose section `content` is (offsets count inside it). */
+  section?: string;
 }
 
-export type ToolResult = SearchResult | ReadResult | ErrorResult;
+/** memory_bridge_read with `outline: true`: the note's headings instead of its text (docs/TOOLS.md). */
+export interface OutlineResult {
+  ok: true;
+  id: string;
+  title: string;
+  /** At most 200 headings in note order; `offset` is the code point offset of the heading's line in the note. */
+  outline: { level: number; text: string; offset: number }[];
+  /** True when the note has more headings than listed. */
+  truncated: boolean;
+  version: string;
+}
+
+/** memory_bridge_read with `ids`: each id's answer as a single read gives it, in the order asked. */
+export interface ManyReadResult {
+  ok: true;
+  notes: (ReadResult | ErrorResult)[];
+  /** True when some note's content was cut (by read_chars or the shared budget). */
+  truncated: boolean;
+}
+
+export type ToolResult = SearchResult | ReadResult | OutlineResult | ManyReadResult | ErrorResult;
 
 export const TOOL_NAMES = ['memory_bridge_search', 'memory_bridge_read'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -74,7 +96,7 @@ export interface LogEvent {
  */
 export interface Bridge {
   search(args: unknown, caller: Caller): SearchResult | ErrorResult;
-  read(args: unknown, caller: Caller): ReadResult | ErrorResult;
+  read(args: unknown, caller: Caller): ReadResult | OutlineResult | ManyReadResult | ErrorResult;
   /** Dispatch by tool name; an unknown name is the caller's protocol problem and is not handled here. */
   call(tool: ToolName, args: unknown, caller: Caller): ToolResult;
 }

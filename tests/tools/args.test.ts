@@ -1,6 +1,6 @@
 import test from 'ava';
 import { BridgeError } from '../../src/errors.js';
-import { parseReadArgs, parseSearchArgs } from '../../src/tools/args.js';
+import { HINTS, parseReadArgs, parseSearchArgs } from '../../src/tools/args.js';
 
 function hintOf(fn: () => unknown): string | undefined {
   try {
@@ -82,10 +82,11 @@ test('search arguments › hints never echo the value sent', (t) => {
 });
 
 test('read arguments › accepts an id and refuses other shapes with fixed hints', (t) => {
-  t.deepEqual(parseReadArgs({ id: 'projects/garden.md' }), { id: 'projects/garden.md' });
+  t.deepEqual(parseReadArgs({ id: 'projects/garden.md' }), { one: { id: 'projects/garden.md' } });
+  t.deepEqual(parseReadArgs({ ids: ['a.md', 'b.md'] }), { many: ['a.md', 'b.md'] });
   t.is(
     hintOf(() => parseReadArgs({ id: 'a.md', query: 'x' })),
-    'arguments: only id and offset are accepted',
+    'arguments: only id, ids, offset, section and outline are accepted',
   );
   t.is(
     hintOf(() => parseReadArgs({ id: 7 })),
@@ -101,6 +102,6 @@ test('read arguments › accepts an id and refuses other shapes with fixed hints
   );
   t.is(
     hintOf(() => parseReadArgs(null)),
-    'arguments: an object with id and optionally offset',
+    HINTS.readArguments,
   );
 });
