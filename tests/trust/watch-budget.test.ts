@@ -57,6 +57,23 @@ function proc(script: string, args: string[]): { child: ChildProcessWithoutNullS
   return { child, ready };
 }
 
+/**
+ * Ends `children` (their stdin closes) and waits until each has exited, so that a test's watches are given back
+ * before the next test counts the same uid's watches.
+ */
+async function stopAll(children: ChildProcessWithoutNullStreams[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          c.once('close', () => resolve());
+          c.stdin.end();
+        }),
+    ),
+  );
+}
+
 /** Holds one inotify watch on each note of `root` (argv: dist, root). */
 const HOLDER = `
 const fs = await import('node:fs');
@@ -131,7 +148,7 @@ test('watch budget › the allowance leaves the reserve and what others hold, sh
       if (isRoot) t.deepEqual([m![1], m![2]], ['150', '1']);
       else t.true(Number(m![1]) >= 100);
     } finally {
-      h.child.stdin.end();
+      await stopAll([h.child]);
     }
   },
 );
@@ -162,7 +179,7 @@ rootTest('watch budget › two bridges and a helper of one user hold at most the
     const total = userWatchUsage(UID).watches;
     t.true(total <= limit - reserve, `${total}: the reserve is left`);
   } finally {
-    for (const c of running) c.stdin.end();
+    await stopAll(running);
   }
 });
 
@@ -185,6 +202,6 @@ rootTest('watch budget › two bridges started at the same moment beside a helpe
     const total = userWatchUsage(UID).watches;
     t.true(total <= limit - reserve, `${total}: the reserve is left`);
   } finally {
-    for (const c of running) c.stdin.end();
+    await stopAll(running);
   }
 });
