@@ -11,6 +11,7 @@ import { createDarwinNative } from './darwin.js';
 import { createLinuxNative } from './linux.js';
 import type { Native } from './types.js';
 
+export { loadMallocTrim } from './malloc-trim.js';
 export { DT, NativeError, ResourceExhaustedError } from './types.js';
 export type { AclRead, DarwinAclEntry, DirEntry, FileStat, Native } from './types.js';
 

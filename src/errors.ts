@@ -1,11 +1,11 @@
-import { ResourceExhaustedError } from '../native/types.js';
-
 /**
  * One error type for every refusal inside memory-bridge.
  *
  * Each refusal carries a short operator-facing `reason` (logged on stderr, counted by `doctor`) and maps to exactly
  * one of the three public codes of docs/TOOLS.md. The public JSON never carries the reason, a path, a file name or
  * system error text: only the fixed message for the code and, for `invalid_request`, a hint naming the argument.
+ * A leaf: it imports nothing of the project (what a failed system call stands for is `bridgeErrorOf` in
+ * src/trust/refusal.ts, above the bindings).
  */
 
 /** The three public error codes (docs/TOOLS.md). */
@@ -98,16 +98,4 @@ export function errorResult(code: PublicCode, hint?: string): ErrorResult {
   const error: ErrorResult['error'] = { code, message: PUBLIC_MESSAGES[code] };
   if (code === 'invalid_request' && hint !== undefined) error.hint = hint;
   return { ok: false, error };
-}
-
-/**
- * The refusal a thrown value stands for: a `BridgeError` as it is; a `ResourceExhaustedError` from the bindings
- * (EMFILE, ENFILE, ENOMEM on any call) as `unavailable` with reason `resource_exhausted`, since the call could not
- * look at everything it had to and a partial answer would look complete (docs/DESIGN.md "Running out of
- * descriptors"); anything else undefined (a bug: the caller answers `unavailable`/`internal`).
- */
-export function bridgeErrorOf(err: unknown): BridgeError | undefined {
-  if (err instanceof BridgeError) return err;
-  if (err instanceof ResourceExhaustedError) return new BridgeError('unavailable', 'resource_exhausted');
-  return undefined;
 }

@@ -13,7 +13,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { getNative } from '../../native/index.js';
-import { bridgeErrorOf, type Reason } from '../errors.js';
+import type { Reason } from '../errors.js';
+import { bridgeErrorOf } from '../trust/refusal.js';
 import { PatternSet } from '../policy/glob.js';
 import { MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import type { Limits, Policy } from '../policy/types.js';

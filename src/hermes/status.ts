@@ -5,7 +5,7 @@
  * no tree walk, no root probe, no writes. `doctor` does the probing.
  */
 import { remedyOf } from '../remedies.js';
-import { bridgeErrorOf } from '../errors.js';
+import { bridgeErrorOf } from '../trust/refusal.js';
 import { WritersError, type ResolvedWriter, type ResolvedWriters } from '../policy/accounts.js';
 import { explainPolicyError, loadPolicyAndWriters, MAX_POLICY_BYTES, policyPath } from '../policy/load.js';
 import { LIMIT_TABLE } from '../policy/schema.js';

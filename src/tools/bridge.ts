@@ -3,7 +3,8 @@
  * refusal becomes the error JSON of docs/TOOLS.md §Errors and one operator log event (a reason code, never a path or a message); any
  * unexpected exception becomes `unavailable` with reason `internal`, logged with the exception's class name only.
  */
-import { bridgeErrorOf, errorResult, type ErrorResult } from '../errors.js';
+import { errorResult, type ErrorResult } from '../errors.js';
+import { bridgeErrorOf } from '../trust/refusal.js';
 import { RemedyNotes } from '../remedies.js';
 import { profileOf } from './caller.js';
 import { HiddenNotices } from './hidden-notices.js';

@@ -11,13 +11,12 @@
  * pages (`malloc_trim(0)`). Measured cost: docs/DESIGN.md "Memory".
  *
  * The collector is V8's own `gc`, reached the way `--expose-gc` exposes it: the flag is set at run time (before the
- * first use only) and the function taken from a fresh context. `malloc_trim` is called through koffi (the FFI the
- * platform bindings use), on Linux with glibc only; elsewhere that step is skipped.
+ * first use only) and the function taken from a fresh context. `malloc_trim` comes from `native/` (`loadMallocTrim`,
+ * the FFI stays there), on Linux with glibc only; elsewhere that step is skipped.
  */
-import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { default as Koffi } from 'koffi';
+import { loadMallocTrim } from '../../native/index.js';
 
 /** V8's gc: no argument for a full collection, `{type: 'minor'}` for the young generation only. */
 type Collector = (options?: { type: 'minor' | 'major' }) => void;
@@ -37,17 +36,6 @@ function collectorOf(): Collector | null {
   }
 }
 
-function trimOf(): ((pad: number) => number) | null {
-  // glibc only: musl's libc is not libc.so.6 and has no malloc_trim (either way the load throws).
-  if (process.platform !== 'linux') return null;
-  try {
-    const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
-    return koffi.load('libc.so.6').func('int malloc_trim(size_t)') as (pad: number) => number;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * One full, synchronous garbage collection, then `malloc_trim(0)` where glibc offers it. Each step is skipped when
  * the runtime does not offer it; nothing else about the process changes.
@@ -56,7 +44,7 @@ function trimOf(): ((pad: number) => number) | null {
  */
 export function releaseMemory(): { collected: boolean; trimmed: boolean } {
   if (collector === undefined) collector = collectorOf();
-  if (trim === undefined) trim = trimOf();
+  if (trim === undefined) trim = loadMallocTrim();
   if (collector !== null) {
     v8.setFlagsFromString('--compact-on-every-full-gc');
     try {

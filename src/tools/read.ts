@@ -3,7 +3,8 @@
  * → resolve the id component by component → the window of the note's text that starts at `offset`.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { BridgeError, bridgeErrorOf, errorResult, type ErrorResult } from '../errors.js';
+import { BridgeError, errorResult, type ErrorResult } from '../errors.js';
+import { bridgeErrorOf } from '../trust/refusal.js';
 import { getNative } from '../../native/index.js';
 import { noteTitle, ownTitle } from '../search/markdown.js';
 import { findSection, headingsOf } from '../search/sections.js';

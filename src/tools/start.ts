@@ -5,7 +5,8 @@
  * walk judged in this call (usually `/`, `/home` or `/tmp` and a few more); it is closed before this returns.
  */
 import type { Native } from '../../native/types.js';
-import { bridgeErrorOf, type Reason } from '../errors.js';
+import type { Reason } from '../errors.js';
+import { bridgeErrorOf } from '../trust/refusal.js';
 import { loadPolicyAndWriters } from '../policy/load.js';
 import type { Writers } from '../trust/writers.js';
 import type { Policy } from '../policy/types.js';
