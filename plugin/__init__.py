@@ -6,7 +6,8 @@ long-lived ``memory-bridge worker`` child process (Node.js), which applies the p
 
 Contract (docs/HERMES.md; the public result shapes are docs/TOOLS.md's):
 
-* Tools ``memory_bridge_search({query, limit?, within?})`` and ``memory_bridge_read({id | ids, offset?, section?, outline?})`` in the toolset
+* Tools ``memory_bridge_search({query?, limit?, within?, tags?, modified_after?, modified_before?, sort?})`` and
+  ``memory_bridge_read({id | ids, offset?, section?, outline?})`` in the toolset
   ``memory_bridge``. A handler takes ``(args, **kwargs)`` and returns a JSON *string* with exactly the public
   result shapes; it never raises an ``Exception``.
 * The caller record ``{"home", "profile", "cron", "subagent"}`` (``profile`` is "" when Hermes names none) is
@@ -72,39 +73,52 @@ MAX_INSTALL_RECORD_BYTES = 64 * 1024
 INSTALL_MARKER = "memory-bridge-plugin"
 
 # The input schemas: the same JSON Schema the MCP server advertises (src/tools/schemas.ts); a test compares them.
-SEARCH_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 500,
-            "description": "Words to look for in the notes this profile may read.",
-        },
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 10,
-            "description": (
-                "Most results to return (default set by the operator; a value above the policy max_results is"
-                " lowered to it)."
-            ),
-        },
-        "within": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 8,
-            "items": {"type": "string", "minLength": 1, "maxLength": 256},
-            "description": (
-                'Optional: only search notes whose id matches one of these glob patterns, e.g. ["decisions/**",'
-                ' "projects/*.md"]. * stays inside a folder, ** spans folders, {a,b} alternatives, [a-z] classes;'
-                " case-insensitive. It only narrows what you may see, never widens it."
-            ),
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+SEARCH_PARAMETERS = {'type': 'object',
+ 'properties': {'query': {'type': 'string',
+                          'minLength': 1,
+                          'maxLength': 500,
+                          'description': 'Words to look for in the notes this profile may read. May be left '
+                                         'out when within, tags, modified_after or modified_before is given: '
+                                         'then the matching notes come newest first.'},
+                'limit': {'type': 'integer',
+                          'minimum': 1,
+                          'maximum': 10,
+                          'description': 'Most results to return (default set by the operator; a value above '
+                                         'the policy max_results is lowered to it).'},
+                'within': {'type': 'array',
+                           'minItems': 1,
+                           'maxItems': 8,
+                           'items': {'type': 'string', 'minLength': 1, 'maxLength': 256},
+                           'description': 'Optional: only search notes whose id matches one of these glob '
+                                          'patterns, e.g. ["decisions/**", "projects/*.md"]. * stays inside '
+                                          'a folder, ** spans folders, {a,b} alternatives, [a-z] classes; '
+                                          'case-insensitive. It only narrows what you may see, never widens '
+                                          'it.'},
+                'tags': {'type': 'array',
+                         'minItems': 1,
+                         'maxItems': 8,
+                         'items': {'type': 'string', 'minLength': 1, 'maxLength': 129},
+                         'description': 'Optional: only notes carrying every one of these tags (front matter '
+                                        'tags or inline #tag; case-insensitive; "project" also matches '
+                                        '#project/alpha), e.g. ["pricing"].'},
+                'modified_after': {'type': 'string',
+                                   'minLength': 10,
+                                   'maxLength': 35,
+                                   'pattern': '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})?)?$',
+                                   'description': 'Optional: only notes modified at or after this ISO 8601 '
+                                                  'date or date-time, UTC unless an offset is given, e.g. '
+                                                  '"2026-11-30" or "2026-11-30T09:00:00+01:00".'},
+                'modified_before': {'type': 'string',
+                                    'minLength': 10,
+                                    'maxLength': 35,
+                                    'pattern': '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})?)?$',
+                                    'description': 'Optional: only notes modified before this ISO 8601 date '
+                                                   'or date-time, e.g. "2026-12-01".'},
+                'sort': {'type': 'string',
+                         'enum': ['relevance', 'modified'],
+                         'description': 'Optional: "relevance" (default) or "modified" (newest first, ties '
+                                        'by id).'}},
+ 'additionalProperties': False}
 
 READ_PARAMETERS = {'type': 'object',
  'properties': {'id': {'type': 'string',
@@ -140,8 +154,10 @@ READ_PARAMETERS = {'type': 'object',
 
 TOOL_DESCRIPTIONS = {
     SEARCH_TOOL: (
-        "Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets. Pass"
-        ' within (glob patterns such as ["decisions/**"]) to search only part of it: it narrows, never widens.'
+        "Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets. "
+        "Pass within (glob patterns such as [\"decisions/**\"]), tags or modified_after/modified_before to "
+        "search only part of it: they narrow, never widen. Without query, the matching notes come newest "
+        "first."
     ),
     READ_TOOL: (
         "Read one Markdown document by the id that memory_bridge_search returned (or up to 5 with ids). Long notes"

@@ -28,6 +28,7 @@
 import { carriesText, textBytesOf } from '../trust/note-text.js';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { noteName, noteTitle, parseNote } from './markdown.js';
+import { noteTags } from './tags.js';
 import {
   bestMatches,
   boundedHits,
@@ -44,7 +45,7 @@ import { tokenize } from './tokenize.js';
 import type { IndexStats, NoteScope, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
 
 export { FUZZY_MIN_CHARS, FUZZY_WEIGHT, HIT_MAX_TERMS, PREFIX_WEIGHT, TYPO_MAX_TERMS } from './select.js';
-export type { IndexStats, NoteScope, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
+export type { IndexStats, NoteFacts, NoteScope, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
 
 /** Most distinct query terms used (a 500-character query of one-letter words would otherwise fan out widely). */
 export const MAX_QUERY_TERMS = 32;
@@ -275,6 +276,10 @@ interface Entry {
   text: number;
   /** Size of the note file in bytes when it was indexed (for the cache's byte bound). */
   bytes: number;
+  /** Modification time (ms since the epoch) from the scan's statx (NoteFacts). */
+  mtimeMs: number;
+  /** The note's tags (`noteTags`), or undefined: none (NoteFacts). */
+  tags: readonly string[] | undefined;
 }
 
 /**
@@ -700,6 +705,8 @@ export class NoteIndex implements KnownNotes {
               ? this.store.put(text, bodyAt)
               : this.store.putBytes(bytes, bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8')),
           bytes: note.stat.size,
+          mtimeMs: Number(note.stat.mtimeNs / 1_000_000n),
+          tags: noteTags(text),
         };
         this.entries.set(note.id, entry);
         this.seenAt[doc] = generation;
@@ -1176,13 +1183,51 @@ export class NoteIndex implements KnownNotes {
     limit: number,
     limits: ResponseLimits,
     scope?: NoteScope,
+    sort: 'relevance' | 'modified' = 'relevance',
   ): { hits: SearchHit[]; truncated: boolean } {
     // A snippet reads no more of a body than this (snippet.ts), so only that much is decoded.
     const read = MAX_ANCHOR_SCAN + 4 * limits.snippet_chars;
-    return boundedHits(this.rank(query, limit + 1, scope), limit, limits, (match) => {
+    const ranked =
+      sort === 'modified'
+        ? this.newestFirst(this.rank(query, Infinity, scope), limit + 1)
+        : this.rank(query, limit + 1, scope);
+    return boundedHits(ranked, limit, limits, (match) => {
       const entry = this.entries.get(match.id)!;
       return { title: entry.title, body: this.store.body(entry.text, read) };
     });
+  }
+
+  /**
+   * A filter-only search (memory_bridge_search without `query`; docs/TOOLS.md §Filters): the held notes `scope`
+   * selects (all of them without one), newest first by modification time, ties by id in ascending UTF-16 order, under
+   * the same response limits as `search`; each snippet is the start of the note's body. Cost: one pass over the
+   * selection keeping the best `limit + 1` (at most 11), then the snippets of the hits.
+   */
+  recent(limit: number, limits: ResponseLimits, scope?: NoteScope): { hits: SearchHit[]; truncated: boolean } {
+    const subset = scope === undefined ? undefined : this.subsetOf(scope);
+    const picked: { id: string; mtimeMs: number; terms: string[] }[] = [];
+    const max = limit + 1;
+    for (const [id, entry] of this.entries) {
+      if (subset !== undefined && subset.member[entry.doc] === 0) continue;
+      const item = { id, mtimeMs: entry.mtimeMs, terms: [] as string[] };
+      if (picked.length === max && !newer(item, picked[max - 1]!)) continue;
+      let i = picked.length;
+      while (i > 0 && newer(item, picked[i - 1]!)) i--;
+      picked.splice(i, 0, item);
+      if (picked.length > max) picked.pop();
+    }
+    const read = MAX_ANCHOR_SCAN + 4 * limits.snippet_chars;
+    return boundedHits(picked, limit, limits, (match) => {
+      const entry = this.entries.get(match.id)!;
+      return { title: entry.title, body: this.store.body(entry.text, read) };
+    });
+  }
+
+  /** The first `max` of `matches` newest first (modification time, ties by id), for `sort: "modified"`. */
+  private newestFirst(matches: RankedMatch[], max: number): RankedMatch[] {
+    const dated = matches.map((m) => ({ m, id: m.id, mtimeMs: this.entries.get(m.id)!.mtimeMs }));
+    dated.sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+    return dated.slice(0, max).map((d) => d.m);
   }
 
   /**
@@ -1202,7 +1247,7 @@ export class NoteIndex implements KnownNotes {
     const lengthSum = new Array<number>(F).fill(0);
     let count = 0;
     for (const [id, entry] of this.entries) {
-      if (!matches(id)) continue;
+      if (!matches(id, entry)) continue;
       const doc = entry.doc;
       member[doc] = 1;
       count++;
@@ -1223,6 +1268,11 @@ export class NoteIndex implements KnownNotes {
       termCount: this.liveTerms,
     };
   }
+}
+
+/** True when `a` comes before `b` newest first: a later modification time, or the same and a smaller id. */
+function newer(a: { id: string; mtimeMs: number }, b: { id: string; mtimeMs: number }): boolean {
+  return a.mtimeMs > b.mtimeMs || (a.mtimeMs === b.mtimeMs && a.id < b.id);
 }
 
 /**

@@ -55,5 +55,17 @@ export interface RankWork {
  */
 export interface NoteScope {
   readonly key: string;
-  matcher(): (id: string) => boolean;
+  /** `facts` is given by the index (every held note); a scope that reads only ids (`within`) may go without. */
+  matcher(): (id: string, facts?: NoteFacts) => boolean;
+}
+
+/**
+ * What the index keeps per note for the search filters (memory_bridge_search `tags`, `modified_after`,
+ * `modified_before`, `sort`; docs/TOOLS.md §Filters), computed once when the note is indexed.
+ */
+export interface NoteFacts {
+  /** Modification time from the statx the trust check made, in milliseconds since 1970-01-01T00:00:00Z. */
+  readonly mtimeMs: number;
+  /** The note's tags (src/search/tags.ts `noteTags`: lowercased, parents included, sorted), or undefined: none. */
+  readonly tags: readonly string[] | undefined;
 }

@@ -12,20 +12,31 @@ import type { PatternSet } from '../policy/glob.js';
 import type { NoteScope } from '../search/types.js';
 import {
   LIMIT_CEILING,
+  MAX_DATE_CHARS,
+  MAX_FILTER_TAGS,
   MAX_ID_CHARS,
   MAX_QUERY_CHARS,
   MAX_READ_IDS,
   MAX_SECTION_CHARS,
   MAX_WITHIN_PATTERNS,
 } from './schemas.js';
+import { normalizeTag, MAX_TAG_CHARS } from '../search/tags.js';
+import { hasFilters, parseInstant, type SearchFilters } from './filters.js';
 import { compileWithin } from './within.js';
 
 /** Fixed hints (public text). */
 export const HINTS = Object.freeze({
-  searchArguments: 'arguments: an object with query and optionally limit and within',
-  searchKeys: 'arguments: only query, limit and within are accepted',
+  searchArguments:
+    'arguments: an object with query and optionally limit, within, tags, modified_after, modified_before and sort (query may be left out when within, tags or a date is given)',
+  searchKeys: 'arguments: only query, limit, within, tags, modified_after, modified_before and sort are accepted',
+  tags: `tags: a list of 1 to ${MAX_FILTER_TAGS} tag names (letters, digits, _, - and /, not only digits, an optional leading #), e.g. ["pricing", "project/alpha"]`,
+  modifiedAfter:
+    'modified_after: an ISO 8601 date or date-time, e.g. "2026-11-30" or "2026-11-30T09:00:00+01:00" (UTC unless an offset is given)',
+  modifiedBefore:
+    'modified_before: an ISO 8601 date or date-time, e.g. "2026-12-01" or "2026-12-01T18:00:00Z" (UTC unless an offset is given)',
+  sort: 'sort: "relevance" (the default) or "modified" (newest first)',
   within: `within: a list of 1 to ${MAX_WITHIN_PATTERNS} patterns in the policy's glob dialect, e.g. "decisions/**"`,
-  query: `query: a non-empty string of at most ${MAX_QUERY_CHARS} characters`,
+  query: `query: a non-empty string of at most ${MAX_QUERY_CHARS} characters (required unless within, tags, modified_after or modified_before is given)`,
   limit: (max: number) => `limit: an integer from 1 to ${max}`,
   readArguments:
     'arguments: an object with id (or ids) and optionally offset, section or outline (outline: true goes without offset and section; ids without any)',
@@ -45,10 +56,32 @@ function codePoints(s: string): number {
   return n;
 }
 
+const DATE = z
+  .string()
+  .max(MAX_DATE_CHARS)
+  .refine((d) => parseInstant(d) !== undefined)
+  .optional();
+
 const SEARCH_ARGS = z.strictObject({
-  query: z.string().refine((q) => /\S/u.test(q) && (q.length <= MAX_QUERY_CHARS || codePoints(q) <= MAX_QUERY_CHARS)),
+  query: z
+    .string()
+    .refine((q) => /\S/u.test(q) && (q.length <= MAX_QUERY_CHARS || codePoints(q) <= MAX_QUERY_CHARS))
+    .optional(),
   limit: z.number().int().min(1).max(LIMIT_CEILING).optional(),
   within: z.array(z.string()).min(1).max(MAX_WITHIN_PATTERNS).optional(),
+  tags: z
+    .array(
+      z
+        .string()
+        .max(MAX_TAG_CHARS + 1)
+        .refine((t) => normalizeTag(t) !== undefined),
+    )
+    .min(1)
+    .max(MAX_FILTER_TAGS)
+    .optional(),
+  modified_after: DATE,
+  modified_before: DATE,
+  sort: z.enum(['relevance', 'modified']).optional(),
 });
 
 const ID = z.string().refine((id) => id.length > 0 && (id.length <= MAX_ID_CHARS || codePoints(id) <= MAX_ID_CHARS));
@@ -65,8 +98,11 @@ const READ_ARGS = z.strictObject({
 });
 
 export interface SearchArgs {
-  /** 1–500 code points, at least one non-whitespace character. */
-  query: string;
+  /**
+   * 1–500 code points, at least one non-whitespace character; undefined for a filter-only search (then `within` or
+   * a filter is set: the matching notes newest first).
+   */
+  query: string | undefined;
   /** 1–10 when given; above the policy's max_results it is lowered to it, once the policy is loaded. */
   limit?: number;
   /**
@@ -75,6 +111,10 @@ export interface SearchArgs {
    * allows it and one of them matches. Undefined when not given.
    */
   within?: { set: PatternSet; scope: NoteScope };
+  /** `tags` (normalized, distinct), `modified_after` and `modified_before` (ms since the epoch) when given. */
+  filters: SearchFilters;
+  /** "relevance" (default) or "modified": newest first, ties by id. */
+  sort: 'relevance' | 'modified';
 }
 
 export interface ReadArgs {
@@ -116,7 +156,15 @@ function hintFor(
 export function parseSearchArgs(raw: unknown): SearchArgs {
   const r = SEARCH_ARGS.safeParse(raw);
   if (r.success) {
-    const args: SearchArgs = { query: r.data.query };
+    const { query, tags, modified_after: after, modified_before: before, sort } = r.data;
+    const filters: SearchFilters = {};
+    if (tags !== undefined) filters.tags = [...new Set(tags.map((t) => normalizeTag(t)!))];
+    if (after !== undefined) filters.after = parseInstant(after)!;
+    if (before !== undefined) filters.before = parseInstant(before)!;
+    // Without a query, something must narrow: a filter or within (else the whole view would be listed).
+    if (query === undefined && !hasFilters(filters) && r.data.within === undefined)
+      throw new BridgeError('invalid_request', 'bad_arguments', HINTS.query);
+    const args: SearchArgs = { query, filters, sort: sort ?? 'relevance' };
     if (r.data.limit !== undefined) args.limit = r.data.limit;
     if (r.data.within !== undefined) {
       try {
@@ -134,6 +182,10 @@ export function parseSearchArgs(raw: unknown): SearchArgs {
       ['query', HINTS.query],
       ['limit', HINTS.limit(LIMIT_CEILING)],
       ['within', HINTS.within],
+      ['tags', HINTS.tags],
+      ['modified_after', HINTS.modifiedAfter],
+      ['modified_before', HINTS.modifiedBefore],
+      ['sort', HINTS.sort],
     ],
     HINTS.searchArguments,
     HINTS.searchKeys,

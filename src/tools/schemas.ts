@@ -3,6 +3,10 @@
  * in tools/list and the Hermes shim mirrors them; `src/tools/args.ts` enforces the same bounds with zod.
  */
 import { MAX_PATTERN_CHARS } from '../policy/glob.js';
+import { MAX_TAG_CHARS } from '../search/tags.js';
+
+/** The shape of a date argument (the server checks the date is real; src/tools/filters.ts `parseInstant`). */
+const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})?)?$';
 
 /** Longest query accepted, in code points. */
 export const MAX_QUERY_CHARS = 500;
@@ -16,6 +20,10 @@ export const MAX_READ_IDS = 5;
 export const MAX_SECTION_CHARS = 200;
 /** Most headings an outline lists (src/search/sections.ts). */
 export const MAX_OUTLINE_HEADINGS = 200;
+/** Most `tags` in one search. */
+export const MAX_FILTER_TAGS = 8;
+/** Longest `modified_after` / `modified_before` text (`2026-12-01T09:30:00.123456789+01:00` is 35). */
+export const MAX_DATE_CHARS = 35;
 /** Most `within` patterns in one search. */
 export const MAX_WITHIN_PATTERNS = 8;
 
@@ -26,7 +34,8 @@ export const SEARCH_INPUT_SCHEMA = Object.freeze({
       type: 'string',
       minLength: 1,
       maxLength: MAX_QUERY_CHARS,
-      description: 'Words to look for in the notes this profile may read.',
+      description:
+        'Words to look for in the notes this profile may read. May be left out when within, tags, modified_after or modified_before is given: then the matching notes come newest first.',
     },
     limit: {
       type: 'integer',
@@ -43,8 +52,35 @@ export const SEARCH_INPUT_SCHEMA = Object.freeze({
       description:
         'Optional: only search notes whose id matches one of these glob patterns, e.g. ["decisions/**", "projects/*.md"]. * stays inside a folder, ** spans folders, {a,b} alternatives, [a-z] classes; case-insensitive. It only narrows what you may see, never widens it.',
     },
+    tags: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_FILTER_TAGS,
+      items: { type: 'string', minLength: 1, maxLength: MAX_TAG_CHARS + 1 },
+      description:
+        'Optional: only notes carrying every one of these tags (front matter tags or inline #tag; case-insensitive; "project" also matches #project/alpha), e.g. ["pricing"].',
+    },
+    modified_after: {
+      type: 'string',
+      minLength: 10,
+      maxLength: MAX_DATE_CHARS,
+      pattern: DATE_PATTERN,
+      description:
+        'Optional: only notes modified at or after this ISO 8601 date or date-time, UTC unless an offset is given, e.g. "2026-11-30" or "2026-11-30T09:00:00+01:00".',
+    },
+    modified_before: {
+      type: 'string',
+      minLength: 10,
+      maxLength: MAX_DATE_CHARS,
+      pattern: DATE_PATTERN,
+      description: 'Optional: only notes modified before this ISO 8601 date or date-time, e.g. "2026-12-01".',
+    },
+    sort: {
+      type: 'string',
+      enum: ['relevance', 'modified'],
+      description: 'Optional: "relevance" (default) or "modified" (newest first, ties by id).',
+    },
   },
-  required: ['query'],
   additionalProperties: false,
 } as const);
 
@@ -88,7 +124,7 @@ export const READ_INPUT_SCHEMA = Object.freeze({
 
 export const TOOL_DESCRIPTIONS = Object.freeze({
   memory_bridge_search:
-    'Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets. Pass within (glob patterns such as ["decisions/**"]) to search only part of it: it narrows, never widens.',
+    'Search the Markdown memory this profile is allowed to see. Returns ids, titles and short snippets. Pass within (glob patterns such as ["decisions/**"]), tags or modified_after/modified_before to search only part of it: they narrow, never widen. Without query, the matching notes come newest first.',
   memory_bridge_read:
     "Read one Markdown document by the id that memory_bridge_search returned (or up to 5 with ids). Long notes come in pieces: pass the next_offset of an answer as offset to read on. outline: true lists the headings; section reads one heading's section.",
 } as const);

@@ -23,6 +23,7 @@ import { statPool } from '../trust/stat-pool.js';
 import type { ScanResult, ScannedNote } from '../trust/types.js';
 import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
+import { filterScope, hasFilters } from './filters.js';
 import { parseCaller } from './caller.js';
 import type { HiddenNotices } from './hidden-notices.js';
 import { IndexCache } from './index-cache.js';
@@ -70,7 +71,10 @@ function onlyNamesRule(policy: Policy, skipped: Partial<Record<string, number>>)
  * with statistics counted over those notes alone. So a `within` call costs about what the same call without it
  * costs, makes no view of its own (it can evict no other view), and `truncated` and `incomplete` of the scan are
  * the profile's, whatever the patterns (a `within` cannot probe for names it cannot read). A `within` that matches
- * nothing the policy allows gives exactly the answer of a pattern matching nothing at all.
+ * nothing the policy allows gives exactly the answer of a pattern matching nothing at all. The filters (`tags`,
+ * `modified_after`, `modified_before`) narrow the same way, in one scope with `within` (src/tools/filters.ts) over
+ * the facts the index keeps per note; without `query` the selected notes come newest first (`NoteIndex.recent`), and
+ * `sort: "modified"` orders the matches by mtime (docs/TOOLS.md §Filters).
  *
  * @returns the search JSON (docs/TOOLS.md §Results)
  * @throws BridgeError (the bridge turns it into the error JSON of docs/TOOLS.md §Errors): `invalid_request` for arguments,
@@ -83,7 +87,7 @@ export function runSearch(
   notice: (reason: string, detail: string) => void = () => undefined,
   hidden?: HiddenNotices,
 ): SearchResult {
-  const { query, limit: asked, within } = parseSearchArgs(args);
+  const { query, limit: asked, within, filters, sort } = parseSearchArgs(args);
   const who = parseCaller(caller);
   const home = who.home;
   const native = getNative();
@@ -94,8 +98,26 @@ export function runSearch(
   // follows the advertised schema must get an answer (docs/TOOLS.md §Tools).
   const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
   const key = IndexCache.keyOf(home, policy);
-  const scope = within?.scope;
-  const call: SearchCall = { query, limit, scope, policy, writers, rootFd, key, indexes, native, notice, home, hidden };
+  const scope = filterScope(within?.scope, filters);
+  // Filters, a filter-only search and sort "modified" rank over the index's per-note facts, so a first call of the
+  // view with any of them builds the index in the call instead of answering from the scanned texts.
+  const filtered = hasFilters(filters) || query === undefined || sort === 'modified';
+  const call: SearchCall = {
+    query,
+    limit,
+    scope,
+    filtered,
+    sort,
+    policy,
+    writers,
+    rootFd,
+    key,
+    indexes,
+    native,
+    notice,
+    home,
+    hidden,
+  };
   try {
     const first = searchOnce(call);
     const memo = indexes.memoOf(key);
@@ -127,11 +149,15 @@ export function runSearch(
 
 /** What one search call has settled before it scans: its arguments, policy, root descriptor and view. */
 interface SearchCall {
-  query: string;
+  /** Undefined for a filter-only search (the selected notes newest first, `NoteIndex.recent`). */
+  query: string | undefined;
   /** Results asked for, already lowered to the policy's max_results. */
   limit: number;
-  /** The notes `within` selects in the view, or undefined (every note of the view is ranked). */
+  /** The notes `within` and the filters select in the view (`filterScope`), or undefined (every note is ranked). */
   scope: NoteScope | undefined;
+  /** True when a filter, a missing query or sort "modified" needs the index's per-note facts (no cold answer). */
+  filtered: boolean;
+  sort: 'relevance' | 'modified';
   policy: Policy;
   writers: Writers;
   /** The trusted root's descriptor (closed by `runSearch`). */
@@ -158,7 +184,8 @@ interface SearchPass {
 function searchOnce(call: SearchCall): SearchPass {
   const index = call.indexes.get(call.key);
   // A first call of this view: a large one ranks on the cold thread while the scan reads (src/search/cold-thread.ts).
-  const feed = index.size === 0 ? coldThread().feed(call.query, call.limit, call.policy.limits) : null;
+  const cold = index.size === 0 && !call.filtered && call.query !== undefined;
+  const feed = cold ? coldThread().feed(call.query!, call.limit, call.policy.limits) : null;
   try {
     return scanAndSearch(call, index, feed);
   } finally {
@@ -168,10 +195,10 @@ function searchOnce(call: SearchCall): SearchPass {
 
 /** The body of `searchOnce` once the view's index and the cold feed (or null) are known. */
 function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null): SearchPass {
-  const { query, limit, scope, policy, writers, rootFd, key, indexes, native, notice } = call;
+  const { query, limit, scope, filtered, sort, policy, writers, rootFd, key, indexes, native, notice } = call;
   const { limits } = policy;
   // A first call narrowed by `within` ranks the selected notes (on the cold thread too) and builds the whole view.
-  const inScope = scope === undefined || index.size > 0 ? undefined : scope.matcher();
+  const inScope = scope === undefined || index.size > 0 || filtered ? undefined : scope.matcher();
   const sink = feed === null ? undefined : inScope === undefined ? feed : scopedSink(feed, inScope);
   const scan = scanTree(
     rootFd,
@@ -194,7 +221,7 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
   const vouched = scan.unstatted ?? 0;
   if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
   for (const line of call.hidden?.report(call.home, key, scan) ?? []) notice(line.reason, line.detail);
-  if (index.size === 0 && scan.notes.length > 0) {
+  if (index.size === 0 && scan.notes.length > 0 && !filtered && query !== undefined) {
     // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
     // build the index after the answer is written (searchCold answers exactly what sync + search would).
     let answer: ReturnType<typeof searchCold>;
@@ -221,7 +248,9 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
     throw err;
   }
   indexes.fit(key);
-  return { answer: answerOf(index.search(query, limit, limits, scope), scan), vouched, cut: scan.cut };
+  const ranked =
+    query === undefined ? index.recent(limit, limits, scope) : index.search(query, limit, limits, scope, sort);
+  return { answer: answerOf(ranked, scan), vouched, cut: scan.cut };
 }
 
 /** The cold feed of a narrowed first call: it is given the scan's notes that `inScope` selects, in scan order. */

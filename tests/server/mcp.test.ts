@@ -123,7 +123,7 @@ const badArguments: Array<[string, string, unknown, RegExp]> = [
     'an extra key',
     'memory_bridge_search',
     { query: 'garden', path: '/etc' },
-    /^arguments: only query, limit and within/,
+    /^arguments: only query, limit, within, tags, modified_after, modified_before and sort/,
   ],
   ['limit 0', 'memory_bridge_search', { query: 'garden', limit: 0 }, /^limit: an integer from 1 to/],
   ['limit as the string "5"', 'memory_bridge_search', { query: 'garden', limit: '5' }, /^limit: an integer from 1 to/],

@@ -12,17 +12,26 @@ function hintOf(fn: () => unknown): string | undefined {
   return undefined;
 }
 
-const QUERY = 'query: a non-empty string of at most 500 characters';
+const QUERY = HINTS.query;
 const LIMIT = 'limit: an integer from 1 to 10';
-const KEYS = 'arguments: only query, limit and within are accepted';
+const KEYS = HINTS.searchKeys;
 
 test('search arguments › accepts a query with and without a limit', (t) => {
-  t.deepEqual(parseSearchArgs({ query: 'garden' }), { query: 'garden' });
-  t.deepEqual(parseSearchArgs({ query: 'garden', limit: 10 }), { query: 'garden', limit: 10 });
+  t.deepEqual(parseSearchArgs({ query: 'garden' }), { query: 'garden', filters: {}, sort: 'relevance' });
+  t.deepEqual(parseSearchArgs({ query: 'garden', limit: 10 }), {
+    query: 'garden',
+    filters: {},
+    sort: 'relevance',
+    limit: 10,
+  });
 });
 
 test('search arguments › the query is counted in code points', (t) => {
-  t.deepEqual(parseSearchArgs({ query: '😀'.repeat(500) }), { query: '😀'.repeat(500) });
+  t.deepEqual(parseSearchArgs({ query: '😀'.repeat(500) }), {
+    query: '😀'.repeat(500),
+    filters: {},
+    sort: 'relevance',
+  });
   t.is(
     hintOf(() => parseSearchArgs({ query: 'a'.repeat(501) })),
     QUERY,
@@ -71,7 +80,7 @@ test('search arguments › a non-object gets the arguments hint', (t) => {
   for (const raw of [undefined, null, 'garden', ['garden'], 3]) {
     t.is(
       hintOf(() => parseSearchArgs(raw)),
-      'arguments: an object with query and optionally limit and within',
+      HINTS.searchArguments,
     );
   }
 });

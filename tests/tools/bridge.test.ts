@@ -57,7 +57,7 @@ test('bridge › a throwing logger never makes a method throw', (t) => {
     error: {
       code: 'invalid_request',
       message: 'The request is invalid.',
-      hint: 'arguments: only query, limit and within are accepted',
+      hint: 'arguments: only query, limit, within, tags, modified_after, modified_before and sort are accepted',
     },
   });
 });
