@@ -19,6 +19,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { syncDirectory, writeNewFile } from '../atomic-write.js';
 import { API_REPORT_FILE } from './api-report.js';
 import { PLUGIN_NAME, pluginDirOf } from './home.js';
 
@@ -336,34 +337,6 @@ export function planInstall(home: string, source: InstallSource, options: { forc
   return { home, target, action: 'replace', files, record, replacedChanges: state.modified, warnings };
 }
 
-function writeFileExclusive(file: string, bytes: Buffer, mode: number): void {
-  const fd = fs.openSync(
-    file,
-    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-    mode,
-  );
-  try {
-    fs.fchmodSync(fd, mode); // umask must not matter
-    fs.writeFileSync(fd, bytes);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    // best effort: some filesystems refuse fsync on a directory
-  }
-}
-
 /** A fresh, unused name beside the target (hidden, so it is never mistaken for a plugin). */
 function sideName(target: string, tag: string): string {
   return path.join(
@@ -388,8 +361,8 @@ export function applyInstall(plan: InstallPlan): void {
   fs.mkdirSync(staging, { mode: 0o700 });
   try {
     fs.chmodSync(staging, 0o700);
-    for (const f of plan.files) writeFileExclusive(path.join(staging, f.name), f.bytes, f.mode);
-    fsyncDir(staging);
+    for (const f of plan.files) writeNewFile(path.join(staging, f.name), f.bytes, f.mode);
+    syncDirectory(staging, 'ignore');
     if (plan.action === 'create') {
       fs.renameSync(staging, plan.target);
     } else {
@@ -407,7 +380,7 @@ export function applyInstall(plan: InstallPlan): void {
       }
       fs.rmSync(old, { recursive: true, force: true });
     }
-    fsyncDir(pluginsDir);
+    syncDirectory(pluginsDir, 'ignore');
   } catch (err) {
     fs.rmSync(staging, { recursive: true, force: true });
     throw err;

@@ -14,8 +14,8 @@
  * printed once by `clients add` and never written anywhere.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { replaceFile } from '../atomic-write.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import { isNormalAbsolute, openTrustedDir, readTrustedFile } from '../trust/path.js';
@@ -305,31 +305,16 @@ function checkDirectory(file: string): void {
 }
 
 /**
- * Replace the clients file atomically: write a new file (mode 0600, created exclusively under a random hidden name
- * in the same directory), fsync it, check that the file still holds `expected` (null: still absent), rename it over
- * the old name, fsync the directory. The directory was judged trusted, so no one else can create, swap or remove
+ * Replace the clients file atomically (`replaceFile` of src/atomic-write.ts: a new file, mode 0600, created
+ * exclusively under a random hidden name in the same directory, fsynced, renamed over the old name, the directory
+ * fsynced), checking right before the rename that the file still holds `expected` (null: still absent). The directory was judged trusted, so no one else can create, swap or remove
  * names in it while this runs; the `expected` check only catches a second `clients` command of the operator's own.
  *
  * @throws ClientsFileError('clients_invalid') when the file changed since it was read (run the command again)
  */
 export function writeClients(file: string, next: ClientsFile, expected: Buffer | null): void {
   checkDirectory(file);
-  const dir = path.posix.dirname(file);
-  const temp = path.posix.join(dir, `.${path.posix.basename(file)}.${randomBytes(8).toString('hex')}.tmp`);
-  const fd = fs.openSync(
-    temp,
-    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-    0o600,
-  );
-  let renamed = false;
-  try {
-    try {
-      fs.fchmodSync(fd, 0o600);
-      fs.writeFileSync(fd, renderClients(next));
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+  replaceFile(file, renderClients(next), 0o600, () => {
     let now: Buffer | null;
     try {
       now = readClientsBytes(file);
@@ -339,15 +324,5 @@ export function writeClients(file: string, next: ClientsFile, expected: Buffer |
     }
     const same = now === null || expected === null ? now === expected : now.equals(expected);
     if (!same) invalid(`${file} changed while this command ran; nothing was written: run the command again`);
-    fs.renameSync(temp, file);
-    renamed = true;
-    const dirFd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-    try {
-      fs.fsyncSync(dirFd);
-    } finally {
-      fs.closeSync(dirFd);
-    }
-  } finally {
-    if (!renamed) fs.rmSync(temp, { force: true });
-  }
+  });
 }
