@@ -20,6 +20,12 @@ export interface WriteNative {
   createExclusive(dirfd: number, name: string, mode: number): number;
   /** openat(dirfd, name, O_RDWR|O_CREAT|O_NOFOLLOW|O_CLOEXEC, mode): open or create (for the lock file). */
   openOrCreate(dirfd: number, name: string, mode: number): number;
+  /**
+   * openat(dirfd, name, O_RDWR|O_APPEND|O_NOFOLLOW|O_CLOEXEC), plus O_CREAT|O_EXCL with `mode` when `create`: an
+   * append-only descriptor of a regular file (an audit file), never through a symlink at `name`. Every write(2) on
+   * it lands at the end of the file whatever other descriptors do.
+   */
+  openAppend(dirfd: number, name: string, create: boolean, mode: number): number;
   /** mkdirat(dirfd, name, mode); EEXIST when anything already has that name. */
   mkdirAt(dirfd: number, name: string, mode: number): void;
   /** renameat(fromDir, from, toDir, to): atomic replace of `to`; never follows a symlink at either name. */
@@ -49,6 +55,7 @@ const O_WRONLY = 0x1;
 const O_RDWR = 0x2;
 const O_CREAT = 0x40;
 const O_EXCL = 0x80;
+const O_APPEND = 0x400;
 const O_CLOEXEC = 0x80000;
 const { EINTR } = LINUX_ERRNO;
 
@@ -118,6 +125,8 @@ function build(koffi: typeof Koffi, k: ArchFlags): WriteNative {
   return {
     createExclusive: (dirfd, name, mode) => open(dirfd, name, O_WRONLY | O_CREAT | O_EXCL, mode),
     openOrCreate: (dirfd, name, mode) => open(dirfd, name, O_RDWR | O_CREAT, mode),
+    openAppend: (dirfd, name, create, mode) =>
+      open(dirfd, name, O_RDWR | O_APPEND | (create ? O_CREAT | O_EXCL : 0), mode),
     mkdirAt(dirfd, name, mode) {
       const path = first.encode('mkdirat', name);
       retry('mkdirat', () => mkdirat(dirfd, path, mode));

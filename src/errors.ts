@@ -65,6 +65,8 @@ export type Reason =
   // requests
   | 'bad_arguments'
   | 'bad_id'
+  // audit trail (docs/AUDIT.md)
+  | 'audit_unwritable'
   // worker / plugin transport
   | 'worker_protocol'
   | 'internal';

@@ -71,6 +71,9 @@ export const REASON_REMEDIES = Object.freeze({
     "the model sent arguments the tool does not accept; it was told which one in the answer's hint, so nothing needs fixing here unless it keeps happening (then check the host passes the tool schema through)",
   bad_id:
     'the model asked for an id that is not a note path as search returns it; nothing needs fixing here unless it keeps happening',
+  // audit trail (docs/AUDIT.md)
+  audit_unwritable:
+    'the policy turns the audit trail on and a record could not be written, so the call released nothing: memory-bridge audit verify --home <home> names the audit directory; free disk space or fix its owner and mode (chmod 700, files 600)',
   // worker / plugin transport
   worker_protocol:
     'the plugin and the worker disagree about their protocol: run memory-bridge install --home <home> again, then restart Hermes',

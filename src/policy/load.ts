@@ -137,6 +137,7 @@ function buildPolicy(doc: PolicyDocument): Policy {
       users: Object.freeze([...doc.writers.users]),
       groups: Object.freeze([...doc.writers.groups]),
     }),
+    audit: Object.freeze({ ...doc.audit }),
     allowsNote: (id: string): boolean => allow.matches(id) && !deny.matches(id),
     mayEnter: (dirId: string): boolean => allow.mayContainBelow(dirId) && !deny.coversAllBelow(dirId),
   };

@@ -230,6 +230,88 @@ const limitsSchema = z
     }
   });
 
+/** One row of the audit table: a key of the policy's `audit` object, its default, range and meaning. */
+export interface AuditSpec {
+  readonly key: 'enabled' | 'queries' | 'retain_days' | 'max_file_bytes';
+  /** The default as JSON would write it. */
+  readonly default: boolean | string | number;
+  /** For integers: the smallest and largest accepted value; for the others, null. */
+  readonly range: readonly [number, number] | null;
+  readonly unit: 'flag' | 'choice' | 'days' | 'bytes';
+  readonly meaning: string;
+}
+
+/**
+ * Keys, defaults and ranges of the policy's `audit` object (docs/AUDIT.md), in the order docs/AUDIT.md lists them.
+ * An absent `audit` object is `{"enabled": false}` with these defaults: the tool path then writes nothing.
+ */
+export const AUDIT_TABLE: readonly AuditSpec[] = Object.freeze(
+  (
+    [
+      {
+        key: 'enabled',
+        default: false,
+        range: null,
+        unit: 'flag',
+        meaning: 'Write one audit record per tool call; a call whose record cannot be written answers unavailable.',
+      },
+      {
+        key: 'queries',
+        default: 'none',
+        range: null,
+        unit: 'choice',
+        meaning:
+          '"none": no trace of the query; "hmac": HMAC-SHA256 of the query under a per-home key, never the text.',
+      },
+      {
+        key: 'retain_days',
+        default: 30,
+        range: [1, 3660],
+        unit: 'days',
+        meaning: 'Audit files of days (UTC) older than this many days are removed when a new file starts.',
+      },
+      {
+        key: 'max_file_bytes',
+        default: 16_777_216,
+        range: [65_536, 1_073_741_824],
+        unit: 'bytes',
+        meaning: 'A record that would make the current file bigger than this starts a new file.',
+      },
+    ] satisfies AuditSpec[]
+  ).map((row) => Object.freeze(row)),
+);
+
+function auditRow(key: AuditSpec['key']): AuditSpec {
+  const row = AUDIT_TABLE.find((r) => r.key === key);
+  if (row === undefined) throw new Error(`no audit row for ${key}`);
+  return row;
+}
+
+function auditInteger(key: 'retain_days' | 'max_file_bytes') {
+  const row = auditRow(key);
+  const [min, max] = row.range!;
+  const range = `an integer from ${min} to ${max}`;
+  return z
+    .int({ error: range })
+    .min(min, { error: range })
+    .max(max, { error: range })
+    .default(row.default as number)
+    .describe(`${row.meaning} Unit: ${row.unit}. Default ${row.default}; from ${min} to ${max}.`);
+}
+
+const auditSchema = z.strictObject({
+  enabled: z
+    .boolean({ error: 'must be true or false' })
+    .default(false)
+    .describe(`${auditRow('enabled').meaning} Default false.`),
+  queries: z
+    .enum(['none', 'hmac'], { error: 'must be "none" or "hmac"' })
+    .default('none')
+    .describe(`${auditRow('queries').meaning} Default "none".`),
+  retain_days: auditInteger('retain_days'),
+  max_file_bytes: auditInteger('max_file_bytes'),
+});
+
 /** The policy document (docs/POLICY.md). Parse with `PolicySchema.safeParse(value)`; the output has every default. */
 export const PolicySchema = z
   .strictObject({
@@ -282,6 +364,9 @@ export const PolicySchema = z
       .describe(
         'Per-call limits; every key optional with its default, at least 1 and at most its ceiling. Default {}.',
       ),
+    audit: auditSchema
+      .prefault({})
+      .describe('The audit trail (docs/AUDIT.md): every key optional with its default. Default {} (off).'),
   })
   .describe('memory-bridge policy, <home>/plugin-data/memory-bridge/policy.json (docs/POLICY.md).');
 

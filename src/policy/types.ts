@@ -18,6 +18,16 @@ export interface Limits {
   max_total_bytes: number;
 }
 
+/** The policy's `audit` object after defaults (docs/AUDIT.md, `AUDIT_TABLE`). */
+export interface AuditSettings {
+  readonly enabled: boolean;
+  readonly queries: 'none' | 'hmac';
+  /** Days (UTC) of audit files kept. */
+  readonly retain_days: number;
+  /** Largest audit file in bytes before a new one starts. */
+  readonly max_file_bytes: number;
+}
+
 export interface Policy extends NoteFilter {
   readonly version: 1;
   /** Absolute canonical root directory. */
@@ -30,4 +40,6 @@ export interface Policy extends NoteFilter {
   readonly limits: Readonly<Limits>;
   /** Named writers as written (names not yet resolved; `resolveWriters` in accounts.ts does that every call). */
   readonly writers: WritersSpec;
+  /** The audit trail's settings (docs/AUDIT.md). */
+  readonly audit: AuditSettings;
 }

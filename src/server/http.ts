@@ -386,6 +386,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
   // about notes a search could not consider (docs/TRUST.md §Hidden notes) is its own line: the call was answered.
   let current: Record | null = null;
   const bridge: Bridge = createBridge({
+    transport: 'http',
     ...opts.bridgeOptions,
     log: (event: LogEvent) => {
       if (isHiddenNotice(event.reason))
@@ -611,10 +612,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<HttpServ
     const recording: Bridge = {
       search: (args, c) => bridge.search(args, c),
       read: (args, c) => bridge.read(args, c),
-      call: (tool: ToolName, args, c) => {
+      call: (tool: ToolName, args, c, context) => {
         current = rec;
         try {
-          const result = bridge.call(tool, args, c);
+          const result = bridge.call(tool, args, c, { ...context, client: entry.name });
           rec.result = result.ok ? 'ok' : result.error.code;
           return result;
         } finally {

@@ -116,6 +116,16 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
   };
 }
 
+/** `params._meta.traceparent` as sent (the audit record keeps only a well-formed trace id), or undefined. */
+function traceparentOf(params: object): unknown {
+  try {
+    const meta = (params as { _meta?: unknown })._meta;
+    return typeof meta === 'object' && meta !== null ? (meta as { traceparent?: unknown }).traceparent : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Answer one tools/call. `params` is whatever the client sent.
  *
@@ -141,7 +151,7 @@ export function handleToolCall(
   try {
     // The bridge validates `args` (missing, not an object, extra keys, bounds) and never throws by contract;
     // the catch only keeps a broken build from taking the server down.
-    result = bridge.call(name, args, caller);
+    result = bridge.call(name, args, caller, { traceparent: traceparentOf(params) });
   } catch {
     log('internal');
     result = errorResult('unavailable');

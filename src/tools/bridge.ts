@@ -3,7 +3,10 @@
  * refusal becomes the error JSON of docs/TOOLS.md §Errors and one operator log event (a reason code, never a path or a message); any
  * unexpected exception becomes `unavailable` with reason `internal`, logged with the exception's class name only.
  */
+import { auditCall } from '../audit/call.js';
+import type { CallContext } from '../audit/record.js';
 import { errorResult, type ErrorResult } from '../errors.js';
+import type { Policy } from '../policy/types.js';
 import { bridgeErrorOf } from '../trust/refusal.js';
 import { RemedyNotes } from '../remedies.js';
 import { profileOf } from './caller.js';
@@ -55,6 +58,8 @@ function className(err: unknown): string {
  * @param options.racyMarginMs ms after a note's last change during which it is re-verified every call (default 3000)
  * @param options.rawEntryCeiling raw directory entries one call may list (default and most RAW_ENTRY_CEILING)
  * @param options.watch     change notification for warm searches (default on unless MEMORY_BRIDGE_WATCH=0)
+ * @param options.transport how calls reach this bridge, for the audit trail (default 'library')
+ * @param options.clock     ms since the epoch (default Date.now): the audit records' times and their files' UTC day
  * @param options.noticeIntervalMs least ms between two operator lines about hidden notes for one home and reason
  *   (default one minute; src/tools/hidden-notices.ts)
  */
@@ -78,9 +83,17 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
     }
   }
 
-  function guarded<T extends ToolResult>(tool: ToolName, caller: unknown, run: () => T): T | ErrorResult {
+  const transport = options.transport ?? 'library';
+  const clock = options.clock ?? Date.now;
+
+  /** Run the tool; a throw becomes its refusal (logged) or `unavailable`/`internal`. */
+  function answered<T extends ToolResult>(
+    tool: ToolName,
+    caller: unknown,
+    run: () => T,
+  ): { result: T | ErrorResult; reason: string | undefined } {
     try {
-      return run();
+      return { result: run(), reason: undefined };
     } catch (err) {
       try {
         const profile = profileOf(caller);
@@ -88,19 +101,58 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
         const refusal = bridgeErrorOf(err);
         if (refusal !== undefined) {
           emit({ tool, reason: refusal.reason, ...who });
-          return errorResult(refusal.code, refusal.hint);
+          return { result: errorResult(refusal.code, refusal.hint), reason: refusal.reason };
         }
         emit({ tool, reason: 'internal', detail: className(err), ...who });
       } catch {
         // Even a hostile caller record or error object only gets the generic answer.
       }
-      return errorResult('unavailable');
+      return { result: errorResult('unavailable'), reason: 'internal' };
     }
   }
 
+  /**
+   * Every tool call of every transport passes here: the answer, then its audit record when the caller's policy
+   * turns the trail on (src/audit/call.ts). An unwritable record turns any answer into `unavailable` with the
+   * operator reason `audit_unwritable`: nothing leaves unrecorded (docs/AUDIT.md §Failing closed).
+   */
+  function guarded<T extends ToolResult>(
+    tool: ToolName,
+    caller: unknown,
+    args: unknown,
+    context: CallContext | undefined,
+    run: (seen: (policy: Policy) => void) => T,
+  ): T | ErrorResult {
+    const startMs = clock();
+    const started = process.hrtime.bigint();
+    let policy: Policy | undefined;
+    const { result, reason } = answered(tool, caller, () =>
+      run((p) => {
+        policy = p;
+      }),
+    );
+    const audit = auditCall({
+      tool,
+      args,
+      caller,
+      context: context ?? {},
+      transport,
+      policy,
+      result,
+      reason,
+      startMs,
+      durationS: Number(process.hrtime.bigint() - started) / 1e9,
+      nowMs: clock(),
+    });
+    if (audit !== 'unwritable') return result;
+    const profile = profileOf(caller);
+    emit(profile === undefined ? { tool, reason: 'audit_unwritable' } : { tool, reason: 'audit_unwritable', profile });
+    return errorResult('unavailable');
+  }
+
   const bridge: Bridge = {
-    search(args, caller): SearchResult | ErrorResult {
-      return guarded('memory_bridge_search', caller, () =>
+    search(args, caller, context): SearchResult | ErrorResult {
+      return guarded('memory_bridge_search', caller, args, context, (seen) =>
         runSearch(
           args,
           caller,
@@ -114,15 +166,18 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
             );
           },
           hidden,
+          seen,
         ),
       );
     },
-    read(args, caller): ReadResult | OutlineResult | ManyReadResult | ErrorResult {
-      return guarded('memory_bridge_read', caller, () => runRead(args, caller, options.rawEntryCeiling));
+    read(args, caller, context): ReadResult | OutlineResult | ManyReadResult | ErrorResult {
+      return guarded('memory_bridge_read', caller, args, context, (seen) =>
+        runRead(args, caller, options.rawEntryCeiling, seen),
+      );
     },
-    call(tool, args, caller): ToolResult {
-      if (tool === 'memory_bridge_search') return bridge.search(args, caller);
-      if (tool === 'memory_bridge_read') return bridge.read(args, caller);
+    call(tool, args, caller, context): ToolResult {
+      if (tool === 'memory_bridge_search') return bridge.search(args, caller, context);
+      if (tool === 'memory_bridge_read') return bridge.read(args, caller, context);
       // Unreachable for typed callers; an untyped one still gets an answer rather than an exception.
       return errorResult('invalid_request', 'tool: memory_bridge_search or memory_bridge_read');
     },

@@ -2,6 +2,7 @@
  * memory_bridge_read (docs/TOOLS.md, docs/TRUST.md; docs/DESIGN.md "Reading long notes"): caller → policy → run kind
  * → resolve the id component by component → the window of the note's text that starts at `offset`.
  */
+import type { Policy } from '../policy/types.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import { BridgeError, errorResult, type ErrorResult } from '../errors.js';
 import { bridgeErrorOf } from '../trust/refusal.js';
@@ -140,10 +141,11 @@ export function runRead(
   args: unknown,
   caller: unknown,
   rawEntryCeiling?: number,
+  seen?: (policy: Policy) => void,
 ): ReadResult | OutlineResult | ManyReadResult {
   const request = parseReadArgs(args);
-  if ('one' in request) return runOneRead(request.one, caller, rawEntryCeiling).answer;
-  return runManyReads(request.many, caller, rawEntryCeiling);
+  if ('one' in request) return runOneRead(request.one, caller, rawEntryCeiling, undefined, seen).answer;
+  return runManyReads(request.many, caller, rawEntryCeiling, seen);
 }
 
 /**
@@ -153,12 +155,17 @@ export function runRead(
  * checked and answered with empty content, `truncated: true` and `next_offset` equal to their offset (read on with
  * a single read). `truncated` of the whole answer: some item is truncated.
  */
-function runManyReads(ids: string[], caller: unknown, rawEntryCeiling?: number): ManyReadResult {
+function runManyReads(
+  ids: string[],
+  caller: unknown,
+  rawEntryCeiling?: number,
+  seen?: (policy: Policy) => void,
+): ManyReadResult {
   const results: (ReadResult | ErrorResult)[] = [];
   let left: number | undefined;
   for (const id of ids) {
     try {
-      const r = runOneRead({ id }, caller, rawEntryCeiling, left);
+      const r = runOneRead({ id }, caller, rawEntryCeiling, left, seen);
       left = (left ?? r.readChars) - r.used;
       results.push(r.answer as ReadResult);
     } catch (err) {
@@ -185,19 +192,31 @@ interface BudgetedRead {
  * reads of a series is read as it is now, and its `version` differs.
  *
  * @param rawEntryCeiling ScanLimits.rawEntryCeiling (undefined: RAW_ENTRY_CEILING; tests lower it)
+ * @param seen told the call's policy as soon as it is loaded (`policyAndRoot`)
  * @returns `{ok, id, title, content, truncated, offset, version}` and `next_offset` when text follows the window
  * @throws BridgeError: `invalid_request` (arguments, id syntax), `unavailable` (caller, platform, policy, run kind,
  *   root trust, the raw entry ceiling), `not_found_or_denied` (the note)
  */
-export function runOneRead(parsed: ReadArgs, caller: unknown, rawEntryCeiling?: number, budget?: number): BudgetedRead {
+export function runOneRead(
+  parsed: ReadArgs,
+  caller: unknown,
+  rawEntryCeiling?: number,
+  budget?: number,
+  seen?: (policy: Policy) => void,
+): BudgetedRead {
   const id = validateId(parsed.id);
   const offset = parsed.offset ?? 0;
   const who = parseCaller(caller);
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  const { policy, writers, rootFd } = policyAndRoot(who, native, (p) => {
-    if (!p.allowsNote(id)) throw new BridgeError('not_found_or_denied', 'denied');
-  });
+  const { policy, writers, rootFd } = policyAndRoot(
+    who,
+    native,
+    (p) => {
+      if (!p.allowsNote(id)) throw new BridgeError('not_found_or_denied', 'denied');
+    },
+    seen,
+  );
   let note: { text: string; key: IdentityKey };
   try {
     note = readVerifiedNote(rootFd, id, policy, { ...scanLimitsOf(policy), rawEntryCeiling, writers }, native);

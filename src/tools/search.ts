@@ -76,6 +76,7 @@ function onlyNamesRule(policy: Policy, skipped: Partial<Record<string, number>>)
  * the facts the index keeps per note; without `query` the selected notes come newest first (`NoteIndex.recent`), and
  * `sort: "modified"` orders the matches by mtime (docs/TOOLS.md §Filters).
  *
+ * @param seen told the call's policy as soon as it is loaded (`policyAndRoot`)
  * @returns the search JSON (docs/TOOLS.md §Results)
  * @throws BridgeError (the bridge turns it into the error JSON of docs/TOOLS.md §Errors): `invalid_request` for arguments,
  *   `unavailable` for caller, platform, policy, run kind, root trust or the raw entry ceiling
@@ -86,13 +87,14 @@ export function runSearch(
   indexes: IndexCache,
   notice: (reason: string, detail: string) => void = () => undefined,
   hidden?: HiddenNotices,
+  seen?: (policy: Policy) => void,
 ): SearchResult {
   const { query, limit: asked, within, filters, sort } = parseSearchArgs(args);
   const who = parseCaller(caller);
   const home = who.home;
   const native = getNative();
   if (native === null) throw new BridgeError('unavailable', 'unsupported_platform');
-  const { policy, writers, rootFd } = policyAndRoot(who, native, () => undefined);
+  const { policy, writers, rootFd } = policyAndRoot(who, native, () => undefined, seen);
   const { limits } = policy;
   // A limit the schema allows (1–10) but above this policy's max_results is lowered to it, not refused: a model that
   // follows the advertised schema must get an answer (docs/TOOLS.md §Tools).

@@ -16,6 +16,8 @@ import { checkRunKind, parseCaller, type CheckedCaller } from './caller.js';
 /**
  * @param caller the checked caller (`parseCaller`): its home, and the `cron` and `subagent` flags of the run-kind rule
  * @param check  the tool's own refusals that depend on the policy (throws BridgeError), run before the root opens
+ * @param seen   told the policy as soon as it is loaded, before any refusal that depends on it (the audit trail
+ *   needs the policy of refused calls too: src/tools/bridge.ts)
  * @returns the policy, this call's named writers (resolved now; the root itself and everything below it are judged
  *   with them) and an open descriptor of the root, which the caller closes
  * @throws BridgeError from `loadPolicyAndWriters`, `checkRunKind`, `check` or the root's walk (`openTrustedDir`)
@@ -24,10 +26,12 @@ export function policyAndRoot(
   caller: CheckedCaller,
   native: Native,
   check: (policy: Policy) => void,
+  seen: (policy: Policy) => void = () => undefined,
 ): { policy: Policy; writers: Writers; rootFd: number } {
   const memo = new WalkMemo(native);
   try {
     const { policy, writers } = loadPolicyAndWriters(caller.home, memo);
+    seen(policy);
     checkRunKind(caller, policy);
     check(policy);
     return {

@@ -1,6 +1,7 @@
 /**
  * Tool-facing shapes: the caller record and the public results of docs/TOOLS.md.
  */
+import type { CallContext, Transport } from '../audit/record.js';
 import type { ErrorResult } from '../errors.js';
 import type { SearchHit } from '../search/types.js';
 
@@ -95,13 +96,18 @@ export interface LogEvent {
  * `args` is whatever the host sent (unvalidated); validation happens inside.
  */
 export interface Bridge {
-  search(args: unknown, caller: Caller): SearchResult | ErrorResult;
-  read(args: unknown, caller: Caller): ReadResult | OutlineResult | ManyReadResult | ErrorResult;
+  /** `context`: what the transport knows of the call (client name, protocol version, traceparent), for the audit trail only. */
+  search(args: unknown, caller: Caller, context?: CallContext): SearchResult | ErrorResult;
+  read(args: unknown, caller: Caller, context?: CallContext): ReadResult | OutlineResult | ManyReadResult | ErrorResult;
   /** Dispatch by tool name; an unknown name is the caller's protocol problem and is not handled here. */
-  call(tool: ToolName, args: unknown, caller: Caller): ToolResult;
+  call(tool: ToolName, args: unknown, caller: Caller, context?: CallContext): ToolResult;
 }
 
 export interface BridgeOptions {
+  /** How calls reach this bridge, written in each audit record (docs/AUDIT.md). Default 'library'. */
+  transport?: Transport;
+  /** The clock of audit records and their files' UTC day, in ms since the epoch. Default Date.now; tests inject one. */
+  clock?: () => number;
   /** Where reason codes go (default: one line on stderr per refusal). */
   log?: (event: LogEvent) => void;
   /** Most profile indexes kept in memory at once (least recently used dropped first). Default 8. */

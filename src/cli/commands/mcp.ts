@@ -35,7 +35,7 @@ messages; operator logs (short reason codes, each with its remedy the first time
       process.stderr.write(
         `memory-bridge mcp: every call will be unavailable until this is fixed: ${refusal} → ${remedyOf(refusal)}\n`,
       );
-    await runMcpServer({ caller, bridge: createBridge(), version: packageVersion() });
+    await runMcpServer({ caller, bridge: createBridge({ transport: 'stdio' }), version: packageVersion() });
     return EXIT.OK;
   },
 };

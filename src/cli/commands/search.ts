@@ -37,7 +37,7 @@ export function runOneShot(tool: ToolName, args: Record<string, unknown>, parsed
     if (event.reason === 'run_kind_refused') process.stderr.write(`${prog}: ${UNKNOWN_RUN_KIND_LINE}\n`);
     else other(event);
   };
-  const result = createBridge({ log }).call(tool, args, caller);
+  const result = createBridge({ transport: 'cli', log }).call(tool, args, caller);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   return result.ok ? EXIT.OK : EXIT.FAILURE;
 }

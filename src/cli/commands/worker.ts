@@ -29,7 +29,7 @@ export const command: Command = {
   async run(argv: string[]): Promise<number> {
     if (parseArgs(argv, {}).positionals.length > 0) throw new UsageError('worker takes no arguments');
     const notes = new RemedyNotes();
-    const bridge = createBridge({ log: (event) => log(formatLogEvent(event, notes)) });
+    const bridge = createBridge({ transport: 'worker', log: (event) => log(formatLogEvent(event, notes)) });
     await runWorker({ input: process.stdin, output: process.stdout, bridge, log });
     return EXIT.OK;
   },
