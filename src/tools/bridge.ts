@@ -3,7 +3,7 @@
  * refusal becomes the error JSON of docs/TOOLS.md §Errors and one operator log event (a reason code, never a path or a message); any
  * unexpected exception becomes `unavailable` with reason `internal`, logged with the exception's class name only.
  */
-import { auditCall } from '../audit/call.js';
+import { auditCall } from './audit-step.js';
 import type { CallContext } from '../audit/record.js';
 import { errorResult, type ErrorResult } from '../errors.js';
 import type { Policy } from '../policy/types.js';
@@ -113,7 +113,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
 
   /**
    * Every tool call of every transport passes here: the answer, then its audit record when the caller's policy
-   * turns the trail on (src/audit/call.ts). An unwritable record turns any answer into `unavailable` with the
+   * turns the trail on (audit-step.ts). An unwritable record turns any answer into `unavailable` with the
    * operator reason `audit_unwritable`: nothing leaves unrecorded (docs/AUDIT.md §Failing closed).
    */
   function guarded<T extends ToolResult>(

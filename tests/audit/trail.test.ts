@@ -257,3 +257,16 @@ import { createRequire } from 'node:module';
 function require_(): typeof import('node:child_process') {
   return createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
 }
+
+test('trail › a read of several ids names only the notes it answered; an outline says so', (t) => {
+  const w = world();
+  const bridge = createBridge({ log: () => undefined });
+  const many = bridge.read({ ids: ['projects/garden.md', 'secret/gate.md'] }, w.caller);
+  t.true(many.ok);
+  const outline = bridge.read({ id: 'projects/garden.md', outline: true }, w.caller);
+  t.true(outline.ok);
+  const [m, o] = records(w);
+  t.is((m!['memory_bridge.notes'] as { id: string }[]).map((n) => n.id).join(','), 'projects/garden.md');
+  t.like((o!['memory_bridge.notes'] as object[])[0], { id: 'projects/garden.md', outline: true });
+  t.false(lines(w).join('\n').includes('gate'));
+});

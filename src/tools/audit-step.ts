@@ -1,14 +1,15 @@
 /**
  * The audit step of every tool call (docs/AUDIT.md): after a call has its answer and before the answer leaves the
- * bridge, one record is appended when the caller's policy turns the trail on. `createBridge` (src/tools/bridge.ts)
+ * bridge, one record is appended when the caller's policy turns the trail on. `createBridge` (bridge.ts)
  * runs it for every call of every transport (stdio, HTTP, worker, CLI), refusals included.
  */
 import { loadPolicy } from '../policy/load.js';
 import type { AuditSettings, Policy } from '../policy/types.js';
-import { parseCaller } from '../tools/caller.js';
-import type { ToolName, ToolResult } from '../tools/types.js';
-import { recordOf, runKindOf, type CallContext, type Transport } from './record.js';
-import { appendRecord } from './writer.js';
+import { runKindOf, type CallContext, type Transport } from '../audit/record.js';
+import { appendRecord } from '../audit/writer.js';
+import { recordOf } from './audit-record.js';
+import { parseCaller } from './caller.js';
+import type { ToolName, ToolResult } from './types.js';
 
 /** One finished call, as the bridge saw it. */
 export interface FinishedCall {
