@@ -11,12 +11,12 @@
  * §Worker protocol lists it); the empty string means Hermes named no profile. Request lines are parsed as strict JSON
  * (src/policy/json.ts): a duplicate key anywhere makes the line ambiguous, so it is refused, never resolved.
  */
-import path from 'node:path';
 import { z } from 'zod';
 import { errorResult } from '../errors.js';
 import { parseStrictJson, StrictJsonError } from '../policy/json.js';
 import type { Caller, ToolName, ToolResult } from '../tools/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
+import { isNormalAbsolute } from '../trust/path.js';
 import { LineSplitter as GenericLineSplitter } from '../text/lines.js';
 
 /** Longest line accepted, in bytes, without its newline (docs/HERMES.md). */
@@ -34,14 +34,12 @@ export const OVERSIZED_PREFIX_BYTES = 1024;
 
 const RequestId = z.string().min(1).max(MAX_REQUEST_ID_CHARS);
 
-/** An absolute, already-normalised POSIX path without NUL: the shim sends exactly this form. */
+/** An absolute, already-normalised POSIX path without NUL (`isNormalAbsolute`): the shim sends exactly this form. */
 const Home = z
   .string()
   .min(1)
   .refine((h) => Buffer.byteLength(h, 'utf8') <= MAX_HOME_BYTES, 'home too long')
-  .refine((h) => !h.includes('\0'), 'NUL in home')
-  .refine((h) => path.posix.isAbsolute(h), 'home not absolute')
-  .refine((h) => h === '/' || (path.posix.normalize(h) === h && !h.endsWith('/')), 'home not normalised');
+  .refine(isNormalAbsolute, 'home not absolute and normal');
 
 const CallerRecord = z.strictObject({
   home: Home,

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { BridgeError, type Reason } from '../errors.js';
-import { readTrustedFile, type WalkMemo } from '../trust/path.js';
+import { isNormalAbsolute, readTrustedFile, type WalkMemo } from '../trust/path.js';
 import { PatternError, PatternSet, PATTERN_REASON_TEXT } from './glob.js';
 import { parseStrictJson, StrictJsonError, type StrictJsonReason } from './json.js';
 import { PolicySchema, type PolicyDocument } from './schema.js';
@@ -18,13 +18,6 @@ export const MAX_POLICY_BYTES = 65_536;
 /** `<home>/plugin-data/memory-bridge/policy.json` for an absolute `home` (docs/POLICY.md). */
 export function policyPath(home: string): string {
   return path.posix.join(home, 'plugin-data', 'memory-bridge', 'policy.json');
-}
-
-/** True when `home` is absolute and equal to its normal form (no trailing `/`, `.`, `..`, `//` or NUL). */
-function isNormalHome(home: unknown): home is string {
-  if (typeof home !== 'string' || !home.startsWith('/') || home.includes('\0')) return false;
-  if (home === '/') return true;
-  return !home.endsWith('/') && path.posix.normalize(home) === home;
 }
 
 /** Trust reasons from `readTrustedFile` mapped to policy reasons; reasons not listed become `policy_untrusted`. */
@@ -67,7 +60,7 @@ export function loadPolicyAndWriters(home: string, memo?: WalkMemo): { policy: P
 }
 
 function readPolicy(home: string, memo?: WalkMemo): Policy {
-  if (!isNormalHome(home)) throw new BridgeError('unavailable', 'bad_home');
+  if (!isNormalAbsolute(home)) throw new BridgeError('unavailable', 'bad_home');
   let bytes: Buffer;
   try {
     bytes = readTrustedFile(policyPath(home), MAX_POLICY_BYTES, undefined, memo);

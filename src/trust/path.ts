@@ -25,7 +25,8 @@ export type TrustedDirRole = 'root' | 'policy_dir' | 'out' | 'home';
 
 /**
  * True when `absPath` is an absolute path equal to its normalised form: no `.` or `..` segment, no empty segment
- * (`//`), no trailing `/` (except `/` itself), no NUL.
+ * (`//`), no trailing `/` (except `/` itself), no NUL. The one normal-form rule for every absolute path the bridge
+ * is given: profile homes (the policy load, the worker protocol, the clients file), roots and policy paths.
  */
 export function isNormalAbsolute(absPath: string): boolean {
   if (typeof absPath !== 'string' || !absPath.startsWith('/') || absPath.includes('\0')) return false;
@@ -108,6 +109,15 @@ export function openTrustedDir(
   void role;
   if (!isNormalAbsolute(absPath)) refuse('bad_name');
   if (underProc(absPath)) refuse('denied');
+  return walkToCheckedDir(absPath, native, memo, writers);
+}
+
+/**
+ * `openTrustedDir` after its path checks, for a path known to pass them (`readTrustedFile` opens the parent of a
+ * file path it has checked: the parent of a normal absolute path outside /proc is one too), so the normal-form rule
+ * runs once per read.
+ */
+function walkToCheckedDir(absPath: string, native: Native, memo: WalkMemo | undefined, writers: Writers): number {
   const uid = runningUid();
   const segments = absPath === '/' ? [] : absPath.slice(1).split('/');
 
@@ -200,7 +210,7 @@ export function readTrustedFile(
   if (underProc(absPath)) refuse('denied');
   const uid = runningUid();
   const name = path.posix.basename(absPath);
-  const dirFd = openTrustedDir(path.posix.dirname(absPath), 'policy_dir', native, memo);
+  const dirFd = walkToCheckedDir(path.posix.dirname(absPath), native, memo, NO_WRITERS);
   let fd = -1;
   try {
     const kind = regularFileAtReason(native, dirFd, name);
