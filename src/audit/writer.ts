@@ -210,7 +210,7 @@ export function appendRecord(
 
 /** One append under the directory lock (steps 2–4 of the module comment). */
 class AppendStep {
-  private readonly today: string;
+  private today: string;
 
   constructor(
     private readonly native: Native,
@@ -225,6 +225,8 @@ class AppendStep {
   run(record: Record<string, unknown>): void {
     const files = listAuditFiles(this.native, this.dirFd);
     const newest = files.length === 0 ? undefined : files[files.length - 1];
+    // A writer whose clock lags another's keeps to the newest day, so name order stays record order.
+    if (newest !== undefined && newest.day > this.today) this.today = newest.day;
     if (newest !== undefined && newest.day === this.today) {
       const fd = openExisting(this.native, this.dirFd, newest.name);
       try {

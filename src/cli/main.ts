@@ -35,6 +35,7 @@ const COMMANDS = {
   'export-fleet': () => import('./commands/export-fleet.js'),
   serve: () => import('./commands/serve.js'),
   clients: () => import('./commands/clients.js'),
+  audit: () => import('./commands/audit.js'),
 } as const satisfies Record<string, () => Promise<CommandModule>>;
 
 type CommandName = keyof typeof COMMANDS;
