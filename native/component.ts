@@ -1,13 +1,16 @@
 /**
- * The single-component rule for names passed to openat/statx/fstatat, and the C-string encoder that enforces it.
- * Shared by the per-platform bindings; no FFI here.
+ * The single-component rule for names passed to openat/statx/fstatat: the C-string encoder that enforces it on
+ * strings, and `requireRawComponent` on raw name bytes. Shared by the per-platform bindings; no FFI here.
  */
 import type { NativeErrors } from './errno.js';
 
 /** Matches a lone UTF-16 surrogate (in `u` mode a well-formed pair is one code point and does not match). */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-/** Room for one component plus its NUL terminator; NAME_MAX is 255 bytes on Linux and macOS. */
+/** Longest name component in bytes (NAME_MAX): 255 on Linux and on macOS. */
+const NAME_MAX = 255;
+
+/** Room for one component plus its NUL terminator, well above NAME_MAX. */
 const NAME_BUFFER_BYTES = 4096;
 
 /**
@@ -37,6 +40,27 @@ export class ComponentEncoder {
     this.scratch[written] = 0;
     return this.scratch;
   }
+}
+
+/**
+ * The single-component rule for a raw NUL-terminated name (the form the stat thread and the watches pass; see
+ * `ComponentEncoder` for the string form): at least one byte before the one terminating NUL, no other NUL, no `/`,
+ * not `.` or `..`. Allocation-free, one pass over the bytes.
+ *
+ * @param call   the system call named in the error (e.g. 'statx', 'fstatat')
+ * @param errors the platform's error table
+ * @throws NativeError EINVAL when the rule fails, ENAMETOOLONG for more than NAME_MAX bytes
+ */
+export function requireRawComponent(cname: Uint8Array, call: string, errors: NativeErrors): void {
+  const n = cname.length - 1;
+  if (n < 1 || cname[n] !== 0) throw errors.of(call, 'EINVAL');
+  if (n > NAME_MAX) throw errors.of(call, 'ENAMETOOLONG');
+  let bad = false;
+  for (let i = 0; i < n; i++) {
+    const b = cname[i]!;
+    bad ||= b === 0 || b === 0x2f;
+  }
+  if (bad || (cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e)))) throw errors.of(call, 'EINVAL');
 }
 
 /** A NUL-terminated C string for fixed paths ("/", "", "."), allocated once. */

@@ -5,7 +5,7 @@
  * `doctor` reports this through `Native.verified === false`.
  */
 import type { default as Koffi } from 'koffi';
-import { ComponentEncoder, cString } from './component.js';
+import { ComponentEncoder, cString, requireRawComponent } from './component.js';
 import { DARWIN_ERRNO, darwinErrors } from './errno.js';
 import {
   DT,
@@ -211,11 +211,7 @@ export function createDarwinNative(koffi: typeof Koffi, arch: string): Native | 
 
     statRawAt(dirfd: number, cname: Uint8Array, out: Uint32Array): void {
       // The same fstatat as statAt on the raw name bytes, then written as words (not allocation-free here).
-      const n = cname.length - 1;
-      const dot = cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e));
-      if (n < 1 || cname[n] !== 0 || cname.indexOf(0) !== n || cname.indexOf(0x2f) !== -1 || dot)
-        throw darwinErrors.of('fstatat', 'EINVAL');
-      if (n > 255) throw darwinErrors.of('fstatat', 'ENAMETOOLONG');
+      requireRawComponent(cname, 'fstatat', darwinErrors);
       if (fstatat(dirfd, cname as Buffer, statBuf, AT_SYMLINK_NOFOLLOW) !== 0)
         throw darwinErrors.fail('fstatat', koffi.errno());
       rawFromFileStat(decodeStat(), out);

@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import type { default as Koffi } from 'koffi';
-import { ComponentEncoder, cString } from './component.js';
+import { ComponentEncoder, cString, requireRawComponent } from './component.js';
 import { LINUX_ERRNO, linuxErrors } from './errno.js';
 import {
   DT,
@@ -46,8 +46,6 @@ const AT_EMPTY_PATH = 0x1000;
 const SEEK_SET = 0;
 
 const { EINTR, ERANGE, ENODATA } = LINUX_ERRNO;
-/** Longest name component in bytes (NAME_MAX). */
-const NAME_MAX = 255;
 
 /** statx mask: TYPE|MODE|NLINK|UID|GID|ATIME|MTIME|CTIME|INO|SIZE|BLOCKS (STATX_BASIC_STATS). */
 const STATX_BASIC_STATS = 0x7ff;
@@ -186,23 +184,6 @@ export function makedev(major: number, minor: number): bigint {
   const ma = BigInt(major >>> 0);
   const mi = BigInt(minor >>> 0);
   return ((ma & 0xfffff000n) << 32n) | ((ma & 0xfffn) << 8n) | ((mi & 0xffffff00n) << 12n) | (mi & 0xffn);
-}
-
-/**
- * The single-component rule for a raw NUL-terminated name (see `ComponentEncoder` for the string form): at least one
- * byte before the one terminating NUL, no other NUL, no `/`, not `.` or `..`. Longer than NAME_MAX: ENAMETOOLONG.
- */
-function requireComponent(cname: Uint8Array): void {
-  const n = cname.length - 1;
-  if (n < 1 || cname[n] !== 0) throw linuxErrors.of('statx', 'EINVAL');
-  if (n > NAME_MAX) throw linuxErrors.of('statx', 'ENAMETOOLONG');
-  let bad = false;
-  for (let i = 0; i < n; i++) {
-    const b = cname[i]!;
-    bad ||= b === 0 || b === 0x2f;
-  }
-  if (bad || (cname[0] === 0x2e && (n === 1 || (n === 2 && cname[1] === 0x2e))))
-    throw linuxErrors.of('statx', 'EINVAL');
 }
 
 /**
@@ -425,7 +406,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
     // big-endian host decodes the bytes (statxInto) and writes the words from that.
     statRawAt: littleEndian
       ? (dirfd: number, cname: Uint8Array, out: Uint32Array): void => {
-          requireComponent(cname);
+          requireRawComponent(cname, 'statx', linuxErrors);
           const w = statWords;
           // statxCall inlined for the common success path (this runs once per note per call).
           const mask =
@@ -436,7 +417,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
           rawFromStatx(w, mask, out, 0);
         }
       : (dirfd: number, cname: Uint8Array, out: Uint32Array): void => {
-          requireComponent(cname);
+          requireRawComponent(cname, 'statx', linuxErrors);
           rawFromFileStat(statxInto(dirfd, cname as Buffer, AT_SYMLINK_NOFOLLOW), out);
         },
 
@@ -530,7 +511,7 @@ export function createLinuxNative(koffi: typeof Koffi, arch: string): Native | n
 
     watchAdd(ifd: number, dirFd: number, cname: Uint8Array, mask: number): number {
       try {
-        requireComponent(cname);
+        requireRawComponent(cname, 'statx', linuxErrors);
       } catch {
         return -LINUX_ERRNO.EINVAL;
       }
