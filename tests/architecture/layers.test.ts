@@ -80,6 +80,24 @@ function arrowsOfPicture(): Map<string, string[]> {
   return rows;
 }
 
+/**
+ * The rows of the drawing in docs/DESIGN.md "Layers", top first: the units each line names (`src/<folder>/`,
+ * `src/<file>.ts`, `native/`); a line that starts with spaces continues the row above.
+ */
+function rowsOfPicture(): Map<string, number> {
+  const design = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'DESIGN.md'), 'utf8');
+  const start = design.indexOf('```', design.indexOf('\n## Layers')) + 3;
+  const drawing = design.slice(start, design.indexOf('```', start));
+  const rows = new Map<string, number>();
+  let row = -1;
+  for (const line of drawing.split('\n')) {
+    if (line.trim() === '') continue;
+    if (!line.startsWith(' ')) row++;
+    for (const m of line.matchAll(/(?<![\w/])(src\/[a-z-]+(?:\/|\.ts)|native\/)/g)) rows.set(m[1]!, row);
+  }
+  return rows;
+}
+
 /** A cycle in a directed graph as a list of units (first = last), or null; plain depth-first search. */
 function cycleOf(edges: Map<string, string[]>): string[] | null {
   const state = new Map<string, 'open' | 'done'>();
@@ -107,6 +125,7 @@ function cycleOf(edges: Map<string, string[]>): string[] | null {
 const FILES = [...sourcesOf('src'), ...sourcesOf('native')];
 const CODE = arrowsOfCode(FILES);
 const PICTURE = arrowsOfPicture();
+const ROWS = rowsOfPicture();
 
 test('the import reader finds multi-line, type-only, re-export, bare and dynamic imports, and skips comments', (t) => {
   const text = [
@@ -139,6 +158,16 @@ test('every import between units is an arrow of the picture, and every arrow of 
   for (const [from, tos] of PICTURE)
     for (const to of tos)
       t.true(CODE.has(`${from} -> ${to}`), `docs/DESIGN.md "Layers" claims ${from} -> ${to}, no file has it`);
+});
+
+test('the drawing places every unit on a row, and every arrow points to a lower row', (t) => {
+  for (const u of PICTURE.keys()) t.true(ROWS.has(u), `the drawing of docs/DESIGN.md "Layers" does not show ${u}`);
+  for (const [from, tos] of PICTURE)
+    for (const to of tos)
+      t.true(
+        (ROWS.get(from) ?? -1) < (ROWS.get(to) ?? -1),
+        `${from} (row ${ROWS.get(from)}) -> ${to} (row ${ROWS.get(to)}) does not point down the drawing`,
+      );
 });
 
 test('no cycle between units, in the code or in the picture', (t) => {
