@@ -37,6 +37,7 @@ import { measureHttp, type HttpResult } from './http.js';
 import { median, summarise, type Summary, pushTo } from './stats.js';
 import { type CjkSection, renderCjk, runCjk } from './cjk.js';
 import { renderWithin, runWithin, type WithinSection } from './within.js';
+import { type FilterSection, renderFilters, runFilters } from './filters.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
 import { qmdAbsence, qmdConnect, qmdIndex, qmdSearch, type QmdTree } from './qmd-mcp.js';
@@ -770,7 +771,8 @@ Measures memory-bridge against ripgrep, grep, the reference MCP filesystem serve
 bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same run; prints ratio targets.
 
   --sizes N,N,...        note counts of the generated corpora (default 1000,2000,10000; 100000 adds the scale size)
-  --sections LIST        relevance,sizes,worst,within,http,cjk (default: all)
+  --sections LIST        relevance,sizes,worst,within,filters,http,cjk (default: all; filters runs on the --sizes
+                         of at least 10000 notes, else on 10000)
   --quick                fewer repetitions
   --cpu-prof DIR         write a CPU profile of the warm server into DIR
   --keep                 leave the temporary corpora
@@ -795,7 +797,7 @@ function httpSizeOf(sizes: readonly number[]): number {
 const HTTP_SIZE_MAX = 10_000;
 
 /** Every part a run can have (`--sections`); a run of all of them, not --quick, refreshes the docs. */
-const ALL_SECTIONS = ['relevance', 'sizes', 'worst', 'within', 'http', 'cjk'] as const;
+const ALL_SECTIONS = ['relevance', 'sizes', 'worst', 'within', 'filters', 'http', 'cjk'] as const;
 /** Where a full run writes its tables and its summary line (bench/doc.ts). */
 const benchmarksDoc = path.join(repoRoot, 'docs', 'BENCHMARKS.md');
 const readmeFile = path.join(repoRoot, 'README.md');
@@ -868,6 +870,7 @@ async function main(): Promise<void> {
   let http: HttpResult | null = null;
   let cjk: CjkSection | null = null;
   let within: WithinSection | null = null;
+  const filters: FilterSection[] = [];
   try {
     for (const n of sizes) {
       const t0 = performance.now();
@@ -906,6 +909,10 @@ async function main(): Promise<void> {
       if (sections.has('worst') && hasOurs)
         worst = await runWorstCases(once, vocab, (home) => ourArgs(home, null), log);
       if (sections.has('within') && hasOurs) within = await runWithin(once, vocab, log);
+      if (sections.has('filters') && hasOurs) {
+        const large = listed.filter((n) => n >= 10_000);
+        for (const n of large.length > 0 ? large : [10_000]) filters.push(await runFilters(once, n, vocab, log));
+      }
       if (sections.has('cjk') && hasOurs) cjk = await runCjk(once, vocab, (home) => ourArgs(home, null), hasRg, log);
     } finally {
       if (once !== parent) fs.rmSync(once, { recursive: true, force: true });
@@ -921,6 +928,7 @@ async function main(): Promise<void> {
     renderTables(results, targets, env, http) +
     (worst === null ? '' : `\n\n${renderWorst(worst)}`) +
     (within === null ? '' : `\n\n${renderWithin(within)}`) +
+    (filters.length === 0 ? '' : `\n\n${renderFilters(filters)}`) +
     (relevance === null ? '' : `\n\n${renderRelevance(relevance)}`) +
     (cjk === null ? '' : `\n\n${renderCjk(cjk)}`);
   process.stdout.write(`\n${tables}\n`);
@@ -946,6 +954,7 @@ async function main(): Promise<void> {
     targets,
     worstCases: worst,
     within,
+    filters,
     relevance,
     cjk,
   };

@@ -36,6 +36,7 @@ import {
   ScoreSheet,
   scoreQuery,
   TYPO_MAX_TERMS,
+  type Scored,
   type TermSource,
 } from './select.js';
 import { countCodePoints, MAX_ANCHOR_SCAN } from './snippet.js';
@@ -518,6 +519,8 @@ export class NoteIndex implements KnownNotes {
   private nextDoc = 0;
   private generation = 0;
   private heldBytes = 0;
+  /** Heap bytes of the held notes' tag lists (`tagBytesOf`), for `memoryBytes`. */
+  private tagBytes = 0;
   /** `memoryBytes`, as of the last sync that changed something. */
   private memory = 0;
   private work: RankWork = { lists: 0, postings: 0, checks: 0 };
@@ -605,7 +608,8 @@ export class NoteIndex implements KnownNotes {
       this.table.size * TERM_BYTES +
       this.dict.sorted.length * 4 +
       (this.fieldLength.length + this.total.length * 5 + this.seenAt.length + this.lastDocs.length) * 4 +
-      this.entries.size * NOTE_BYTES;
+      this.entries.size * NOTE_BYTES +
+      this.tagBytes;
   }
 
   /**
@@ -708,6 +712,7 @@ export class NoteIndex implements KnownNotes {
           mtimeMs: Number(note.stat.mtimeNs / 1_000_000n),
           tags: noteTags(text),
         };
+        this.tagBytes += tagBytesOf(entry.tags);
         this.entries.set(note.id, entry);
         this.seenAt[doc] = generation;
         this.heldBytes += entry.bytes;
@@ -936,6 +941,7 @@ export class NoteIndex implements KnownNotes {
    * 10,000 of 100,000 notes did on the order of 10^10 moves, about 47 s.) Cost here: the note's text, once.
    */
   private removeEntry(id: string, entry: Entry): void {
+    this.tagBytes -= tagBytesOf(entry.tags);
     const { texts } = fieldTexts(this.store.get(entry.text), id);
     const doc = entry.doc;
     for (let f = 0; f < F; f++) {
@@ -1064,8 +1070,11 @@ export class NoteIndex implements KnownNotes {
    * holding exactly the selected notes gives (docs/DESIGN.md "Narrowing a search"). Extra cost: the selection,
    * once per scope until a sync changes a note (`subsetOf`), and one pass over each list the query reaches to count
    * its selected postings, kept with the selection (so at most every posting once per selection and sync).
+   *
+   * With `byModified` (memory_bridge_search `sort: "modified"`), the same matches are chosen by modification time
+   * instead, newest first, ties by id (`newestOf`).
    */
-  rank(query: string, max = Infinity, scope?: NoteScope): RankedMatch[] {
+  rank(query: string, max = Infinity, scope?: NoteScope, byModified = false): RankedMatch[] {
     const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
     if (terms.length === 0 || this.entries.size === 0 || max <= 0) return [];
     const subset = scope === undefined ? undefined : this.subsetOf(scope);
@@ -1148,7 +1157,9 @@ export class NoteIndex implements KnownNotes {
     try {
       scoreQuery(terms, source, sheet, (t, id) => derived.push([t, id]));
       const docIds = this.docIds;
-      const best = bestMatches(sheet.touched, max, this.cover, this.total, (doc) => docIds[doc]!);
+      const best = byModified
+        ? this.newestOf(sheet.touched, max)
+        : bestMatches(sheet.touched, max, this.cover, this.total, (doc) => docIds[doc]!);
       return best.map((s) => ({
         id: s.id,
         coverage: s.coverage,
@@ -1187,10 +1198,7 @@ export class NoteIndex implements KnownNotes {
   ): { hits: SearchHit[]; truncated: boolean } {
     // A snippet reads no more of a body than this (snippet.ts), so only that much is decoded.
     const read = MAX_ANCHOR_SCAN + 4 * limits.snippet_chars;
-    const ranked =
-      sort === 'modified'
-        ? this.newestFirst(this.rank(query, Infinity, scope), limit + 1)
-        : this.rank(query, limit + 1, scope);
+    const ranked = this.rank(query, limit + 1, scope, sort === 'modified');
     return boundedHits(ranked, limit, limits, (match) => {
       const entry = this.entries.get(match.id)!;
       return { title: entry.title, body: this.store.body(entry.text, read) };
@@ -1223,11 +1231,26 @@ export class NoteIndex implements KnownNotes {
     });
   }
 
-  /** The first `max` of `matches` newest first (modification time, ties by id), for `sort: "modified"`. */
-  private newestFirst(matches: RankedMatch[], max: number): RankedMatch[] {
-    const dated = matches.map((m) => ({ m, id: m.id, mtimeMs: this.entries.get(m.id)!.mtimeMs }));
-    dated.sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
-    return dated.slice(0, max).map((d) => d.m);
+  /**
+   * The `max` newest of the matched notes `touched` (modification time, ties by id), for `sort: "modified"`, with
+   * their coverage and score as `bestMatches` gives them. One pass keeping at most `max` (≤ 11 from `search`).
+   */
+  private newestOf(touched: readonly number[], max: number): Scored[] {
+    const best: (Scored & { mtimeMs: number })[] = [];
+    for (const docId of touched) {
+      const id = this.docIds[docId]!;
+      const item = { docId, id, mtimeMs: this.entries.get(id)!.mtimeMs, coverage: 0, score: 0 };
+      if (best.length >= max && !newer(item, best[best.length - 1]!)) continue;
+      let i = best.length;
+      while (i > 0 && newer(item, best[i - 1]!)) i--;
+      best.splice(i, 0, item);
+      if (best.length > max) best.pop();
+    }
+    for (const b of best) {
+      b.coverage = this.cover[b.docId]!;
+      b.score = Number((this.total[b.docId]! * b.coverage).toPrecision(12));
+    }
+    return best;
   }
 
   /**
@@ -1268,6 +1291,17 @@ export class NoteIndex implements KnownNotes {
       termCount: this.liveTerms,
     };
   }
+}
+
+/**
+ * Heap bytes of one note's tag list (NoteFacts.tags) as `memoryBytes` counts them: the array and, per tag, its slot
+ * and its string (a header and two bytes per UTF-16 unit). None for a note without tags.
+ */
+function tagBytesOf(tags: readonly string[] | undefined): number {
+  if (tags === undefined) return 0;
+  let n = 32;
+  for (const tag of tags) n += 8 + 24 + 2 * tag.length;
+  return n;
 }
 
 /** True when `a` comes before `b` newest first: a later modification time, or the same and a smaller id. */

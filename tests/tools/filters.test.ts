@@ -7,12 +7,14 @@
 import fs from 'node:fs';
 import test from 'ava';
 import { HINTS } from '../../src/tools/args.js';
+import { loadPolicy } from '../../src/policy/load.js';
 import { createBridge } from '../../src/tools/bridge.js';
+import { IndexCache, runSearch } from '../../src/tools/search.js';
 import { parseInstant } from '../../src/tools/filters.js';
 import { noteTags } from '../../src/search/tags.js';
 import type { SearchResult } from '../../src/tools/types.js';
 import { writeNote } from '../helpers/fixtures.js';
-import { type World, worldTracker } from './world.js';
+import { countingOpens, type World, worldTracker } from './world.js';
 
 const { world, removeAll } = worldTracker();
 test.after.always(removeAll);
@@ -186,4 +188,30 @@ test('arguments › dates, tags, sort and a missing query get fixed hints', (t) 
   t.is(parseInstant('2026-11-30T10:00:00.5-02:30'), Date.UTC(2026, 10, 30, 12, 30, 0, 500));
   t.is(parseInstant('2024-02-29'), Date.UTC(2024, 1, 29));
   t.is(parseInstant('2023-02-29'), undefined);
+});
+
+test('view › filters use the profile view: no view, index or note read of their own', (t) => {
+  const w = tree();
+  const cache = new IndexCache(1, undefined, 0);
+  const key = IndexCache.keyOf(w.caller.home!, loadPolicy(w.caller.home!));
+  t.true(ok(runSearch({ query: 'budget' }, w.caller, cache)).ok);
+  t.true(ok(runSearch({ query: 'budget' }, w.caller, cache)).ok);
+  const held = cache.get(key);
+  const calls: Record<string, unknown>[] = [
+    { query: 'budget', tags: ['pricing'] },
+    { query: 'budget', modified_after: '2026-11-25' },
+    { query: 'budget', modified_before: '2026-11-25T12:00:00-05:00', within: ['decisions/**'] },
+    { query: 'budget', sort: 'modified' },
+    { tags: ['project'] },
+    { modified_after: '2026-11-01' },
+    ...Array.from({ length: 10 }, (_, i) => ({ query: 'budget', modified_after: `2026-11-${10 + i}` })),
+  ];
+  for (const args of calls) {
+    const call = countingOpens(() => runSearch(args, w.caller, cache));
+    t.true(ok(call.value).ok);
+    t.is(call.opens, 0, `no note is read again: ${JSON.stringify(args)}`);
+    t.is(cache.size, 1, 'no view of its own');
+    t.is(cache.get(key), held, 'the same index serves every filter');
+    t.is(held.size, 5, 'the index holds the whole view');
+  }
 });
