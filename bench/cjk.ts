@@ -1,6 +1,6 @@
 /**
  * The "CJK" section of `npm run bench`: a CJK-heavy tree built from real notes — the Korean, Chinese and Japanese
- * tldr pages (`../shared/corpora/tldr-cjk`, 9,255 notes) copied COPIES times under different folders — beside a
+ * tldr pages (`cjkSource`, 9,255 notes) copied COPIES times under different folders — beside a
  * generated English corpus of about the same bytes, and the figures that judge them:
  * - index build speed: bytes of note text per CPU second of `NoteIndex.sync` over every note, in process (median of
  *   BUILD_REPS), CJK ÷ English ≥ 0.5, the English notes cut to the CJK notes' sizes so that a per-note cost weighs

@@ -1,6 +1,6 @@
 /**
  * Benchmark corpora: owner-only trees of generated Markdown notes whose words are drawn, by their real frequency,
- * from the Obsidian help vault (`../shared/corpora/obsidian-help`, English and Japanese), plus a profile home whose
+ * from the Obsidian help vault (`vocabularySource` in bench/config.ts, English and Japanese), plus a profile home whose
  * policy allows the whole tree at the hard ceilings of docs/POLICY.md.
  *
  * Layout of one corpus under the benchmark's temporary root (every directory 0700, every file 0600):

@@ -141,8 +141,8 @@ function describeIssue(issue: z.core.$ZodIssue, payload: unknown): string {
 }
 
 /**
- * Validate one raw point with {@link payloadSchema} and apply the defaults of fleet.md. Never throws: a malformed
- * point gives `{ok: false}` so the export can count it and go on.
+ * Validate one raw point with {@link payloadSchema} and apply the defaults of docs/EXPORT.md §Cards. Never throws:
+ * a malformed point gives `{ok: false}` so the export can count it and go on.
  * `memory_type` missing: a card whose slot_name is "episodic" is episodic, any other slot name is a slot.
  */
 export function parseCard(point: RawPoint): ParsedCard {
@@ -178,8 +178,8 @@ export function parseCard(point: RawPoint): ParsedCard {
 }
 
 /**
- * The live rule of fleet.md: status "active" and (pinned, or expires_at 0, or expires_at later than `nowSeconds`).
- * Expired cards stay in Qdrant until the fleet's cleaner runs, so the export has to apply this itself.
+ * The live rule of docs/EXPORT.md §Cards: status "active" and (pinned, or expires_at 0, or expires_at later than
+ * `nowSeconds`). Expired cards stay in Qdrant until the fleet's cleaner runs, so the export has to apply this itself.
  */
 export function isLive(card: Card, nowSeconds: number): boolean {
   if (card.status !== 'active') return false;
