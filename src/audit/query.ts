@@ -4,7 +4,7 @@
  * kind must appear as its JSON text), and only a line that passes them is parsed, so a scan costs about one
  * substring search per filter and record.
  */
-import { eachRecordLine } from './read.js';
+import { eachRecordChunk } from './read.js';
 
 /** What to keep; every given field must match. Times are ISO 8601 (`2026-12-01` or `2026-12-01T22:00:00Z`). */
 export interface AuditFilter {
@@ -46,6 +46,30 @@ class LineTest {
     return true;
   }
 
+  /**
+   * Calls `hit(line)` for every line of `chunk[start..end)` that may match: with an id, client or run kind, only
+   * lines holding the first such needle (found by one search over the whole chunk); else every line.
+   */
+  candidates(chunk: Buffer, start: number, end: number, hit: (line: Buffer) => void): void {
+    const needle = this.needles[0];
+    if (needle === undefined) {
+      for (let at = start; at < end; ) {
+        const nl = chunk.indexOf(0x0a, at);
+        hit(chunk.subarray(at, nl));
+        at = nl + 1;
+      }
+      return;
+    }
+    for (let at = start; at < end; ) {
+      const found = chunk.indexOf(needle, at);
+      if (found < 0 || found >= end) return;
+      const lineStart = found === 0 ? 0 : chunk.lastIndexOf(0x0a, found - 1) + 1;
+      const nl = chunk.indexOf(0x0a, found);
+      hit(chunk.subarray(Math.max(lineStart, start), nl));
+      at = nl + 1;
+    }
+  }
+
   /** The record of `line` when it matches, else null. */
   match(line: Buffer): Record<string, unknown> | null {
     const time = line.toString('latin1', 9, 33);
@@ -71,7 +95,8 @@ class LineTest {
 /**
  * Call `each(record, line)` for every record of `home` that matches `filter`, oldest first.
  *
- * @returns the audit directory's path and how many records were read in all
+ * @returns the audit directory's path and how many candidate records were looked at (the lines holding the first
+ *   needle, or every record without one)
  * @throws what `eachRecordLine` throws (a missing or untrusted audit directory)
  */
 export function queryTrail(
@@ -81,12 +106,14 @@ export function queryTrail(
 ): { dir: string; scanned: number } {
   const test = new LineTest(filter);
   let scanned = 0;
-  const { dir } = eachRecordLine(
+  const { dir } = eachRecordChunk(
     home,
-    (line) => {
-      scanned++;
-      const record = test.match(line);
-      if (record !== null) each(record, line);
+    (chunk, start, end) => {
+      test.candidates(chunk, start, end, (line) => {
+        scanned++;
+        const record = test.match(line);
+        if (record !== null) each(record, line);
+      });
     },
     (f) => test.day(f.day),
   );

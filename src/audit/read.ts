@@ -23,15 +23,16 @@ export interface LinePlace {
 }
 
 /**
- * Calls `each(line, place)` for every complete record line of `home`'s trail, oldest first; `files` filters the
- * files (by name, e.g. by day) before they are opened.
+ * Calls `each(chunk, start, end, file)` for the complete record lines of `home`'s trail, oldest first, a chunk at a
+ * time: `chunk[start..end)` holds whole lines, each ending in `\n` (the bytes are reused after the call returns).
+ * `files` filters the files (by name, e.g. by day) before they are opened.
  *
  * @returns the audit directory's path and the names of the files read
  * @throws BridgeError (the trust walk's reasons) when the directory is missing or untrusted; NativeError on I/O
  */
-export function eachRecordLine(
+export function eachRecordChunk(
   home: string,
-  each: (line: Buffer, place: LinePlace) => void,
+  each: (chunk: Buffer, start: number, end: number, file: string) => void,
   files: (f: AuditFileName) => boolean = () => true,
 ): { dir: string; files: string[] } {
   const native = requireNative();
@@ -44,7 +45,7 @@ export function eachRecordLine(
       read.push(f.name);
       const fd = native.openFileAt(dirFd, f.name);
       try {
-        linesOf(fd, (line, n) => each(line, { file: f.name, line: n }));
+        chunksOf(fd, (chunk, start, end) => each(chunk, start, end, f.name));
       } finally {
         closeQuietly(native, fd);
       }
@@ -55,17 +56,42 @@ export function eachRecordLine(
   return { dir, files: read };
 }
 
+/** `eachRecordChunk` a line at a time: `each(line, place)` for every complete line (without its `\n`). */
+export function eachRecordLine(
+  home: string,
+  each: (line: Buffer, place: LinePlace) => void,
+  files?: (f: AuditFileName) => boolean,
+): { dir: string; files: string[] } {
+  let file = '';
+  let n = 0;
+  return eachRecordChunk(
+    home,
+    (chunk, start, end, name) => {
+      if (name !== file) {
+        file = name;
+        n = 0;
+      }
+      let at = start;
+      while (at < end) {
+        const nl = chunk.indexOf(0x0a, at);
+        each(chunk.subarray(at, nl), { file, line: ++n });
+        at = nl + 1;
+      }
+    },
+    files,
+  );
+}
+
 function requireNative(): Native {
   const native = getNative();
   if (native === null) throw new Error('memory-bridge audit needs the native bindings of Linux or macOS');
   return native;
 }
 
-/** Every complete line of `fd` (without its `\n`) with its 1-based number; a trailing partial line is left out. */
-function linesOf(fd: number, each: (line: Buffer, n: number) => void): void {
+/** The whole lines of `fd`, a chunk at a time; a trailing partial line (a write in progress) is left out. */
+function chunksOf(fd: number, each: (chunk: Buffer, start: number, end: number) => void): void {
   let buf = Buffer.allocUnsafe(CHUNK);
   let have = 0;
-  let n = 0;
   for (;;) {
     if (have === buf.length) {
       const bigger = Buffer.allocUnsafe(buf.length * 2);
@@ -75,15 +101,11 @@ function linesOf(fd: number, each: (line: Buffer, n: number) => void): void {
     const got = fs.readSync(fd, buf, have, buf.length - have, null);
     if (got === 0) return;
     have += got;
-    let start = 0;
-    for (;;) {
-      const nl = buf.indexOf(0x0a, start);
-      if (nl < 0 || nl >= have) break;
-      each(buf.subarray(start, nl), ++n);
-      start = nl + 1;
-    }
-    buf.copy(buf, 0, start, have);
-    have -= start;
+    const last = buf.lastIndexOf(0x0a, have - 1);
+    if (last < 0) continue;
+    each(buf, 0, last + 1);
+    buf.copy(buf, 0, last + 1, have);
+    have -= last + 1;
   }
 }
 
@@ -118,20 +140,36 @@ export function verifyTrail(home: string): VerifyReport {
   let records = 0;
   let start: string | null = null;
   let broken: VerifyReport['broken'];
+  const PREV = Buffer.from(',"prev":"', 'latin1');
+  let expectedBytes = Buffer.alloc(64);
   const { dir, files } = eachRecordLine(home, (line, place) => {
     if (broken !== undefined) return;
     records++;
-    const prev = prevOf(line);
-    if (prev === null || line[0] !== 0x7b) {
+    const at = line.length - 75;
+    const framed =
+      at > 0 &&
+      line[0] === 0x7b &&
+      line[line.length - 1] === 0x7d &&
+      line[line.length - 2] === 0x22 &&
+      line.indexOf(PREV, at) === at;
+    if (!framed) {
       broken = { ...place, why: 'not_a_record' };
       return;
     }
-    if (expected === null) start = prev;
-    else if (prev !== expected) {
+    if (expected === null) {
+      // The first record: its prev only has to be 64 hex digits (it may chain to a removed file).
+      const prev = prevOf(line);
+      if (prev === null) {
+        broken = { ...place, why: 'not_a_record' };
+        return;
+      }
+      start = prev;
+    } else if (line.compare(expectedBytes, 0, 64, at + 9, at + 73) !== 0) {
       broken = { ...place, why: 'chain' };
       return;
     }
     expected = lineHash(line);
+    expectedBytes = Buffer.from(expected, 'latin1');
   });
   const report: VerifyReport = { dir, files: files.length, records, start };
   if (broken !== undefined) report.broken = broken;

@@ -3,7 +3,7 @@
  * run kind as recorded, the line with its chain hash, and the query's HMAC. The record's fields are built from a
  * tool result in src/tools/audit-record.ts.
  */
-import { createHash, createHmac } from 'node:crypto';
+import crypto, { createHash, createHmac } from 'node:crypto';
 
 /** The run kind a record names (docs/POLICY.md §Run kind). */
 export type RunKind = 'interactive' | 'cron' | 'subagent' | 'unknown';
@@ -39,8 +39,12 @@ export function runKindOf(cron: boolean, subagent: boolean): RunKind {
   return 'interactive';
 }
 
+/** `crypto.hash` (one-shot, Node 20.12 and later: about twice as fast per short line), when this Node has it. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'hex') => string }).hash;
+
 /** SHA-256 (hex) of one record line's bytes, without its newline: the next record's `prev`. */
 export function lineHash(line: Uint8Array): string {
+  if (oneShot !== undefined) return oneShot('sha256', line, 'hex');
   return createHash('sha256').update(line).digest('hex');
 }
 
