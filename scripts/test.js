@@ -4,7 +4,7 @@
 // 1. ava over every dist/tests/**/*.test.js as the current user, TAP reporter.
 // 1b. ava over dist/tests/scale/*.scale.js (tests on large trees, e.g. 100,000 notes), in a step of their own, one
 //    file at a time, so they neither compete with the other files for the cores nor build their trees twice.
-// 2. When running as root: the trust and policy tests again as an unprivileged user (uid/gid 65534, via setpriv),
+// 2. When running as root: the trust, policy, adversarial and audit tests again as an unprivileged user (uid/gid 65534, via setpriv),
 //    from a copy of dist/, node_modules, package.json and tests/corpora in a fresh world-readable temp dir, because the trust rule
 //    treats "root" and "the running user" differently and both sides must hold. Skipped (with the reason) otherwise.
 // 3. The Python shim tests (`python3 -m unittest`) when tests/python exists.
@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const UNPRIVILEGED = 65534;
 /** Test directories re-run as the unprivileged user (compiled paths). */
-const UNPRIVILEGED_DIRS = ['dist/tests/trust', 'dist/tests/policy', 'dist/tests/adversarial'];
+const UNPRIVILEGED_DIRS = ['dist/tests/trust', 'dist/tests/policy', 'dist/tests/adversarial', 'dist/tests/audit'];
 
 /** @typedef {{name: string, passed: number, failed: number, skipped: number, note?: string}} Tally */
 /** @type {Tally[]} */

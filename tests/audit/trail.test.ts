@@ -11,7 +11,7 @@ import type { LogEvent, ReadResult } from '../../src/tools/types.js';
 import { verifyTrail } from '../../src/audit/read.js';
 import { lineHash } from '../../src/audit/record.js';
 import { GENESIS } from '../../src/audit/files.js';
-import { AUDIT_TABLE, PolicySchema } from '../../src/policy/schema.js';
+import { PolicySchema } from '../../src/policy/schema.js';
 import { isRoot, removeTree, writeNote } from '../helpers/fixtures.js';
 import { makeWorld, type World } from '../tools/world.js';
 
@@ -59,17 +59,6 @@ test('policy › audit is strict, off by default, with documented ranges', (t) =
   t.false(PolicySchema.safeParse({ ...base, audit: { retain_days: 0 } }).success);
   t.false(PolicySchema.safeParse({ ...base, audit: { max_file_bytes: 1024 } }).success);
   t.true(PolicySchema.safeParse({ ...base, audit: { enabled: true, queries: 'hmac', retain_days: 3660 } }).success);
-});
-
-test('docs › AUDIT.md lists every audit key with its default and range as AUDIT_TABLE has them', (t) => {
-  const doc = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'docs', 'AUDIT.md'), 'utf8');
-  for (const row of AUDIT_TABLE) {
-    const line = doc.split('\n').find((l) => l.startsWith(`| \`${row.key}\` |`));
-    t.truthy(line, row.key);
-    const cells = line!.split(' | ');
-    t.is(cells[1], `\`${JSON.stringify(row.default)}\``, row.key);
-    if (row.range !== null) t.is(cells[2], `${row.range[0]} to ${row.range[1]}`, row.key);
-  }
 });
 
 test('trail › audit off writes nothing at all', (t) => {

@@ -1,0 +1,50 @@
+/**
+ * The audit trail through `serve` (docs/AUDIT.md §Records): a real Streamable HTTP server and SDK client; the
+ * record names the client from the clients file and never its token.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { startHttpServer } from '../../src/server/http.js';
+import { removeTree } from '../helpers/fixtures.js';
+import { callJson, client, connectHttp, makeWorld, setClients } from '../server/http-world.js';
+
+test('http › a serve call is recorded with its client name, never its token', async (t) => {
+  const w = makeWorld('mb-audit-http-');
+  t.teardown(() => removeTree(w.base));
+  const policyFile = path.join(w.workHome, 'plugin-data', 'memory-bridge', 'policy.json');
+  const policy = JSON.parse(fs.readFileSync(policyFile, 'utf8')) as Record<string, unknown>;
+  fs.writeFileSync(policyFile, JSON.stringify({ ...policy, audit: { enabled: true } }));
+  const laptop = client('laptop', w.workHome);
+  setClients(w.clientsFile, [laptop]);
+  const server = await startHttpServer({
+    listen: { host: '127.0.0.1', port: 0 },
+    clientsFile: w.clientsFile,
+    version: '0.0.0-test',
+    log: () => undefined,
+  });
+  t.teardown(() => server.close(1000));
+  const c = await connectHttp(`${server.origin}/mcp`, laptop.token);
+  t.teardown(() => c.close());
+  const found = await callJson(c, 'memory_bridge_search', { query: 'heron' });
+  t.true(found.ok);
+  const dir = path.join(w.workHome, 'plugin-data', 'memory-bridge', 'audit');
+  const text = fs
+    .readdirSync(dir)
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+    .join('');
+  const records = text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.is(records.length, 1);
+  t.like(records[0], {
+    'memory_bridge.transport': 'http',
+    'memory_bridge.client': 'laptop',
+    'memory_bridge.outcome': 'ok',
+    'gen_ai.tool.name': 'memory_bridge_search',
+  });
+  t.false(text.includes(laptop.token));
+  t.false(text.includes('heron'));
+  t.false(text.includes('personal'));
+});
