@@ -74,9 +74,35 @@ function checkUrl(v: string, what: string): string {
 }
 
 /**
+ * One scalar connection setting's chain: its flag wins, then its environment variable (an empty one counts as
+ * unset), then the default. `parse` reads a text value, naming `what` (the flag or the variable) in its error.
+ */
+interface SettingSpec<T> {
+  flag: string;
+  env: string;
+  fallback: T;
+  parse: (v: string, what: string) => T;
+}
+
+/** The flag → environment → default chain of every scalar Qdrant setting (docs/EXPORT.md §Connection). */
+export const QDRANT_SETTING_TABLE = Object.freeze({
+  host: { flag: '--host', env: 'FLEET_QDRANT_HOST', fallback: '127.0.0.1', parse: (v: string) => v },
+  port: { flag: '--port', env: 'FLEET_QDRANT_PORT', fallback: 6333, parse: parsePort },
+  https: { flag: '--https', env: 'FLEET_QDRANT_HTTPS', fallback: false, parse: parseBool },
+  timeoutSeconds: { flag: '--timeout', env: 'FLEET_QDRANT_TIMEOUT', fallback: 10, parse: parseTimeout },
+} satisfies Record<string, SettingSpec<unknown>>);
+
+/** A setting's value by its chain: the flag (text is parsed, a typed flag taken as is), the variable, the default. */
+function settingOf<T>(spec: SettingSpec<T>, flag: string | T | undefined, env: NodeJS.ProcessEnv): T {
+  if (flag !== undefined) return typeof flag === 'string' ? spec.parse(flag, spec.flag) : flag;
+  const v = env[spec.env];
+  return v ? spec.parse(v, spec.env) : spec.fallback;
+}
+
+/**
  * Resolve settings: flags, then `FLEET_QDRANT_URL` (wins over the rest of the environment), then
  * `FLEET_QDRANT_HOST` (127.0.0.1) + `FLEET_QDRANT_PORT` (6333) + `FLEET_QDRANT_HTTPS` (false), and
- * `FLEET_QDRANT_TIMEOUT` seconds (10). A `--url` flag and a `--host`/`--port`/`--https` flag together are a usage
+ * `FLEET_QDRANT_TIMEOUT` seconds (10), each by its chain in `QDRANT_SETTING_TABLE`. A `--url` flag and a `--host`/`--port`/`--https` flag together are a usage
  * error. Throws ExportError with exit code 2 for malformed values.
  */
 export function resolveQdrantSettings(env: NodeJS.ProcessEnv, flags: QdrantFlags): QdrantSettings {
@@ -84,12 +110,7 @@ export function resolveQdrantSettings(env: NodeJS.ProcessEnv, flags: QdrantFlags
   if (flags.url !== undefined && hostFlags) {
     throw new ExportError('--url cannot be combined with --host, --port or --https', 2);
   }
-  const timeoutSeconds =
-    flags.timeout !== undefined
-      ? parseTimeout(flags.timeout, '--timeout')
-      : env.FLEET_QDRANT_TIMEOUT
-        ? parseTimeout(env.FLEET_QDRANT_TIMEOUT, 'FLEET_QDRANT_TIMEOUT')
-        : 10;
+  const timeoutSeconds = settingOf(QDRANT_SETTING_TABLE.timeoutSeconds, flags.timeout, env);
   const collection = flags.collection ?? DEFAULT_COLLECTION;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: a collection name must not hold `/` or a C0 control
   if (collection === '' || collection.length > 255 || /[/\u0000-\u001f]/.test(collection)) {
@@ -102,18 +123,12 @@ export function resolveQdrantSettings(env: NodeJS.ProcessEnv, flags: QdrantFlags
   let url: string | null = null;
   if (flags.url !== undefined) url = checkUrl(flags.url, '--url');
   else if (!hostFlags && env.FLEET_QDRANT_URL) url = checkUrl(env.FLEET_QDRANT_URL, 'FLEET_QDRANT_URL');
-  const host = flags.host ?? env.FLEET_QDRANT_HOST ?? '127.0.0.1';
+  const host = settingOf(QDRANT_SETTING_TABLE.host, flags.host, env);
   if (host === '' || (/[/:\s]/.test(host) && !/^\[?[0-9a-fA-F:]+\]?$/.test(host))) {
     throw new ExportError('--host: expected a host name without scheme or port', 2);
   }
-  const port =
-    flags.port !== undefined
-      ? parsePort(flags.port, '--port')
-      : env.FLEET_QDRANT_PORT
-        ? parsePort(env.FLEET_QDRANT_PORT, 'FLEET_QDRANT_PORT')
-        : 6333;
-  const https =
-    flags.https ?? (env.FLEET_QDRANT_HTTPS ? parseBool(env.FLEET_QDRANT_HTTPS, 'FLEET_QDRANT_HTTPS') : false);
+  const port = settingOf(QDRANT_SETTING_TABLE.port, flags.port, env);
+  const https = settingOf(QDRANT_SETTING_TABLE.https, flags.https, env);
   return { url, host, port, https, timeoutSeconds, collection, apiKeyEnv };
 }
 
