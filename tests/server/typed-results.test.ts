@@ -75,6 +75,13 @@ test('typed › answers and errors carry structuredContent equal to their one te
       ['memory_bridge_read', { id: 'projects/garden.md' }, true, null],
       ['memory_bridge_read', { id: 'projects/private/gate-code.md' }, false, 'not_found_or_denied'],
       ['memory_bridge_read', { id: '../etc/passwd' }, false, 'invalid_request'],
+      // The filters, a filter-only search, outlines, sections and multi-reads (docs/TOOLS.md §Filters).
+      ['memory_bridge_search', { query: 'asters', tags: ['x'], modified_after: '2020-01-01' }, true, null],
+      ['memory_bridge_search', { within: ['projects/**'], sort: 'modified' }, true, null],
+      ['memory_bridge_read', { id: 'projects/garden.md', outline: true }, true, null],
+      ['memory_bridge_read', { id: 'projects/garden.md', section: 'lantern-garden' }, true, null],
+      ['memory_bridge_read', { id: 'projects/garden.md', section: 'no such heading' }, false, 'invalid_request'],
+      ['memory_bridge_read', { ids: ['projects/garden.md', 'projects/private/gate-code.md'] }, true, null],
     ];
     for (const [name, args, ok, code] of cases) {
       // callTool checks structuredContent against the tool's outputSchema and throws when it does not match.
