@@ -2,8 +2,9 @@
  * The one way memory-bridge writes a file it owns so that a crash or a second writer never leaves a half-written
  * one behind: create a new file exclusively (never through an existing name or a planted link), write it, fsync
  * it, rename it into place in the same directory, fsync the directory so the rename itself is durable
- * (rename(2), fsync(2)). Used by the clients file (src/server/clients.ts) and the plugin install
- * (src/hermes/install.ts, which renames a whole staged directory). A leaf: Node's `fs` only. The fleet export
+ * (rename(2), fsync(2)). Used by the clients file (src/server/clients.ts), the plugin install
+ * (src/hermes/install.ts, which renames a whole staged directory) and the policy `init` creates
+ * (src/cli/init-policy.ts, `writeNewFile` only: it never replaces a file). A leaf: Node's `fs` only. The fleet export
  * writes through descriptors instead (src/fleet/writer.ts), with one syncfs per run.
  */
 import { randomBytes } from 'node:crypto';

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeNewFile } from '../atomic-write.js';
 import { getNative } from '../../native/index.js';
 import { parsePolicyBytes, policyPath } from '../policy/load.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
@@ -152,7 +153,7 @@ function makeOwnerOnlyDirs(dir: string): string[] {
 /**
  * Write `doc` as `<home>/plugin-data/memory-bridge/policy.json`: directories created 0700, the file created with
  * O_EXCL and O_NOFOLLOW (so an existing file, or a link planted in its place, is never written through) and mode
- * 0600, the JSON indented for reading.
+ * 0600, then fsynced (`writeNewFile` of src/atomic-write.ts), the JSON indented for reading.
  *
  * @param home absolute profile home (created when missing)
  * @returns the policy path and the directories created
@@ -162,19 +163,11 @@ export function writeNewPolicy(home: string, doc: Record<string, unknown>): { fi
   const file = policyPath(home);
   if (exists(file)) throw existingPolicy(home, file);
   const created = makeOwnerOnlyDirs(path.dirname(file));
-  let fd: number;
   try {
-    const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
-    fd = fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+    writeNewFile(file, `${JSON.stringify(doc, null, 2)}\n`, 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw existingPolicy(home, file);
     throw err;
-  }
-  try {
-    fs.fchmodSync(fd, 0o600);
-    fs.writeFileSync(fd, `${JSON.stringify(doc, null, 2)}\n`);
-  } finally {
-    fs.closeSync(fd);
   }
   return { file, created };
 }
