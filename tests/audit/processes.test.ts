@@ -16,7 +16,12 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const w = makeWorld();
 test.after.always(() => removeTree(w.tmp));
 writeNote(w.root, 'projects/garden.md', '# Garden\nthe garden needs rain\n');
-w.setPolicy({ allow: ['**'], allow_cron: true, allow_subagents: true, audit: { enabled: true, queries: 'hmac' } });
+w.setPolicy({
+  allow: ['**'],
+  allow_cron: true,
+  allow_subagents: true,
+  audit: { enabled: true, queries: 'hmac', max_file_bytes: 65_536 },
+});
 
 /** Run a process to its end with `input` on stdin; resolves with its stdout. */
 function run(args: string[], input = ''): Promise<string> {
@@ -64,34 +69,35 @@ function mcpLines(): string {
   return lines.map((l) => `${JSON.stringify(l)}\n`).join('');
 }
 
-test('processes › CLI, worker and mcp writers on one home keep one whole chain; audit answers and verifies', async (t) => {
+test('processes › CLI, worker and mcp writers on one home keep one whole chain across rotation; audit answers and verifies', async (t) => {
   const jobs: Promise<string>[] = [];
   for (let i = 0; i < 6; i++) jobs.push(run(['search', '--home', w.home, '--run-kind', 'interactive', 'garden']));
-  for (let i = 0; i < 3; i++) jobs.push(run(['worker'], workerLines(25)));
+  for (let i = 0; i < 3; i++) jobs.push(run(['worker'], workerLines(60)));
   jobs.push(run(['mcp', '--home', w.home, '--run-kind', 'interactive'], mcpLines()));
   const outs = await Promise.all(jobs);
   t.true(outs[9]!.includes('"id":2'), 'the mcp server answered the call');
   const verify = spawnSync(process.execPath, [MAIN, 'audit', 'verify', '--home', w.home], { encoding: 'utf8' });
   t.is(verify.status, 0, verify.stdout + verify.stderr);
-  t.regex(verify.stdout, /: 82 records in 1 files, chain intact/);
+  // About 550 bytes a record: 187 records rotate through at least two 64 KiB files while all the writers run.
+  t.regex(verify.stdout, /: 187 records in [2-9] files, chain intact/);
   const listed = spawnSync(process.execPath, [MAIN, 'audit', '--home', w.home, '--json'], { encoding: 'utf8' });
   const records = listed.stdout
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-  t.is(records.length, 82);
+  t.is(records.length, 187);
   const by = (k: string) => records.filter((r) => r['memory_bridge.transport'] === k).length;
-  t.deepEqual([by('cli'), by('worker'), by('stdio')], [6, 75, 1]);
+  t.deepEqual([by('cli'), by('worker'), by('stdio')], [6, 180, 1]);
   const stdio = records.find((r) => r['memory_bridge.transport'] === 'stdio')!;
   t.like(stdio, { trace_id: '0af7651916cd43dd8448eb211c80319c', 'gen_ai.tool.name': 'memory_bridge_read' });
   const cron = spawnSync(process.execPath, [MAIN, 'audit', '--home', w.home, '--run-kind', 'cron'], {
     encoding: 'utf8',
   });
-  t.is(cron.stdout.trim().split('\n').length, 75);
+  t.is(cron.stdout.trim().split('\n').length, 180);
   const who = spawnSync(process.execPath, [MAIN, 'audit', '--home', w.home, '--id', 'projects/garden.md'], {
     encoding: 'utf8',
   });
-  t.is(who.stdout.trim().split('\n').length, 82);
+  t.is(who.stdout.trim().split('\n').length, 187);
   const none = spawnSync(process.execPath, [MAIN, 'audit', '--home', w.home, '--since', '2999-01-01'], {
     encoding: 'utf8',
   });
@@ -99,7 +105,7 @@ test('processes › CLI, worker and mcp writers on one home keep one whole chain
   t.false(fs.readdirSync(path.join(w.home, 'plugin-data', 'memory-bridge', 'audit')).some((f) => f.endsWith('.tmp')));
   // A record changed by hand: verify names it and exits 1.
   const dir = path.join(w.home, 'plugin-data', 'memory-bridge', 'audit');
-  const file = path.join(dir, fs.readdirSync(dir)[0]!);
+  const file = path.join(dir, fs.readdirSync(dir).sort()[0]!);
   const text = fs.readFileSync(file, 'utf8').split('\n');
   text[10] = text[10]!.replace('"ok"', '"OK"');
   fs.writeFileSync(file, text.join('\n'));
