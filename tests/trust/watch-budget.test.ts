@@ -98,10 +98,14 @@ const bridge = (await import(dist + '/src/tools/bridge.js')).createBridge({ log:
 const caller = { home, cron: false, subagent: false };
 let ok = true;
 // Watches are added from the second call on (once a listing is reused), each call taking its share of what is
-// free at its count: sixteen calls leave time to settle.
-for (let i = 0; i < 16; i++) {
+// free at its count: sixteen calls at least, then on until the count has stood still for five calls (at most 80
+// calls), so a slow, loaded machine settles as a quiet one does.
+for (let i = 0, still = 0, last = -1; i < 80 && (i < 16 || still < 5); i++) {
   ok &&= bridge.search({ query: 'lantern' }, caller).ok;
   await sleep(120);
+  const now = watch.watchesHeld();
+  still = now === last ? still + 1 : 0;
+  last = now;
 }
 process.stdout.write(JSON.stringify({ held: watch.watchesHeld(), ok, enospc: watch.watchesRefusedForSpace() }) + '\\n');
 process.stdin.resume();
@@ -128,9 +132,9 @@ test('watch budget › the allowance leaves the reserve and what others hold, sh
       const during = userWatchUsage(uid);
       t.true(during.complete);
       // As root the uid is this test's alone: exactly the helper's watches. Otherwise other processes of the user
-      // may hold watches too.
       if (isRoot) t.like(during, { watches: 150, instances: 1, holders: 1 });
-      else t.true(during.watches >= before.watches + 150 - 50, `${before.watches} then ${during.watches}`);
+      // may hold watches too, and may give some back meanwhile: the helper's 150 are a floor of the count.
+      else t.true(during.watches >= 150, `${before.watches} then ${during.watches}`);
       // doctor, run as the same user, shows the count.
       const cli = path.join(DIST, 'src', 'cli', 'main.js');
       const doctor = isRoot
