@@ -29,6 +29,7 @@ import { carriesText, textBytesOf } from '../trust/note-text.js';
 import type { IdentityKey, KnownNotes, ScannedNote } from '../trust/types.js';
 import { noteName, noteTitle, parseNote } from './markdown.js';
 import { noteTags } from './tags.js';
+import { ownCopy } from '../text/own-copy.js';
 import {
   bestMatches,
   boundedHits,
@@ -114,7 +115,8 @@ export function fieldTexts(text: string, id: string): { texts: string[]; title: 
   const parsed = parseNote(text);
   return {
     texts: [parsed.title ?? '', parsed.body, parsed.meta.join('\n'), noteName(id), parsed.headings],
-    title: noteTitle(parsed, id),
+    // Kept for the life of the view: an own copy, so the title does not keep the note's whole text alive.
+    title: ownCopy(noteTitle(parsed, id)),
     body: parsed.body,
   };
 }

@@ -16,6 +16,7 @@
 import { closesFence, fenceLine, opensFence } from './markdown-lines.js';
 import { readMeta, splitFrontMatter } from './markdown.js';
 import { lineEnd, newMeter, type ScanMeter, withoutCr } from '../text/line-scan.js';
+import { ownCopy } from '../text/own-copy.js';
 
 /** Most distinct tags (parents included) kept per note. */
 export const MAX_NOTE_TAGS = 64;
@@ -101,7 +102,8 @@ export function noteTags(text: string, m: ScanMeter = newMeter()): string[] | un
     }
   }
   inlineTags(body, found, m);
-  return found.size === 0 ? undefined : [...found].sort();
+  // Kept per note for the life of a view: own copies, so no tag keeps the note's whole text alive.
+  return found.size === 0 ? undefined : [...found].sort().map(ownCopy);
 }
 
 /** Add the inline `#tags` of `body` outside code to `found` (one pass over its lines). */
