@@ -132,8 +132,8 @@ READ_PARAMETERS = {'type': 'object',
                         'items': {'type': 'string', 'minLength': 1, 'maxLength': 512},
                         'description': 'Instead of id: read up to 5 notes in one call, e.g. '
                                        '["decisions/pricing.md", "runbook.md"]. Answers come in the order '
-                                       'asked, each as a single read would answer, sharing one read_chars '
-                                       'budget.'},
+                                       'asked, each as a single read would answer, sharing one total_chars '
+                                       'budget (each still at most read_chars).'},
                 'offset': {'type': 'integer',
                            'minimum': 0,
                            'description': 'Characters (Unicode code points) to skip, default 0 (inside the '

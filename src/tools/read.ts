@@ -132,7 +132,7 @@ function outlineOf(text: string, readChars: number): Pick<OutlineResult, 'outlin
 
 /**
  * Run one memory_bridge_read call: one note (`runOneRead`), or with `ids` each id read exactly as `{ id }` alone
- * would be, in the order asked, every answer or error as that single read gives it, under one read_chars budget
+ * would be, in the order asked, every answer or error as that single read gives it, under one total_chars budget
  * (`runManyReads`).
  *
  * @throws as `runOneRead` for a single read; a multi-read only throws for its arguments (`invalid_request`)
@@ -151,7 +151,8 @@ export function runRead(
 /**
  * The reads of `ids` in order, each a whole single read (its own policy load, trust walk and checks) whose error,
  * if any, is the error JSON a single read of it answers. The content of all answers together is at most the
- * policy's read_chars (each read's window gets what the earlier ones left); once it is spent, later notes are still
+ * policy's total_chars, and each one's at most read_chars as alone (each read's window gets what the earlier ones
+ * left of total_chars, as the policy of the first answered read sets it); once it is spent, later notes are still
  * checked and answered with empty content, `truncated: true` and `next_offset` equal to their offset (read on with
  * a single read). `truncated` of the whole answer: some item is truncated.
  */
@@ -162,11 +163,11 @@ function runManyReads(
   seen?: (policy: Policy) => void,
 ): ManyReadResult {
   const results: (ReadResult | ErrorResult)[] = [];
-  let left: number | undefined;
+  const budget: { left?: number } = {};
   for (const id of ids) {
     try {
-      const r = runOneRead({ id }, caller, rawEntryCeiling, left, seen);
-      left = (left ?? r.readChars) - r.used;
+      const r = runOneRead({ id }, caller, rawEntryCeiling, budget, seen);
+      budget.left = (budget.left ?? r.totalChars) - r.used;
       results.push(r.answer as ReadResult);
     } catch (err) {
       const refusal = bridgeErrorOf(err);
@@ -177,11 +178,11 @@ function runManyReads(
   return { ok: true, notes: results, truncated: results.some((r) => r.ok && r.truncated) };
 }
 
-/** A read's answer, with what a multi-read needs besides: content code points used and the policy's read_chars. */
+/** A read's answer, with what a multi-read needs besides: content code points used and the policy's total_chars. */
 interface BudgetedRead {
   answer: ReadResult | OutlineResult;
   used: number;
-  readChars: number;
+  totalChars: number;
 }
 
 /**
@@ -192,6 +193,8 @@ interface BudgetedRead {
  * reads of a series is read as it is now, and its `version` differs.
  *
  * @param rawEntryCeiling ScanLimits.rawEntryCeiling (undefined: RAW_ENTRY_CEILING; tests lower it)
+ * @param budget a multi-read's shared budget: code points of content left to its reads (undefined `left`: the
+ *   first read, which gets the policy's total_chars); undefined for a single read (read_chars alone bounds it)
  * @param seen told the call's policy as soon as it is loaded (`policyAndRoot`)
  * @returns `{ok, id, title, content, truncated, offset, version}` and `next_offset` when text follows the window
  * @throws BridgeError: `invalid_request` (arguments, id syntax), `unavailable` (caller, platform, policy, run kind,
@@ -201,7 +204,7 @@ export function runOneRead(
   parsed: ReadArgs,
   caller: unknown,
   rawEntryCeiling?: number,
-  budget?: number,
+  budget?: { left?: number },
   seen?: (policy: Policy) => void,
 ): BudgetedRead {
   const id = validateId(parsed.id);
@@ -227,8 +230,9 @@ export function runOneRead(
   const title = escapeHidden(noteTitle({ title: ownTitle(note.text) }, id));
   const version = noteVersion(note.key);
   const readChars = policy.limits.read_chars;
+  const totalChars = policy.limits.total_chars;
   if (parsed.outline === true)
-    return { answer: { ok: true, id, title, ...outlineOf(note.text, readChars), version }, used: 0, readChars };
+    return { answer: { ok: true, id, title, ...outlineOf(note.text, readChars), version }, used: 0, totalChars };
   let text = note.text;
   let section: string | undefined;
   if (parsed.section !== undefined) {
@@ -238,7 +242,7 @@ export function runOneRead(
     text = text.slice(heading.start, heading.end);
     section = escapeHidden(heading.text);
   }
-  const room = budget === undefined ? readChars : Math.min(readChars, budget);
+  const room = budget === undefined ? readChars : Math.min(readChars, budget.left ?? totalChars);
   const window =
     room > 0
       ? readWindow(text, offset, room)
@@ -255,5 +259,5 @@ export function runOneRead(
   if (section !== undefined) result.section = section;
   if (window.truncated && window.nextOffset !== undefined) result.next_offset = window.nextOffset;
   const used = window.truncated ? room : Math.min(room, codePointsBetween(window.content, 0, window.content.length));
-  return { answer: result, used, readChars };
+  return { answer: result, used, totalChars };
 }

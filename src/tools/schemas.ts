@@ -99,7 +99,7 @@ export const READ_INPUT_SCHEMA = Object.freeze({
       maxItems: MAX_READ_IDS,
       items: { type: 'string', minLength: 1, maxLength: MAX_ID_CHARS },
       description:
-        'Instead of id: read up to 5 notes in one call, e.g. ["decisions/pricing.md", "runbook.md"]. Answers come in the order asked, each as a single read would answer, sharing one read_chars budget.',
+        'Instead of id: read up to 5 notes in one call, e.g. ["decisions/pricing.md", "runbook.md"]. Answers come in the order asked, each as a single read would answer, sharing one total_chars budget (each still at most read_chars).',
     },
     offset: {
       type: 'integer',

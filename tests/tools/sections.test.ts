@@ -2,7 +2,7 @@
  * memory_bridge_read `section`, `outline` and `ids` (docs/TOOLS.md §memory_bridge_read) over real notes: sections of
  * every heading level, setext headings, headings inside code ignored, duplicates (the first wins), a section longer
  * than read_chars read on with offsets, an unknown section's fixed hint, and a multi-read whose items answer exactly
- * as single reads under one read_chars budget.
+ * as single reads under one total_chars budget.
  */
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
@@ -150,7 +150,7 @@ test('outline › levels, texts and offsets a read can start from; code and fron
   t.deepEqual((bridge.read({ id: 'plain.md', outline: true }, w.caller) as OutlineResult).outline, []);
 });
 
-test('ids › each item answers as its single read, in order, under one read_chars budget', (t) => {
+test('ids › each item answers as its single read, in order, under one total_chars budget', (t) => {
   const { w, bridge } = setup();
   const asked = ['plain.md', 'private/secret.md', 'missing.md', 'runbook.md', '../x.md'];
   const many = bridge.read({ ids: asked }, w.caller) as ManyReadResult;
@@ -159,7 +159,9 @@ test('ids › each item answers as its single read, in order, under one read_cha
     many.notes,
     asked.map((id) => bridge.read({ id }, w.caller)),
   );
-  const small = setup({ limits: { read_chars: 30 } });
+  // total_chars bounds the answers together (snippet_chars lowered with it, as the policy requires); read_chars,
+  // larger here, still bounds each one.
+  const small = setup({ limits: { total_chars: 30, snippet_chars: 30, read_chars: 8000 } });
   const cut = small.bridge.read({ ids: ['plain.md', 'runbook.md', 'plain.md'] }, small.w.caller) as ManyReadResult;
   const [a, b, c] = cut.notes as ReadResult[];
   t.is(a!.content, 'no headings at all\n');
@@ -169,6 +171,13 @@ test('ids › each item answers as its single read, in order, under one read_cha
   t.true(c!.truncated);
   t.is(c!.next_offset, 0);
   t.true(cut.truncated);
+  // read_chars smaller than total_chars: each note is cut at read_chars, and the total still shares total_chars.
+  const each = setup({ limits: { total_chars: 40, snippet_chars: 40, read_chars: 25 } });
+  const both = each.bridge.read({ ids: ['runbook.md', 'runbook.md'] }, each.w.caller) as ManyReadResult;
+  const [x, y] = both.notes as ReadResult[];
+  t.is(x!.next_offset, 25);
+  t.is(y!.next_offset, 15);
+  t.true(both.truncated);
 });
 
 test('read arguments › id and ids exclude each other; outline goes alone; bad values get fixed hints', (t) => {
