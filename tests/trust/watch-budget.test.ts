@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { RACY_MARGIN_MS } from '../../src/trust/scan-memo.js';
 import { userWatchUsage, watchAllowance } from '../../src/trust/watch-budget.js';
 import { isRoot, makeHome, makeTempDir, removeTree, writeNote } from '../helpers/fixtures.js';
 
@@ -22,6 +23,15 @@ test.after.always(() => {
 
 /** A uid no account uses, fresh for this run: only this test's processes run as it. */
 const UID = 40_000 + (process.pid % 20_000);
+
+/**
+ * Waits until the trees made so far are older than the racy margin: a listing of a directory changed within it is
+ * not kept for reuse, so a bridge adds no watch over it yet (on a quiet machine a bridge started at once would
+ * settle at 0 watches before the margin has passed).
+ */
+async function pastRacyMargin(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS + 250));
+}
 
 /** A world-readable tree of `n` root-owned notes (trusted for any user), and a home whose policy allows them. */
 function world(n: number): { root: string; home: string } {
@@ -162,6 +172,7 @@ rootTest('watch budget › two bridges and a helper of one user hold at most the
   const reserve = 100;
   const helped = world(300);
   const { home } = world(500);
+  await pastRacyMargin();
   const running: ChildProcessWithoutNullStreams[] = [];
   try {
     const h = proc(HOLDER, [helped.root]);
@@ -193,6 +204,7 @@ rootTest('watch budget › two bridges started at the same moment beside a helpe
   const helped = world(300);
   const one = world(500);
   const two = world(500);
+  await pastRacyMargin();
   const running: ChildProcessWithoutNullStreams[] = [];
   try {
     const h = proc(HOLDER, [helped.root]);
