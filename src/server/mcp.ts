@@ -35,6 +35,7 @@ import {
   TOOL_DESCRIPTIONS,
 } from '../tools/schemas.js';
 import { TOOL_NAMES, type Bridge, type Caller, type ToolName, type ToolResult } from '../tools/types.js';
+import { protocolVersionOf } from './protocol-version.js';
 import { argumentsOf } from './raw-arguments.js';
 import { LineTransport } from './stdio.js';
 
@@ -127,7 +128,8 @@ function traceparentOf(params: object): unknown {
 }
 
 /**
- * Answer one tools/call. `params` is whatever the client sent.
+ * Answer one tools/call. `params` is whatever the client sent; `protocolVersion` is the request's MCP revision
+ * (protocol-version.ts), passed on for the audit record only.
  *
  * @throws ProtocolError(InvalidParams) when `params` is not an object or names a tool we do not have (protocol misuse)
  */
@@ -136,6 +138,7 @@ export function handleToolCall(
   bridge: Bridge,
   caller: Caller,
   log: (reason: string) => void,
+  protocolVersion?: string,
 ): CallToolResult {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     log('bad_call_params');
@@ -151,7 +154,11 @@ export function handleToolCall(
   try {
     // The bridge validates `args` (missing, not an object, extra keys, bounds) and never throws by contract;
     // the catch only keeps a broken build from taking the server down.
-    result = bridge.call(name, args, caller, { traceparent: traceparentOf(params) });
+    const context = {
+      traceparent: traceparentOf(params),
+      ...(protocolVersion === undefined ? {} : { protocolVersion }),
+    };
+    result = bridge.call(name, args, caller, context);
   } catch {
     log('internal');
     result = errorResult('unavailable');
@@ -184,9 +191,9 @@ export function createMcpServer(opts: McpServerOptions): Server {
     requireInitialized();
     return { tools: [...TOOLS] };
   });
-  server.setRequestHandler('tools/call', (request) => {
+  server.setRequestHandler('tools/call', (request, ctx) => {
     requireInitialized();
-    return handleToolCall(request.params, opts.bridge, opts.caller, log);
+    return handleToolCall(request.params, opts.bridge, opts.caller, log, protocolVersionOf(server, ctx));
   });
   server.onerror = () => log('transport_error');
   return server;

@@ -6,6 +6,7 @@
  * refused read records its reason code, not the id asked for.
  */
 import { traceIdOf, type CallContext, type RunKind, type Transport } from '../audit/record.js';
+import { hitVersionOf } from './hit-versions.js';
 import type { ReadResult, ToolResult } from './types.js';
 
 /** One released note: its id and `version`; for reads the code point offset and the code points released. */
@@ -55,13 +56,17 @@ function readReleased(read: ReadResult): ReleasedNote {
 }
 
 /**
- * What a result released: every search hit's id; a read's id, version, offset and released code points; an
+ * What a result released: every search hit's id and version (noted by the search, hit-versions.ts); a read's id, version, offset and released code points; an
  * outline's id and version with `outline: true` (headings only); for a read of several ids, each answered note (a refused
  * one released nothing and is not named).
  */
 export function releasedOf(result: ToolResult): ReleasedNote[] {
   if (!result.ok) return [];
-  if ('results' in result) return result.results.map((hit) => ({ id: hit.id }));
+  if ('results' in result)
+    return result.results.map((hit) => {
+      const version = hitVersionOf(result, hit.id);
+      return version === undefined ? { id: hit.id } : { id: hit.id, version };
+    });
   if ('notes' in result) return result.notes.filter((n): n is ReadResult => n.ok).map(readReleased);
   if ('outline' in result) return [{ id: result.id, version: result.version, outline: true }];
   return [readReleased(result)];

@@ -24,6 +24,7 @@ import type { ScanResult, ScannedNote } from '../trust/types.js';
 import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
 import { filterScope, hasFilters } from './filters.js';
+import { noteHitVersions } from './hit-versions.js';
 import { parseCaller } from './caller.js';
 import type { HiddenNotices } from './hidden-notices.js';
 import { IndexCache } from './index-cache.js';
@@ -40,9 +41,11 @@ export const NAMES_REMEDY =
  * The search answer (docs/TOOLS.md §Results) from the ranked hits and the scan: `truncated` when the selection or the scan left something out;
  * `incomplete: true` (and only then present) when the scan was cut by a budget or the depth limit.
  */
-function answerOf(ranked: { hits: SearchHit[]; truncated: boolean }, scan: ScanResult): SearchResult {
+function answerOf(ranked: { hits: SearchHit[]; truncated: boolean }, scan: ScanResult, policy: Policy): SearchResult {
   const answer: SearchResult = { ok: true, results: ranked.hits, truncated: ranked.truncated || scan.truncated };
   if (scan.truncated) answer.incomplete = true;
+  // The audit record names each hit's version (docs/AUDIT.md §Records); with the trail off nothing is looked up.
+  if (policy.audit.enabled) noteHitVersions(answer, ranked.hits, scan.notes);
   return answer;
 }
 
@@ -241,7 +244,7 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
     // A query that reaches very many terms was answered from the index, built in the call (see searchCold).
     if (index.size > 0) indexes.fit(key);
     else indexes.defer(key, scan.notes);
-    return { answer: answerOf(answer, scan), vouched, cut: scan.cut };
+    return { answer: answerOf(answer, scan, policy), vouched, cut: scan.cut };
   }
   try {
     index.sync(scan.notes);
@@ -252,7 +255,7 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
   indexes.fit(key);
   const ranked =
     query === undefined ? index.recent(limit, limits, scope) : index.search(query, limit, limits, scope, sort);
-  return { answer: answerOf(ranked, scan), vouched, cut: scan.cut };
+  return { answer: answerOf(ranked, scan, policy), vouched, cut: scan.cut };
 }
 
 /** The cold feed of a narrowed first call: it is given the scan's notes that `inScope` selects, in scan order. */
