@@ -283,6 +283,30 @@ function buildFiles(source: InstallSource): { files: PlannedFile[]; record: Inst
   return { files, record };
 }
 
+/**
+ * When `dir` is a copy of exactly this package's plugin files without an install record (what `hermes plugins
+ * install memory-bridge` leaves from the plugin catalog, docs/HERMES.md §Plugin catalog): a real directory whose
+ * plugin.yaml and __init__.py are byte for byte the ones `files` would install and that holds no install.json. Then
+ * the entries besides those (and the tolerated ones) are returned, else undefined. Such a directory holds nothing
+ * but our own code, so `install` may replace it with a full install.
+ */
+function catalogCopyExtras(dir: string, files: PlannedFile[]): string[] | undefined {
+  try {
+    if (!fs.lstatSync(dir).isDirectory() || fs.existsSync(path.join(dir, RECORD_FILE))) return undefined;
+    for (const f of files) {
+      if (f.name === RECORD_FILE) continue;
+      const bytes = readSmall(path.join(dir, f.name), 16 * 1024 * 1024);
+      if (bytes === undefined || !bytes.equals(f.bytes)) return undefined;
+    }
+    return fs
+      .readdirSync(dir)
+      .filter((e) => !(PLUGIN_FILES as readonly string[]).includes(e) && !isToleratedEntry(e))
+      .sort();
+  } catch {
+    return undefined;
+  }
+}
+
 function sameAsInstalled(dir: string, files: PlannedFile[]): boolean {
   try {
     if ((fs.lstatSync(dir).mode & 0o7777) !== 0o700) return false;
@@ -318,6 +342,16 @@ export function planInstall(home: string, source: InstallSource, options: { forc
   const target = pluginDirOf(home);
   const { files, record } = buildFiles(source);
   const state = inspectPluginDir(target);
+  const copy = state.kind === 'foreign' ? catalogCopyExtras(target, files) : undefined;
+  if (copy !== undefined) {
+    if (copy.length > 0 && options.force !== true) {
+      throw new InstallError(
+        'modified_plugin',
+        `${target} is a copy of this memory-bridge plugin without install.json (as Hermes's plugin catalog installs it) with other entries (${copy.join(', ')}); rerun with --force to replace it.`,
+      );
+    }
+    return { home, target, action: 'replace', files, record, replacedChanges: copy, warnings };
+  }
   if (state.kind === 'foreign') {
     throw new InstallError(
       'foreign_plugin',
@@ -367,7 +401,7 @@ export function applyInstall(plan: InstallPlan): void {
       fs.renameSync(staging, plan.target);
     } else {
       // Check again right before replacing: the directory must still be ours.
-      if (inspectPluginDir(plan.target).kind !== 'ours') {
+      if (inspectPluginDir(plan.target).kind !== 'ours' && catalogCopyExtras(plan.target, plan.files) === undefined) {
         throw new InstallError('foreign_plugin', `${plan.target} changed while installing; it was left untouched`);
       }
       const old = sideName(plan.target, 'old');

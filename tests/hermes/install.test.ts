@@ -144,6 +144,48 @@ test('install › a look-alike without our install record is foreign', (t) => {
   t.deepEqual(snapshot(home), before);
 });
 
+test('install › a catalog copy of exactly our plugin files (no install record) becomes a full install', (t) => {
+  // What `hermes plugins install memory-bridge` leaves: the plugin directory of this repository, no install.json.
+  const home = freshHome();
+  const dir = mkdirs(home, 'plugins/memory-bridge');
+  for (const name of ['plugin.yaml', '__init__.py'])
+    fs.copyFileSync(path.join(repo, 'plugin', name), path.join(dir, name));
+  const r = run('install', '--home', home);
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(fs.readdirSync(dir).sort(), ['__init__.py', 'install.json', 'plugin.yaml']);
+  t.is(JSON.parse(fs.readFileSync(path.join(dir, 'install.json'), 'utf8')).marker, 'memory-bridge-plugin');
+  t.is(run('install', '--home', home).code, 0, 'and again: unchanged');
+});
+
+test('install › a catalog copy with other entries needs --force; one with an edited file is foreign', (t) => {
+  const home = freshHome();
+  const dir = mkdirs(home, 'plugins/memory-bridge');
+  for (const name of ['plugin.yaml', '__init__.py'])
+    fs.copyFileSync(path.join(repo, 'plugin', name), path.join(dir, name));
+  fs.writeFileSync(path.join(dir, 'notes.txt'), 'kept until forced\n');
+  const refused = run('install', '--home', home);
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /modified_plugin|notes\.txt/);
+  t.true(fs.existsSync(path.join(dir, 'notes.txt')));
+  t.is(run('install', '--home', home, '--force').code, 0);
+  t.false(fs.existsSync(path.join(dir, 'notes.txt')));
+
+  const other = freshHome();
+  const edited = mkdirs(other, 'plugins/memory-bridge');
+  fs.copyFileSync(path.join(repo, 'plugin', 'plugin.yaml'), path.join(edited, 'plugin.yaml'));
+  fs.writeFileSync(
+    path.join(edited, '__init__.py'),
+    `${fs.readFileSync(path.join(repo, 'plugin', '__init__.py'), 'utf8')}# edit\n`,
+  );
+  const before = snapshot(other);
+  for (const flags of [[], ['--force']]) {
+    const r = run('install', '--home', other, ...flags);
+    t.is(r.code, 1, flags.join(' '));
+    t.regex(r.stderr, /foreign_plugin/);
+  }
+  t.deepEqual(snapshot(other), before);
+});
+
 test('install › a symbolic link in place of the plugin directory is foreign', (t) => {
   const home = freshHome();
   const elsewhere = mkdirs(home, 'elsewhere');

@@ -218,7 +218,7 @@ class RegistrationTests(ShimTestCase):
 
     def test_manifest_lists_exactly_the_registered_tools_and_the_package_version(self):
         text = (REPO / "plugin" / "plugin.yaml").read_text()
-        listed = [line.strip()[2:] for line in text.splitlines() if line.startswith("  - ")]
+        listed = stub.parse_manifest(text)["provides_tools"]
         self.assertEqual(listed, [r["name"] for r in self.ctx.registrations])
         version = json.loads((REPO / "package.json").read_text())["version"]
         self.assertIn(f"\nversion: {version}\n", text)

@@ -470,8 +470,9 @@ def requires_hermes_error(manifest: dict, running: str) -> str | None:
 
 
 def parse_manifest(text: str) -> dict:
-    """The subset of YAML plugin manifests use here: ``key: scalar`` lines and ``key:`` followed by ``  - item``
-    lines; comments and blank lines are ignored; quoted scalars lose their quotes."""
+    """The subset of YAML plugin manifests use here: ``key: scalar`` lines, ``key: [a, b]`` flow lists of plain
+    scalars (``[]`` is empty) and ``key:`` followed by ``  - item`` lines; comments and blank lines are ignored;
+    quoted scalars lose their quotes."""
     data: dict = {}
     current_list: list | None = None
     for raw in text.splitlines():
@@ -489,8 +490,17 @@ def parse_manifest(text: str) -> dict:
             data[key.strip()] = current_list
         else:
             current_list = None
-            data[key.strip()] = _scalar(value)
+            data[key.strip()] = _flow_list(value) if value.strip().startswith("[") else _scalar(value)
     return data
+
+
+def _flow_list(text: str) -> list:
+    """``[a, b]`` → ["a", "b"] (plain or quoted scalars; ``[]`` → [])."""
+    inner = text.strip()
+    if not inner.endswith("]"):
+        raise ValueError(f"unsupported flow list: {text!r}")
+    inner = inner[1:-1].strip()
+    return [] if inner == "" else [_scalar(item) for item in inner.split(",")]
 
 
 def _scalar(text: str):
