@@ -20,6 +20,7 @@ import {
   startHttpServer,
   checkListenSafety,
 } from '../../server/http.js';
+import { DEFAULT_LISTEN, formatHttpSetting, HTTP_SETTING_TABLE, httpSettingOf } from '../../server/http-settings.js';
 import { readTrustedFile } from '../../trust/path.js';
 import { boolFlag, integerFlag, listFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, packageVersion, type Command } from '../command.js';
@@ -91,7 +92,7 @@ in <home>/plugin-data/memory-bridge/policy.json. The clients file is read again 
 
 Options:
   --clients FILE          the clients file (required; see memory-bridge clients --help)
-  --listen HOST:PORT      where to listen (default 127.0.0.1:8765; [::1]:8765 for IPv6; port 0 picks one)
+  --listen HOST:PORT      where to listen (default ${DEFAULT_LISTEN}; [::1]:8765 for IPv6; port 0 picks one)
   --tls-cert FILE         PEM certificate chain: serve HTTPS (with --tls-key)
   --tls-key FILE          PEM private key; must pass the trust rule (mode 0600, owned by you or root)
   --behind-proxy          allow plain HTTP on a non-loopback address (a TLS-terminating proxy is in front)
@@ -109,7 +110,7 @@ Options:
 
 At most ${MAX_CONNECTIONS} connections in all: at the cap the oldest idle keep-alive connection is closed to admit a new
 one. A health check and every refusal close their connection.
-Each client may make 20 requests per second (burst 40); more get 429 with Retry-After. A body over 1 MiB gets 413.
+Each client may make ${HTTP_SETTING_TABLE.ratePerSecond.default} requests per second (burst ${HTTP_SETTING_TABLE.rateBurst.default}); more get 429 with Retry-After. A body over ${formatHttpSetting(HTTP_SETTING_TABLE.maxBodyBytes)} gets 413.
 One line per request goes to stderr (client, tool, result, status, milliseconds; a refusal's reason code, with its
 remedy the first time it appears); never a token, query, id or path. At start, a client whose calls would all be
 refused (no policy, a run kind the policy does not serve, …) is named with the reason and what to do.
@@ -133,17 +134,23 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
     const clientsFile = path.resolve(clientsFlag);
     let listen: ReturnType<typeof parseListen>;
     try {
-      listen = parseListen(stringFlag(parsed, 'listen') ?? '127.0.0.1:8765');
+      listen = parseListen(stringFlag(parsed, 'listen') ?? DEFAULT_LISTEN);
     } catch (err) {
       if (err instanceof ServeConfigError) throw new UsageError(err.message);
       throw err;
     }
-    const maxConcurrency = integerFlag(parsed, 'max-concurrency') ?? DEFAULT_MAX_CONCURRENCY;
-    if (maxConcurrency < 1 || maxConcurrency > 65536)
-      throw new UsageError('--max-concurrency must be an integer from 1 to 65536');
-    const perPeer = integerFlag(parsed, 'max-connections-per-peer');
-    if (perPeer !== undefined && (perPeer < 1 || perPeer > MAX_CONNECTIONS))
-      throw new UsageError(`--max-connections-per-peer must be an integer from 1 to ${MAX_CONNECTIONS}`);
+    let maxConcurrency: number;
+    let perPeer: number | undefined;
+    try {
+      maxConcurrency = httpSettingOf(HTTP_SETTING_TABLE.maxConcurrency, integerFlag(parsed, 'max-concurrency'));
+      // Without the flag the server picks the default, which depends on --behind-proxy (docs/HTTP.md "Connections").
+      const perPeerFlag = integerFlag(parsed, 'max-connections-per-peer');
+      perPeer =
+        perPeerFlag === undefined ? undefined : httpSettingOf(HTTP_SETTING_TABLE.maxConnectionsPerPeer, perPeerFlag);
+    } catch (err) {
+      if (err instanceof RangeError) throw new UsageError(err.message);
+      throw err;
+    }
     const certFlag = stringFlag(parsed, 'tls-cert');
     const keyFlag = stringFlag(parsed, 'tls-key');
     if ((certFlag === undefined) !== (keyFlag === undefined))
