@@ -51,7 +51,7 @@ import { createRequire } from 'node:module';
 import { isMainThread, parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { default as Koffi } from 'koffi';
 import { LINUX_ERRNO, linuxErrors } from './errno.js';
-import { STATX_NEEDED, STATX_REQUEST, STXW, rawFromStatx } from './linux.js';
+import { STATX_NEEDED, STATX_REQUEST, STXW, rawFromStatx } from './linux-stat.js';
 import type { NativeError, ResourceExhaustedError } from './types.js';
 
 /** Control word indices. */

@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import test from 'ava';
 import { getNative, nativeFor } from '../../native/index.js';
-import { makedev, makedevHigh, makedevLow } from '../../native/linux.js';
+import { makedev, makedevHigh, makedevLow } from '../../native/linux-stat.js';
 import { DT, NativeError, RAW, RAW_FLAG_MNT_ID, RAW_STAT_WORDS, fileStatFromRaw } from '../../native/types.js';
 import { addAclEntry, makeFifo, makeTempDir, openDescriptorCount, removeTree, writeNote } from '../helpers/fixtures.js';
 import { realNative } from './support.js';
