@@ -7,7 +7,7 @@
  * for `jobDescriptorCalls` (the pool's own `dup`/`close`); its loop only runs when the module is a worker's entry
  * point with this module's `workerData` tag. In the worker it loads koffi and binds only glibc `statx` (reading
  * koffi's per-thread errno) and `gettid` with `setpriority` for its own nice value; it imports
- * nothing but the small native/linux.ts and native/types.ts, so the isolate stays small.
+ * nothing but the small native/linux-stat.ts, native/errno.ts and native/types.ts, so the isolate stays small.
  *
  * Shared memory (all words little-endian host order, Int32Array/Uint32Array views):
  * - Control words (`CTL`) and, after them, a stack of `MAX_JOBS` job headers (`JOB`, `JOB_WORDS` words each). A job
@@ -203,62 +203,111 @@ function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {
 }
 
 /**
- * The worker's loop: never returns. Binds `statx(int, const char *, int, unsigned, struct statx *)` with the name
- * passed as an address (the arenas never move), sets CTL.READY, then sleeps in Atomics.wait while no scan runs and
- * claims and stats slots while one does (backing off when there is nothing to claim). An exception while a slot is
- * claimed hands the slot back (UNCLAIMED) and ends the thread; the main thread turns the pool off on the exit event.
+ * The worker's loop (`StatWorker`'s steps): binds `statx(int, const char *, int, unsigned, struct statx *)` with the
+ * name passed as an address (the arenas never move), sets CTL.READY, then sleeps in Atomics.wait while no scan runs
+ * and claims and stats slots while one does (`pass`, `claimFromBack`, `statSlot`), backing off when there is
+ * nothing to claim (`sleep`). An exception while a slot is claimed hands the slot back (UNCLAIMED) and ends the
+ * thread; the main thread turns the pool off on the exit event.
  */
-function runStatWorker(data: StatWorkerData, port: MessagePort): never {
-  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
-  const libc = koffi.load('libc.so.6');
-  const statx = libc.func('int statx(int, intptr_t, int, unsigned int, uint8_t *)') as (
-    dirfd: number,
-    path: number,
-    flags: number,
-    mask: number,
-    out: Uint32Array,
-  ) => number;
-  lowerPriority(libc);
-  const ctl = new Int32Array(data.control);
-  const ints = new Int32Array(data.slots);
-  const words = new Uint32Array(data.slots);
-  const stx = new Uint32Array(64); // struct statx is 256 bytes
+class StatWorker {
+  private readonly koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
+  private readonly statx: (dirfd: number, path: number, flags: number, mask: number, out: Uint32Array) => number;
+  private readonly ctl: Int32Array;
+  private readonly ints: Int32Array;
+  private readonly words: Uint32Array;
+  /** struct statx is 256 bytes. */
+  private readonly stx = new Uint32Array(64);
   /** Arena id → [base address, the buffer (kept alive here while the main thread may use the id)]. */
-  const arenas = new Map<number, { address: number; buffer: SharedArrayBuffer }>();
+  private readonly arenas = new Map<number, { address: number; buffer: SharedArrayBuffer }>();
   /** Per job level: the tag whose back cursor `cursorAt` holds (-1: none). */
-  const cursorTag = new Int32Array(MAX_JOBS).fill(-1);
-  const cursorAt = new Int32Array(MAX_JOBS);
+  private readonly cursorTag = new Int32Array(MAX_JOBS).fill(-1);
+  private readonly cursorAt = new Int32Array(MAX_JOBS);
 
-  const take = (message: StatWorkerMessage): void => {
+  constructor(
+    data: StatWorkerData,
+    private readonly port: MessagePort,
+  ) {
+    const libc = this.koffi.load('libc.so.6');
+    this.statx = libc.func('int statx(int, intptr_t, int, unsigned int, uint8_t *)') as (
+      dirfd: number,
+      path: number,
+      flags: number,
+      mask: number,
+      out: Uint32Array,
+    ) => number;
+    lowerPriority(libc);
+    this.ctl = new Int32Array(data.control);
+    this.ints = new Int32Array(data.slots);
+    this.words = new Uint32Array(data.slots);
+  }
+
+  /** The loop: never returns; CTL.READY is 0 again once it ends by an exception. */
+  run(): never {
+    const { ctl } = this;
+    let idle = 0;
+    Atomics.store(ctl, CTL.READY, 1);
+    try {
+      for (;;) {
+        // Holding no header here: acknowledge the newest tag (see TAG_WINDOW).
+        const epoch = Atomics.load(ctl, CTL.EPOCH);
+        Atomics.store(ctl, CTL.ACK, epoch);
+        if (Atomics.load(ctl, CTL.ACTIVE) === 0) {
+          this.drain();
+          idle = 0;
+          Atomics.wait(ctl, CTL.ACTIVE, 0);
+          continue;
+        }
+        if (this.pass()) {
+          idle = 0;
+          continue;
+        }
+        if (++idle <= SPIN_PASSES) continue;
+        this.drain();
+        this.sleep(epoch);
+        idle = 0;
+      }
+    } finally {
+      // Scans stop publishing at once, before the main thread sees the exit event.
+      Atomics.store(ctl, CTL.READY, 0);
+    }
+  }
+
+  /** One message of the main thread: a new name arena, or one no listing uses any more. */
+  private take(message: StatWorkerMessage): void {
     if ('arena' in message) {
-      const address = Number(koffi.address(new Uint8Array(message.buffer)));
-      arenas.set(message.arena, { address, buffer: message.buffer });
+      const address = Number(this.koffi.address(new Uint8Array(message.buffer)));
+      this.arenas.set(message.arena, { address, buffer: message.buffer });
     } else {
-      arenas.delete(message.drop);
+      this.arenas.delete(message.drop);
     }
-  };
-  const drain = (): void => {
-    for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) {
-      take(m.message as StatWorkerMessage);
+  }
+
+  /** Every message waiting on the port, taken synchronously. */
+  private drain(): void {
+    for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) {
+      this.take(m.message as StatWorkerMessage);
     }
-  };
-  const addressOf = (id: number): number => {
-    let arena = arenas.get(id);
+  }
+
+  /** The base address of arena `id` (messages drained once if it is not known yet); 0 when there is none. */
+  private addressOf(id: number): number {
+    let arena = this.arenas.get(id);
     if (arena === undefined) {
-      drain();
-      arena = arenas.get(id);
+      this.drain();
+      arena = this.arenas.get(id);
     }
     return arena === undefined ? 0 : arena.address;
-  };
+  }
 
   /**
    * statx of a name in `fd` into the slot record at word `r`: EINTR retried, a missing needed field is EIO (as
    * statRawAt).
    */
-  const statSlot = (fd: number, address: number, r: number): void => {
+  private statSlot(fd: number, address: number, r: number): void {
+    const { ints, stx } = this;
     for (;;) {
-      if (statx(fd, address, AT_SYMLINK_NOFOLLOW, STATX_REQUEST, stx) === 0) break;
-      const errno = koffi.errno();
+      if (this.statx(fd, address, AT_SYMLINK_NOFOLLOW, STATX_REQUEST, stx) === 0) break;
+      const errno = this.koffi.errno();
       if (errno !== EINTR) {
         ints[r + SLOT_AT.ERRNO] = errno;
         return;
@@ -269,15 +318,16 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
       ints[r + SLOT_AT.ERRNO] = EIO;
       return;
     }
-    rawFromStatx(stx, mask, words, r + SLOT_AT.RAW);
+    rawFromStatx(stx, mask, this.words, r + SLOT_AT.RAW);
     ints[r + SLOT_AT.ERRNO] = 0;
-  };
+  }
 
   /**
    * One pass over the job stack, newest job first: claims and stats slots from the back of the first job that has
    * unclaimed ones, for as long as no job is pushed or popped. Returns after any change; false when it found nothing.
    */
-  const pass = (): boolean => {
+  private pass(): boolean {
+    const { ctl, cursorTag, cursorAt } = this;
     const top = Atomics.load(ctl, CTL.JOBS);
     for (let j = top - 1; j >= 0; j--) {
       const h = CTL_WORDS + j * JOB_WORDS;
@@ -293,50 +343,61 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
         cursorAt[j] = count - 1;
       }
       if (cursorAt[j]! < 0) continue;
-      const address = addressOf(arenaId);
+      const address = this.addressOf(arenaId);
       if (address === 0) {
         cursorAt[j] = -1;
         continue;
       }
-      const unclaimed = tag << 2;
-      const mine = unclaimed | SLOT.WORKER;
-      const done = unclaimed | SLOT.DONE;
-      let worked = false;
-      // HELD names this job from before the first claim attempt to after the last stat (see the module comment).
-      Atomics.store(ctl, CTL.HELD, tag);
-      try {
-        for (let k = cursorAt[j]!; k >= 0; k--) {
-          const r = (base + k) * SLOT_WORDS;
-          if (Atomics.compareExchange(ints, r, unclaimed, mine) !== unclaimed) {
-            cursorAt[j] = -1; // the main thread got here from the front, or popped the job
-            break;
-          }
-          cursorAt[j] = k - 1;
-          worked = true;
-          if (Atomics.load(ctl, CTL.GATE) !== 0) held();
-          try {
-            statSlot(fd, address + ints[r + SLOT_AT.NAME]!, r);
-          } catch (err) {
-            Atomics.compareExchange(ints, r, mine, unclaimed);
-            throw err;
-          }
-          // A compare-exchange, not a store: once the job is popped the main thread may have published the slot again.
-          Atomics.compareExchange(ints, r, mine, done);
-          Atomics.add(ctl, CTL.STATTED, 1);
-          if (Atomics.load(ctl, CTL.JOBS) !== top) return true;
-        }
-      } finally {
-        Atomics.store(ctl, CTL.HELD, -1);
-      }
-      if (worked) return true;
+      if (this.claimFromBack(j, tag, fd, base, address, top)) return true;
     }
     return false;
-  };
+  }
+
+  /**
+   * Claims and stats the slots of job level `j` (tag `tag`) from its back cursor towards the front, until a claim
+   * fails (the main thread got there from the front, or popped the job) or the job stack changes. True when it
+   * statted a slot or saw the stack change.
+   */
+  private claimFromBack(j: number, tag: number, fd: number, base: number, address: number, top: number): boolean {
+    const { ctl, ints, cursorAt } = this;
+    const unclaimed = tag << 2;
+    const mine = unclaimed | SLOT.WORKER;
+    const done = unclaimed | SLOT.DONE;
+    let worked = false;
+    // HELD names this job from before the first claim attempt to after the last stat (see the module comment).
+    Atomics.store(ctl, CTL.HELD, tag);
+    try {
+      for (let k = cursorAt[j]!; k >= 0; k--) {
+        const r = (base + k) * SLOT_WORDS;
+        if (Atomics.compareExchange(ints, r, unclaimed, mine) !== unclaimed) {
+          cursorAt[j] = -1; // the main thread got here from the front, or popped the job
+          break;
+        }
+        cursorAt[j] = k - 1;
+        worked = true;
+        if (Atomics.load(ctl, CTL.GATE) !== 0) this.held();
+        try {
+          this.statSlot(fd, address + ints[r + SLOT_AT.NAME]!, r);
+        } catch (err) {
+          Atomics.compareExchange(ints, r, mine, unclaimed);
+          throw err;
+        }
+        // A compare-exchange, not a store: once the job is popped the main thread may have published the slot again.
+        Atomics.compareExchange(ints, r, mine, done);
+        Atomics.add(ctl, CTL.STATTED, 1);
+        if (Atomics.load(ctl, CTL.JOBS) !== top) return true;
+      }
+    } finally {
+      Atomics.store(ctl, CTL.HELD, -1);
+    }
+    return worked;
+  }
 
   /** The test seam: stays here, holding the claim just made, while CTL.GATE is 1. */
-  const held = (): void => {
+  private held(): void {
+    const { ctl } = this;
     while (Atomics.load(ctl, CTL.GATE) !== 0) Atomics.wait(ctl, CTL.GATE, 1, SLEEP_MS);
-  };
+  }
 
   /**
    * Sleeps on CTL.EPOCH while it still holds `epoch` (the value read before the pass that found nothing). The
@@ -344,41 +405,15 @@ function runStatWorker(data: StatWorkerData, port: MessagePort): never {
    * read was seen by the pass; one published after it changed EPOCH, so either this wait returns at once or the
    * publisher's read comes after the store of SLEEPING and it notifies (sequentially consistent atomics).
    */
-  const sleep = (epoch: number): void => {
+  private sleep(epoch: number): void {
+    const { ctl } = this;
     Atomics.store(ctl, CTL.SLEEPING, 1);
     Atomics.add(ctl, CTL.SLEEPS, 1);
     if (Atomics.load(ctl, CTL.ACTIVE) !== 0 && Atomics.wait(ctl, CTL.EPOCH, epoch, SLEEP_MS) === 'ok')
       Atomics.add(ctl, CTL.WAKES, 1);
     Atomics.store(ctl, CTL.SLEEPING, 0);
-  };
-
-  let idle = 0;
-  Atomics.store(ctl, CTL.READY, 1);
-  try {
-    for (;;) {
-      // Holding no header here: acknowledge the newest tag (see TAG_WINDOW).
-      const epoch = Atomics.load(ctl, CTL.EPOCH);
-      Atomics.store(ctl, CTL.ACK, epoch);
-      if (Atomics.load(ctl, CTL.ACTIVE) === 0) {
-        drain();
-        idle = 0;
-        Atomics.wait(ctl, CTL.ACTIVE, 0);
-        continue;
-      }
-      if (pass()) {
-        idle = 0;
-        continue;
-      }
-      if (++idle <= SPIN_PASSES) continue;
-      drain();
-      sleep(epoch);
-      idle = 0;
-    }
-  } finally {
-    // Scans stop publishing at once, before the main thread sees the exit event.
-    Atomics.store(ctl, CTL.READY, 0);
   }
 }
 
 const data = workerData as StatWorkerData | undefined;
-if (!isMainThread && parentPort !== null && data?.kind === 'memory-bridge-stat') runStatWorker(data, parentPort);
+if (!isMainThread && parentPort !== null && data?.kind === 'memory-bridge-stat') new StatWorker(data, parentPort).run();
