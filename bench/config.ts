@@ -2,6 +2,7 @@
  * Fixed inputs shared by the benchmark (bench/main.ts) and the profiler (bench/profile.ts), so both look at the
  * same trees and the same queries.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,4 +46,19 @@ const SEED = 0x6d62; // "mb"
 /** Corpus seed for `notes` notes (the same tree in every run and in bench/profile.ts). */
 export function seedFor(notes: number): number {
   return SEED + notes;
+}
+
+/**
+ * Node options from the CLI's `#!/usr/bin/env -S node <options>` line: what a host that runs the `memory-bridge`
+ * bin directly gets, and what docs/HOSTS.md's host examples (and the Hermes shim, through NODE_OPTIONS) pass.
+ */
+export function shebangNodeOptions(): string[] {
+  const first = fs.readFileSync(serverMain, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\S*env\s+-S\s+node\s+(.*)$/.exec(first);
+  return m
+    ? m[1]!
+        .trim()
+        .split(/\s+/)
+        .filter((o) => o.startsWith('--'))
+    : [];
 }

@@ -6,7 +6,7 @@
  * `node dist/bench/relevance.js` runs it alone).
  *
  * Options: --sizes 1000,2000,10000   --quick (fewer repetitions)   --cpu-prof DIR (profile the warm server)
- *          --sections relevance,sizes,worst,within,http,cjk (which parts to run: the known-item relevance evaluation of
+ *          --sections relevance,sizes,coldstart,worst,within,http,cjk (which parts to run: the known-item relevance evaluation of
  *          bench/relevance.ts, the sized corpora, the worst cases of bench/worst.ts, `within` against the same warm
  *          search and across two homes (bench/within.ts), the HTTP endpoint of bench/http.ts
  *          on the largest size up to 10,000 notes, the CJK tree of bench/cjk.ts)
@@ -32,10 +32,11 @@ import {
   toolVersion,
   type McpSession,
 } from './processes.js';
-import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, vocabularySource } from './config.js';
+import { QUERIES, fsServerBin, repoRoot, seedFor, serverMain, shebangNodeOptions, vocabularySource } from './config.js';
 import { measureHttp, type HttpResult } from './http.js';
 import { median, summarise, type Summary, pushTo } from './stats.js';
 import { type CjkSection, renderCjk, runCjk } from './cjk.js';
+import { type ColdstartSection, renderColdstart, runColdstart } from './coldstart.js';
 import { renderWithin, runWithin, type WithinSection } from './within.js';
 import { type FilterSection, renderFilters, runFilters } from './filters.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
@@ -127,21 +128,6 @@ const mb = (mib: number | null): number | null => (mib === null ? null : Math.ro
 
 function log(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
-}
-
-/**
- * Node options from the CLI's `#!/usr/bin/env -S node <options>` line: what a host that runs the `memory-bridge`
- * bin directly gets, and what docs/HOSTS.md's host examples (and the Hermes shim, through NODE_OPTIONS) pass.
- */
-function shebangNodeOptions(): string[] {
-  const first = fs.readFileSync(serverMain, 'utf8').split('\n', 1)[0] ?? '';
-  const m = /^#!\S*env\s+-S\s+node\s+(.*)$/.exec(first);
-  return m
-    ? m[1]!
-        .trim()
-        .split(/\s+/)
-        .filter((o) => o.startsWith('--'))
-    : [];
 }
 
 function ourArgs(home: string, cpuProf: string | null): string[] {
@@ -771,8 +757,8 @@ Measures memory-bridge against ripgrep, grep, the reference MCP filesystem serve
 bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same run; prints ratio targets.
 
   --sizes N,N,...        note counts of the generated corpora (default 1000,2000,10000; 100000 adds the scale size)
-  --sections LIST        relevance,sizes,worst,within,filters,http,cjk (default: all; filters runs on the --sizes
-                         of at least 10000 notes, else on 10000)
+  --sections LIST        relevance,sizes,coldstart,worst,within,filters,http,cjk (default: all; coldstart and
+                         filters run on the --sizes of at least 10000 notes, else on 10000)
   --quick                fewer repetitions
   --cpu-prof DIR         write a CPU profile of the warm server into DIR
   --keep                 leave the temporary corpora
@@ -793,11 +779,22 @@ function httpSizeOf(sizes: readonly number[]): number {
   return fitting.length > 0 ? Math.max(...fitting) : Math.min(...sizes);
 }
 
+/** The sizes the coldstart section runs on: those of at least 10,000 notes (issue 24's trees), else 10,000. */
+function coldstartSizesOf(sizes: readonly number[]): number[] {
+  const large = sizes.filter((n) => n >= 10_000);
+  return large.length > 0 ? large : [10_000];
+}
+
+/** Fresh processes per side in the coldstart section. */
+function coldstartRunsFor(notes: number, quick: boolean): number {
+  return quick ? 1 : notes >= 100_000 ? 3 : 5;
+}
+
 /** Notes of the tree the HTTP section's targets are stated on (HTTP ÷ stdio, 32 clients × 200 calls). */
 const HTTP_SIZE_MAX = 10_000;
 
 /** Every part a run can have (`--sections`); a run of all of them, not --quick, refreshes the docs. */
-const ALL_SECTIONS = ['relevance', 'sizes', 'worst', 'within', 'filters', 'http', 'cjk'] as const;
+const ALL_SECTIONS = ['relevance', 'sizes', 'coldstart', 'worst', 'within', 'filters', 'http', 'cjk'] as const;
 /** Where a full run writes its tables and its summary line (bench/doc.ts). */
 const benchmarksDoc = path.join(repoRoot, 'docs', 'BENCHMARKS.md');
 const readmeFile = path.join(repoRoot, 'README.md');
@@ -824,7 +821,10 @@ async function main(): Promise<void> {
   const sections = new Set(values.sections!.split(',').map((s) => s.trim()));
   // The HTTP section runs on one size (httpSizeOf), so it needs that corpus even without the sizes section.
   const listed = values.sizes!.split(',').map((s) => Number(s.trim()));
-  const sizes = sections.has('sizes') ? listed : sections.has('http') ? [httpSizeOf(listed)] : [];
+  const coldSizes = sections.has('coldstart') ? coldstartSizesOf(listed) : [];
+  const sizes = sections.has('sizes')
+    ? listed
+    : [...new Set([...(sections.has('http') ? [httpSizeOf(listed)] : []), ...coldSizes])].sort((a, b) => a - b);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100000)) throw new Error('--sizes: integers 1..100000');
   const httpSize = httpSizeOf(sizes);
   const started = new Date();
@@ -871,6 +871,7 @@ async function main(): Promise<void> {
   let cjk: CjkSection | null = null;
   let within: WithinSection | null = null;
   const filters: FilterSection[] = [];
+  const coldstart: ColdstartSection[] = [];
   try {
     for (const n of sizes) {
       const t0 = performance.now();
@@ -899,6 +900,18 @@ async function main(): Promise<void> {
             scratch: parent,
           }),
         );
+      if (hasOurs && coldSizes.includes(n))
+        coldstart.push(
+          await runColdstart(
+            n,
+            corpus.root,
+            corpus.home,
+            (home) => ourArgs(home, null),
+            coldstartRunsFor(n, values.quick!),
+            path.join(parent, `qmd-coldstart-${n}`),
+            log,
+          ),
+        );
       if (hasOurs && sections.has('http') && n === httpSize) {
         http = await measureHttp(corpus, shebangNodeOptions(), parent, repsFor(n, values.quick!).warm);
       }
@@ -926,6 +939,7 @@ async function main(): Promise<void> {
   const targets = evaluate(results, http);
   const tables =
     renderTables(results, targets, env, http) +
+    (coldstart.length === 0 ? '' : `\n\n${renderColdstart(coldstart)}`) +
     (worst === null ? '' : `\n\n${renderWorst(worst)}`) +
     (within === null ? '' : `\n\n${renderWithin(within)}`) +
     (filters.length === 0 ? '' : `\n\n${renderFilters(filters)}`) +
@@ -955,6 +969,7 @@ async function main(): Promise<void> {
     worstCases: worst,
     within,
     filters,
+    coldstart,
     relevance,
     cjk,
   };

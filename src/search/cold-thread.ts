@@ -1,26 +1,27 @@
 /**
- * The cold ranking thread (docs/DESIGN.md, "The first search of a view"): a large first call of a view runs the
- * pass of `searchCold` (tokenize every note to rank) on a second thread while its scan (stat, open, check, read
- * every note) is still running on the main thread, so the call costs about the longer of the two instead of their
- * sum. The answer is exactly `searchCold`'s: the worker runs the same code (`CorpusReader`, `searchCorpus`) on the
- * same bytes in the same order; on any doubt the call answers with the in-thread `searchCold`.
+ * The cold thread (docs/DESIGN.md, "The first search of a view"): a large first call of a view builds the view's
+ * index on a second thread while its scan (stat, open, check, read every note) is still running on the main thread,
+ * so the call costs about the longer of the two instead of their sum, and no build is left for after the answer
+ * (the next call of the view finds its index ready). The index is exactly the one a fresh `sync` of the scan's notes
+ * gives: the worker runs the same per-note steps (`IndexBuilder`) on the same bytes in the same order, and the main
+ * thread adopts the result (`NoteIndex.adoptBuilt`) with its own scan's keys, stats and bytes; on any doubt the call
+ * builds in its own thread.
  *
- * Per call: the search makes a `ColdFeed` before its scan (`coldThread().feed(...)`; null when the thread is off or
- * the query has no term) and hands it to the scan (`ScanOptions.noteSink`): the scan then keeps the texts it reads
- * in shared chunks and calls `accept` with each note as it joins the result (a note once pushed stays in it, also
- * when a budget stops the scan later). After COLD_THREAD_START accepted notes the feed starts a worker
- * (src/search/cold-worker.ts) so the thread's start overlaps the scan; from COLD_THREAD_ENGAGE notes on it sends the
- * notes so far and then batches of COLD_BATCH as they come: ids and byte ranges in the scan's shared chunks, never
- * a copy of a text and never a note the scan has not accepted. After the scan, `answer(count)` sends the end and
- * waits (Atomics.wait on the worker's signal word; the call is synchronous) for the reply. A smaller scan never
- * engages the worker (it is ended unused), so small first calls pay nothing.
+ * Per call: the search makes a `ColdFeed` before its scan (`coldThread().feed()`; null when the thread is off) and
+ * hands it to the scan (`ScanOptions.noteSink`): the scan then keeps the texts it reads in shared chunks and calls
+ * `accept` with each note as it joins the result (a note once pushed stays in it, also when a budget stops the scan
+ * later). After COLD_THREAD_START accepted notes the feed starts a worker (src/search/cold-worker.ts) so the thread's
+ * start overlaps the scan; from COLD_THREAD_ENGAGE notes on it sends the notes so far and then batches of COLD_BATCH
+ * as they come: ids and byte ranges in the scan's shared chunks, never a copy of a text and never a note the scan
+ * has not accepted. After the scan, `built(count)` sends the end and waits (Atomics.wait on the worker's signal word;
+ * the call is synchronous) for the reply. A smaller scan never engages the worker (it is ended unused), so small
+ * first calls pay nothing.
  *
- * Fallbacks (the caller then runs `searchCold` in its own thread, the same answer): the feed saw a note without
- * shared bytes, the count differs, the query reached too many terms (`tooBroad`: the in-thread path builds the
- * index, as before), or the worker failed, could not start, or made no progress for `stallMs`. A failure turns the
- * thread off for the life of the process (one operator line on stderr with a reason code); `tooBroad` does not.
+ * Fallbacks (the caller then answers in its own thread, the same answer): the feed saw a note without shared bytes,
+ * the count differs, or the worker failed, could not start, or made no progress for `stallMs`. A failure turns the
+ * thread off for the life of the process (one operator line on stderr with a reason code).
  *
- * The worker is `unref`'d (it never keeps the process alive) and ended after each answer, which frees its heap and
+ * The worker is `unref`'d (it never keeps the process alive) and ended after each reply, which frees its heap and
  * its references to the shared chunks at once (an idle worker would not collect them); a first call of a view is
  * rare, and starting a thread costs a few tens of ms, overlapped with the scan.
  *
@@ -29,9 +30,8 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { ReadNote } from '../trust/note-text.js';
 import type { ScannedNote } from '../trust/types.js';
-import { queryTerms } from './cold.js';
 import { type ColdMessage, type ColdReply, type ColdWorkerData, SIGNAL, SIGNAL_WORDS } from './cold-worker.js';
-import type { ResponseLimits, SearchHit } from './types.js';
+import type { BuiltIndex } from './index.js';
 
 /** Notes a first call's scan has accepted when the worker is started. */
 export const COLD_THREAD_START = 2_500;
@@ -66,7 +66,7 @@ export interface NoteSink {
 }
 
 /** How the last engaged first call was answered (tests and diagnostics). */
-export type ColdOutcome = 'none' | 'worker' | 'too_broad' | 'failed' | 'not_engaged';
+export type ColdOutcome = 'none' | 'worker' | 'failed' | 'not_engaged';
 
 /** The process's cold ranking thread: see the module comment. */
 export class ColdThread {
@@ -95,15 +95,11 @@ export class ColdThread {
     return this.state;
   }
 
-  /**
-   * A feed for one first call of a view, or null when the thread is off (failed, or MEMORY_BRIDGE_COLD_THREAD=0) or
-   * the query has no term (`searchCold` answers nothing without reading a text).
-   */
-  feed(query: string, limit: number, limits: ResponseLimits): ColdFeed | null {
+  /** A feed for one first call of a view, or null when the thread is off (failed, or MEMORY_BRIDGE_COLD_THREAD=0). */
+  feed(): ColdFeed | null {
     if (this.state !== 'on') return null;
     if (this.options.useEnvironment && process.env.MEMORY_BRIDGE_COLD_THREAD === '0') return null;
-    if (queryTerms(query).length === 0) return null;
-    return new ColdFeed(this, this.options, query, limit, limits);
+    return new ColdFeed(this, this.options);
   }
 
   /** Turns the thread off for the life of the process; one short operator line, no paths. */
@@ -115,7 +111,7 @@ export class ColdThread {
 }
 
 /**
- * One first call's link to its worker (see the module comment): `accept` per note in scan order, then `answer`
+ * One first call's link to its worker (see the module comment): `accept` per note in scan order, then `built`
  * once, then `close` on every path (the caller's finally).
  */
 export class ColdFeed implements NoteSink {
@@ -133,9 +129,6 @@ export class ColdFeed implements NoteSink {
   constructor(
     private readonly thread: ColdThread,
     private readonly options: Required<ColdThreadOptions>,
-    private readonly query: string,
-    private readonly limit: number,
-    private readonly limits: ResponseLimits,
   ) {}
 
   /** A note that has just joined the scan's result (scan order). Never throws. */
@@ -156,11 +149,11 @@ export class ColdFeed implements NoteSink {
   }
 
   /**
-   * The answer for the scan's `count` notes, exactly `searchCold`'s; undefined when the worker was not engaged,
-   * found the query too broad, or failed (the caller then runs `searchCold`). Waits for the worker while it makes
-   * progress. Ends the worker.
+   * The index of the scan's `count` notes, built on the worker (`NoteIndex.adoptBuilt` takes it); undefined when
+   * the worker was not engaged or failed (the caller then builds in its own thread). Waits for the worker while it
+   * makes progress. Ends the worker.
    */
-  answer(count: number): { hits: SearchHit[]; truncated: boolean } | undefined {
+  built(count: number): BuiltIndex | undefined {
     try {
       return this.await(count);
     } finally {
@@ -168,7 +161,7 @@ export class ColdFeed implements NoteSink {
     }
   }
 
-  private await(count: number): { hits: SearchHit[]; truncated: boolean } | undefined {
+  private await(count: number): BuiltIndex | undefined {
     if (this.off || !this.engaged || this.worker === null) {
       this.thread.lastOutcome = 'not_engaged';
       return undefined;
@@ -195,13 +188,9 @@ export class ColdFeed implements NoteSink {
     const got = receiveMessageOnPort(this.port!);
     if (got === undefined) return this.failed('cold_thread_reply');
     const reply = got.message as ColdReply;
-    if ('tooBroad' in reply) {
-      this.thread.lastOutcome = 'too_broad';
-      return undefined;
-    }
     if ('error' in reply) return this.failed(reply.error);
     this.thread.lastOutcome = 'worker';
-    return reply;
+    return reply.built;
   }
 
   private failed(reason: string): undefined {
@@ -230,9 +219,6 @@ export class ColdFeed implements NoteSink {
     const { port1, port2 } = new MessageChannel();
     const data: ColdWorkerData = {
       kind: 'memory-bridge-cold',
-      query: this.query,
-      limit: this.limit,
-      limits: { ...this.limits },
       signal: this.signal.buffer as SharedArrayBuffer,
       reply: port2,
       failAt: this.options.failAt,

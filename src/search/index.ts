@@ -42,7 +42,7 @@ import {
 } from './select.js';
 import { countCodePoints, MAX_ANCHOR_SCAN } from './snippet.js';
 import { TextStore } from './store.js';
-import { TermTable } from './terms.js';
+import { TermTable, type TermTableState, termStateBuffers } from './terms.js';
 import { tokenize } from './tokenize.js';
 import type { IndexStats, NoteScope, RankedMatch, RankWork, ResponseLimits, SearchHit } from './types.js';
 
@@ -239,6 +239,16 @@ export class Postings {
     this.buf = arena.subarray(at, at + this.n);
   }
 
+  /** The postings in use (a view of the list's buffer). */
+  view(): Int32Array {
+    return this.buf.subarray(0, this.n);
+  }
+
+  /** Term frequencies of TF_MASK or more, as [note number, frequency] pairs (usually none). */
+  bigEntries(): [number, number][] {
+    return this.big === undefined ? [] : [...this.big];
+  }
+
   /** Keep term frequency `tf` (TF_MASK or more) of note number `doc`, whose posting holds TF_MASK. */
   keepBig(doc: number, tf: number): void {
     this.big ??= new Map();
@@ -302,6 +312,12 @@ const TERM_BYTES = 80;
 const MAX_PENDING = 1 << 22;
 /** New terms per note that `sync` makes room for before indexing new notes (a guess; arrays grow past it). */
 const NEW_TERMS_PER_NOTE = 8;
+/**
+ * Notes gone in one sync above which their postings are taken out by one pass over every list instead of finding
+ * each note's lists from its text (`dropRemoved`): a pass over 2 million postings (10,000 notes) costs about what
+ * decoding and tokenizing a few dozen notes does.
+ */
+const BULK_REMOVAL_NOTES = 64;
 /** Most narrowed selections (`NoteIndex.subsetOf`) kept between syncs that change nothing. */
 const MAX_SUBSETS = 4;
 
@@ -500,6 +516,92 @@ export function oneEditApart(a: string, b: string): boolean {
   return true;
 }
 
+/**
+ * An index built from note texts on another thread (the cold thread, src/search/cold-worker.ts; docs/DESIGN.md
+ * "The first search of a view"), in the shape a structured clone moves cheaply: typed arrays (moved by the transfer
+ * list, `builtBuffers`), the term strings, titles and tags. Notes are numbered 0 .. count-1 in the order they were
+ * added (the scan's order). It holds no note text, no identity key and no stat: those are the scan's, and the
+ * adopting thread takes them from its own scan result (`NoteIndex.adoptBuilt`).
+ */
+export interface BuiltIndex {
+  count: number;
+  ids: string[];
+  table: TermTableState;
+  /** Every posting, list after list (slot order). */
+  postings: Int32Array<ArrayBuffer>;
+  /** Per slot (term id × FIELDS.length + field): where its list starts in `postings` and its length (0: no list). */
+  listAt: Int32Array<ArrayBuffer>;
+  listSize: Int32Array<ArrayBuffer>;
+  /** Term frequencies of TF_MASK or more: (slot, note number, frequency) triples. */
+  big: Int32Array<ArrayBuffer>;
+  listCount: Int32Array<ArrayBuffer>;
+  liveTerms: number;
+  /** The dictionary's term ids in lexicographic order (settled: nothing recent). */
+  sorted: Int32Array<ArrayBuffer>;
+  /** Field lengths by note number × FIELDS.length + field, and their sums. */
+  fieldLength: Int32Array<ArrayBuffer>;
+  lengthSum: number[];
+  titles: string[];
+  tags: (readonly string[] | undefined)[];
+  /** Per note: bytes of its UTF-8 text before its body (what the store's `putBytes` takes). */
+  bodyByte: Int32Array<ArrayBuffer>;
+}
+
+/** The buffers of a `BuiltIndex` a transfer list moves (none of them is used by the sender afterwards). */
+export function builtBuffers(built: BuiltIndex): ArrayBuffer[] {
+  return [
+    ...termStateBuffers(built.table),
+    ...[built.postings, built.listAt, built.listSize, built.big, built.listCount, built.sorted, built.fieldLength].map(
+      (a) => a.buffer as ArrayBuffer,
+    ),
+    built.bodyByte.buffer as ArrayBuffer,
+  ];
+}
+
+/**
+ * Builds the index of a first call note by note as the scan accepts them, on the cold thread (src/search/cold-worker.ts):
+ * the same steps `NoteIndex.sync` of a fresh index takes for each note (`fieldTexts`, term ids in order of first
+ * sight, staged postings written in batches), without a text store or identity keys. `finish` hands over a
+ * `BuiltIndex`, which `NoteIndex.adoptBuilt` turns into the index a fresh `sync` of the same notes gives.
+ */
+export class IndexBuilder {
+  private readonly index = new NoteIndex();
+  private readonly ids: string[] = [];
+  private readonly titles: string[] = [];
+  private readonly tags: (readonly string[] | undefined)[] = [];
+  private bodyByte = new Int32Array(1024);
+  private readonly seen = new Set<string>();
+
+  /** Notes added so far. */
+  get count(): number {
+    return this.ids.length;
+  }
+
+  /**
+   * Index the next note (note number `count`) from its text.
+   *
+   * @throws Error when the id repeats (what `sync` refuses)
+   */
+  add(id: string, text: string): void {
+    if (this.seen.has(id)) throw new Error('IndexBuilder: duplicate id');
+    this.seen.add(id);
+    const n = this.ids.length;
+    if (n >= this.bodyByte.length) this.bodyByte = copied(this.bodyByte, this.bodyByte.length * 2, n);
+    const { texts, title, body } = fieldTexts(text, id);
+    const bodyAt = text.length - body.length;
+    this.index.addBuilt(id, texts);
+    this.ids.push(id);
+    this.titles.push(title);
+    this.tags.push(noteTags(text));
+    this.bodyByte[n] = bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8');
+  }
+
+  /** The built index (the builder is not used afterwards). */
+  finish(): BuiltIndex {
+    return this.index.exportBuilt(this.ids, this.titles, this.tags, this.bodyByte.slice(0, this.ids.length));
+  }
+}
+
 export class NoteIndex implements KnownNotes {
   private readonly entries = new Map<string, Entry>();
   private readonly store = new TextStore();
@@ -545,6 +647,8 @@ export class NoteIndex implements KnownNotes {
   private touchedSlots: number[] = [];
   private slotMarked = new Uint8Array(0);
   private removedPostings = 0;
+  /** True when `dropRemoved` passes over every list (a bulk removal) instead of the touched ones. */
+  private everyList = false;
   /** By slot: postings staged and not yet written. */
   private staged = new Int32Array(0);
   /** Ranking scratch, indexed by note number; all zero between calls. */
@@ -737,7 +841,11 @@ export class NoteIndex implements KnownNotes {
       const seenAt = this.seenAt;
       for (const [id, entry] of this.entries) if (seenAt[entry.doc] !== generation) gone.push([id, entry]);
     }
-    for (const [id, entry] of gone) this.removeEntry(id, entry);
+    // Many notes gone at once (a policy edit that narrows the view, a folder moved away): their postings are taken
+    // out by one pass over every list, without decoding their texts to find their terms again.
+    const bulk = gone.length + this.removedDocs.length > BULK_REMOVAL_NOTES;
+    for (const [id, entry] of gone) this.removeEntry(id, entry, bulk);
+    if (bulk) this.everyList = true;
     // Replaced and gone notes alike: one pass over each list they touch.
     this.dropRemoved();
     if (changed || gone.length > 0) {
@@ -749,6 +857,125 @@ export class NoteIndex implements KnownNotes {
     this.bulkFlushes = 0;
     if (withText > 0) this.trimTerms();
     if (changed || gone.length > 0) this.recount();
+  }
+
+  /** `IndexBuilder.add`'s step: index a note's field texts under the next note number (no entry, no text kept). */
+  addBuilt(id: string, texts: readonly string[]): void {
+    this.addDocument(id, texts);
+  }
+
+  /** `IndexBuilder.finish`'s step: write what is staged, settle the dictionary, and hand everything over. */
+  exportBuilt(
+    ids: string[],
+    titles: string[],
+    tags: (readonly string[] | undefined)[],
+    bodyByte: Int32Array<ArrayBuffer>,
+  ): BuiltIndex {
+    this.flush();
+    this.dict.settle(() => undefined, true);
+    const slots = this.lists.length;
+    let total = 0;
+    for (const list of this.lists) if (list !== undefined) total += list.size;
+    const postings = new Int32Array(total);
+    const listAt = new Int32Array(slots);
+    const listSize = new Int32Array(slots);
+    const big: number[] = [];
+    let at = 0;
+    for (let slot = 0; slot < slots; slot++) {
+      const list = this.lists[slot];
+      if (list === undefined) continue;
+      postings.set(list.view(), at);
+      listAt[slot] = at;
+      listSize[slot] = list.size;
+      at += list.size;
+      for (const [doc, tf] of list.bigEntries()) big.push(slot, doc, tf);
+    }
+    const n = ids.length;
+    return {
+      count: n,
+      ids,
+      table: this.table.exportState(),
+      postings,
+      listAt,
+      listSize,
+      big: Int32Array.from(big),
+      listCount: this.listCount.slice(0, this.table.size),
+      liveTerms: this.liveTerms,
+      sorted: this.dict.sorted,
+      fieldLength: this.fieldLength.slice(0, n * F),
+      lengthSum: [...this.lengthSum],
+      titles,
+      tags,
+      bodyByte,
+    };
+  }
+
+  /**
+   * Become the index a fresh `sync(notes)` gives, from `built` (made from exactly these notes' texts, in this order,
+   * by `IndexBuilder` on the cold thread): the same note numbers, term ids, postings, field lengths, titles and tags;
+   * keys, sizes and times from `notes` (this call's scan); texts stored from the notes' verified bytes. Afterwards
+   * the index is in every respect one that synced `notes`: later syncs, searches and removals run as usual.
+   *
+   * @returns false, leaving the index unchanged, when it is not a fresh index or `built` does not describe `notes`
+   *   (count or ids differ, a note carries no kept bytes): the caller then builds in its own thread
+   */
+  adoptBuilt(notes: readonly ScannedNote[], built: BuiltIndex): boolean {
+    if (this.nextDoc !== 0 || this.entries.size !== 0) return false;
+    const n = notes.length;
+    if (built.count !== n || built.ids.length !== n || built.listAt.length !== built.listSize.length) return false;
+    for (let i = 0; i < n; i++) if (built.ids[i] !== notes[i]!.id || textBytesOf(notes[i]!) === undefined) return false;
+    const generation = ++this.generation;
+    this.table = TermTable.fromState(built.table);
+    const slots = built.listAt.length;
+    const lists: (Postings | undefined)[] = new Array(slots);
+    for (let slot = 0; slot < slots; slot++) {
+      const size = built.listSize[slot]!;
+      if (size === 0) continue;
+      const list = new Postings();
+      const at = built.listAt[slot]!;
+      list.adopt(built.postings.subarray(at, at + size), size);
+      lists[slot] = list;
+    }
+    for (let k = 0; k < built.big.length; k += 3) lists[built.big[k]!]!.keepBig(built.big[k + 1]!, built.big[k + 2]!);
+    this.lists = lists;
+    this.stamp = new Int32Array(0);
+    this.count = new Int32Array(0);
+    this.listCount = new Int32Array(0);
+    this.staged = new Int32Array(0);
+    this.inDict = new Uint8Array(0);
+    this.fitTerms();
+    this.listCount.set(built.listCount);
+    this.liveTerms = built.liveTerms;
+    this.dict = this.newDictionary();
+    this.dict.sorted = built.sorted;
+    for (const id of built.sorted) this.inDict[id] = 1;
+    this.fitDocs(Math.max(0, n - 1));
+    this.fieldLength.set(built.fieldLength);
+    for (let f = 0; f < F; f++) this.lengthSum[f] = built.lengthSum[f]!;
+    this.nextDoc = n;
+    for (let doc = 0; doc < n; doc++) {
+      const note = notes[doc]!;
+      this.docIds[doc] = note.id;
+      const tags = built.tags[doc];
+      const entry: Entry = {
+        key: note.key,
+        doc,
+        title: built.titles[doc]!,
+        text: this.store.putBytes(textBytesOf(note)!, built.bodyByte[doc]!),
+        bytes: note.stat.size,
+        mtimeMs: Number(note.stat.mtimeNs / 1_000_000n),
+        tags,
+      };
+      this.tagBytes += tagBytesOf(tags);
+      this.heldBytes += entry.bytes;
+      this.entries.set(note.id, entry);
+      this.seenAt[doc] = generation;
+    }
+    this.lastNotes = [];
+    this.lastDocs = new Int32Array(0);
+    this.subsets.clear();
+    this.recount();
+    return true;
   }
 
   /**
@@ -942,10 +1169,27 @@ export class NoteIndex implements KnownNotes {
    * one at a time moved every later posting of each of its lists, once per note: a sync that removed or replaced
    * 10,000 of 100,000 notes did on the order of 10^10 moves, about 47 s.) Cost here: the note's text, once.
    */
-  private removeEntry(id: string, entry: Entry): void {
+  private removeEntry(id: string, entry: Entry, bulk = false): void {
     this.tagBytes -= tagBytesOf(entry.tags);
-    const { texts } = fieldTexts(this.store.get(entry.text), id);
     const doc = entry.doc;
+    if (!bulk) this.touchSlotsOf(id, entry);
+    for (let f = 0; f < F; f++) {
+      // A note's field length is its number of distinct terms in the field: its postings in that field's lists.
+      const length = this.fieldLength[doc * F + f]!;
+      this.removedPostings += length;
+      this.lengthSum[f]! -= length;
+      this.fieldLength[doc * F + f] = 0;
+    }
+    this.removedDocs.push(doc);
+    this.docIds[doc] = undefined;
+    this.store.free(entry.text);
+    this.entries.delete(id);
+    this.heldBytes -= entry.bytes;
+  }
+
+  /** Mark the lists holding postings of a held note (found again from its stored text) for `dropRemoved`. */
+  private touchSlotsOf(id: string, entry: Entry): void {
+    const { texts } = fieldTexts(this.store.get(entry.text), id);
     for (let f = 0; f < F; f++) {
       const distinct = this.countTerms(texts[f]!);
       const ids = this.table.scratch;
@@ -962,44 +1206,42 @@ export class NoteIndex implements KnownNotes {
           this.touchedSlots.push(slot);
         }
       }
-      this.removedPostings += distinct;
-      this.lengthSum[f]! -= this.fieldLength[doc * F + f]!;
-      this.fieldLength[doc * F + f] = 0;
     }
-    this.removedDocs.push(doc);
-    this.docIds[doc] = undefined;
-    this.store.free(entry.text);
-    this.entries.delete(id);
-    this.heldBytes -= entry.bytes;
   }
 
   /**
    * Take the postings of the notes `removeEntry` removed in this sync out of their lists: one pass over each list
-   * that holds any of them. A list left empty goes, and a term left without lists is dead. Cost: the removed notes'
-   * distinct terms plus the length of the lists they touch, at most every posting once.
+   * that holds any of them, or, after a bulk removal (more than BULK_REMOVAL_NOTES notes gone in one sync), over
+   * every list. A list left empty goes, and a term left without lists is dead. Cost: the removed notes' distinct
+   * terms (their texts decoded again) plus the length of the lists they touch, at most every posting once; after a
+   * bulk removal, every posting once and no text.
    *
-   * @throws Error when the lists did not hold exactly the postings the removed notes' texts give (an index bug)
+   * @throws Error when the lists did not hold exactly the postings the removed notes' field lengths count (an index
+   *   bug)
    */
   private dropRemoved(): void {
     if (this.removedDocs.length === 0) return;
     const dead = new Uint8Array(this.nextDoc);
     for (const doc of this.removedDocs) dead[doc] = 1;
     let dropped = 0;
-    for (const slot of this.touchedSlots) {
-      this.slotMarked[slot] = 0;
+    for (const slot of this.touchedSlots) this.slotMarked[slot] = 0;
+    const drop = (slot: number): void => {
       const list = this.lists[slot];
-      if (list === undefined) continue;
+      if (list === undefined) return;
       dropped += list.dropDead(dead);
       if (list.size === 0) {
         this.lists[slot] = undefined;
         const term = (slot - (slot % F)) / F;
         if (--this.listCount[term]! === 0) this.liveTerms--;
       }
-    }
+    };
+    if (this.everyList) for (let slot = 0; slot < this.lists.length; slot++) drop(slot);
+    else for (const slot of this.touchedSlots) drop(slot);
     const expected = this.removedPostings;
     this.removedDocs = [];
     this.touchedSlots = [];
     this.removedPostings = 0;
+    this.everyList = false;
     if (dropped !== expected) throw new Error('NoteIndex: a held note lost a posting');
   }
 

@@ -135,6 +135,10 @@ function inlineTags(body: string, found: Set<string>, m: ScanMeter): void {
  */
 function lineTags(body: string, from: number, stop: number, found: Set<string>, m: ScanMeter): void {
   m.steps += 4 * (stop - from);
+  // Most lines hold no `#` at all, and so no tag: one read of the line, without the code-span bookkeeping below.
+  let hash = from;
+  while (hash < stop && body.charCodeAt(hash) !== HASH) hash++;
+  if (hash === stop) return;
   // Backtick runs of the line: start, length; and for each, the index of the next run of the same length (or -1).
   const runs: number[] = [];
   for (let i = from; i < stop; ) {

@@ -96,9 +96,27 @@ const ASCII_PEEK = 64;
 const KEEP_BYTES = 1 << 20;
 const encoder = new TextEncoder();
 
+/** What `TermTable.exportState` hands over (see there). */
+export interface TermTableState {
+  terms: string[];
+  hashes: Int32Array<ArrayBuffer>;
+  meta: Int32Array<ArrayBuffer>;
+  pool: Uint8Array<ArrayBuffer>;
+  poolUsed: number;
+  wide: Uint16Array<ArrayBuffer>;
+  wideUsed: number;
+  slots: Int32Array<ArrayBuffer>;
+  overflow: [string, number][];
+}
+
+/** The typed arrays' buffers of a `TermTableState` (what a transfer list moves instead of copying). */
+export function termStateBuffers(state: TermTableState): ArrayBuffer[] {
+  return [state.hashes, state.meta, state.pool, state.wide, state.slots].map((a) => a.buffer as ArrayBuffer);
+}
+
 export class TermTable {
   /** Term string of each id. */
-  private readonly terms: string[] = [];
+  private terms: string[] = [];
   /** Finished hash of each id's term (for probes and for rehashing on growth). */
   private hashes = new Int32Array(INITIAL_IDS);
   /**
@@ -141,6 +159,40 @@ export class TermTable {
     if (this.spanCount >= this.scratch.length) this.roomFor(this.spanCount, 1);
     this.scratch[this.spanCount++] = this.internSpan(this.spanText, start, end, joined);
   };
+
+  /**
+   * Everything the table holds, for a table built on another thread (the cold thread's build,
+   * src/search/cold-worker.ts): the term strings by id and the typed arrays, to be moved (`transferables`), not
+   * copied. The table must not be used afterwards.
+   */
+  exportState(): TermTableState {
+    return {
+      terms: this.terms,
+      hashes: this.hashes,
+      meta: this.meta,
+      pool: this.pool,
+      poolUsed: this.poolUsed,
+      wide: this.wide,
+      wideUsed: this.wideUsed,
+      slots: this.slots,
+      overflow: [...this.overflow],
+    };
+  }
+
+  /** A table holding exactly what `exportState` gave (ids, spellings, slots): the same answers to every lookup. */
+  static fromState(state: TermTableState): TermTable {
+    const table = new TermTable();
+    table.terms = state.terms;
+    table.hashes = state.hashes;
+    table.meta = state.meta;
+    table.pool = state.pool;
+    table.poolUsed = state.poolUsed;
+    table.wide = state.wide;
+    table.wideUsed = state.wideUsed;
+    table.slots = state.slots;
+    table.overflow = new Map(state.overflow);
+    return table;
+  }
 
   /** Distinct terms interned so far; ids are 0 .. size-1 in order of first sight. */
   get size(): number {

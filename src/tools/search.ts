@@ -20,7 +20,7 @@ import { searchCold } from '../search/cold.js';
 import { coldThread, type ColdFeed } from '../search/cold-thread.js';
 import { scanTree } from '../trust/scan.js';
 import { statPool } from '../trust/stat-pool.js';
-import type { ScanResult, ScannedNote } from '../trust/types.js';
+import type { ScanResult } from '../trust/types.js';
 import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
 import { filterScope, hasFilters } from './filters.js';
@@ -185,12 +185,12 @@ interface SearchPass {
   cut: ScanResult['cut'];
 }
 
-/** One scan and search of `runSearch` (see there); a large first call of a view ranks on the cold thread. */
+/** One scan and search of `runSearch` (see there); a large first call of a view builds on the cold thread. */
 function searchOnce(call: SearchCall): SearchPass {
   const index = call.indexes.get(call.key);
-  // A first call of this view: a large one ranks on the cold thread while the scan reads (src/search/cold-thread.ts).
-  const cold = index.size === 0 && !call.filtered && call.query !== undefined;
-  const feed = cold ? coldThread().feed(call.query!, call.limit, call.policy.limits) : null;
+  // A first call of this view: a large one builds the view's index on the cold thread while the scan reads
+  // (src/search/cold-thread.ts), so no build is left for after the answer.
+  const feed = index.size === 0 ? coldThread().feed() : null;
   try {
     return scanAndSearch(call, index, feed);
   } finally {
@@ -202,9 +202,6 @@ function searchOnce(call: SearchCall): SearchPass {
 function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null): SearchPass {
   const { query, limit, scope, filtered, sort, policy, writers, rootFd, key, indexes, native, notice } = call;
   const { limits } = policy;
-  // A first call narrowed by `within` ranks the selected notes (on the cold thread too) and builds the whole view.
-  const inScope = scope === undefined || index.size > 0 || filtered ? undefined : scope.matcher();
-  const sink = feed === null ? undefined : inScope === undefined ? feed : scopedSink(feed, inScope);
   const scan = scanTree(
     rootFd,
     policy,
@@ -220,23 +217,31 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
       memo: indexes.memoOf(key),
       statThread: statPool(),
       watch: indexes.watch && indexes.holds(key),
-      noteSink: sink,
+      noteSink: feed ?? undefined,
     },
   );
   const vouched = scan.unstatted ?? 0;
   if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
   for (const line of call.hidden?.report(call.home, key, scan) ?? []) notice(line.reason, line.detail);
-  if (index.size === 0 && scan.notes.length > 0 && !filtered && query !== undefined) {
-    // First call of this view (or its index is empty): every note came back with text. Answer from those texts and
-    // build the index after the answer is written (searchCold answers exactly what sync + search would).
+  // A first call of this view whose index the cold thread built from exactly this scan's notes: adopted, it is the
+  // index a sync of those notes gives, and the call answers from it as any warm call does.
+  let adopted = false;
+  try {
+    adopted = index.size === 0 && scan.notes.length > 0 && adoptColdBuild(index, scan, feed);
+  } catch (err) {
+    indexes.drop(key);
+    throw err;
+  }
+  if (!adopted && index.size === 0 && scan.notes.length > 0 && !filtered && query !== undefined) {
+    // First call of this view (or its index is empty), not built on the cold thread (a small tree, or the thread
+    // is off or failed): every note came back with text. Answer from those texts and build the index after the
+    // answer is written (searchCold answers exactly what sync + search would).
+    const inScope = scope?.matcher();
     let answer: ReturnType<typeof searchCold>;
     const ranked = inScope === undefined ? scan.notes : scan.notes.filter((note) => inScope(note.id));
     try {
-      // The cold thread's answer when it ranked this call (the same answer), else the same pass in this thread. A
-      // narrowed first call that reaches too many terms builds an index of the selected notes for its answer only.
-      answer =
-        feed?.answer(ranked.length) ??
-        searchCold(ranked, query, limit, limits, inScope === undefined ? index : undefined);
+      // A narrowed first call that reaches too many terms builds an index of the selected notes for its answer only.
+      answer = searchCold(ranked, query, limit, limits, inScope === undefined ? index : undefined);
     } catch (err) {
       indexes.drop(key);
       throw err;
@@ -246,11 +251,13 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
     else indexes.defer(key, scan.notes);
     return { answer: answerOf(answer, scan, policy), vouched, cut: scan.cut };
   }
-  try {
-    index.sync(scan.notes);
-  } catch (err) {
-    indexes.drop(key);
-    throw err;
+  if (!adopted) {
+    try {
+      index.sync(scan.notes);
+    } catch (err) {
+      indexes.drop(key);
+      throw err;
+    }
   }
   indexes.fit(key);
   const ranked =
@@ -258,11 +265,14 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
   return { answer: answerOf(ranked, scan, policy), vouched, cut: scan.cut };
 }
 
-/** The cold feed of a narrowed first call: it is given the scan's notes that `inScope` selects, in scan order. */
-function scopedSink(feed: ColdFeed, inScope: (id: string) => boolean): { accept(note: ScannedNote): void } {
-  return {
-    accept(note: ScannedNote): void {
-      if (inScope(note.id)) feed.accept(note);
-    },
-  };
+/**
+ * Adopt the index the cold thread built from `scan`'s notes into the view's empty `index` (`NoteIndex.adoptBuilt`);
+ * false when there is none (no feed, not engaged, failed) or it does not describe these notes (the index then
+ * unchanged).
+ *
+ * @throws Error from the adoption itself (the caller drops the view, as after a failed sync)
+ */
+function adoptColdBuild(index: NoteIndex, scan: ScanResult, feed: ColdFeed | null): boolean {
+  const built = feed?.built(scan.notes.length);
+  return built !== undefined && index.adoptBuilt(scan.notes, built);
 }

@@ -605,3 +605,45 @@ test('a build written in many batches (lists grown, then repacked) answers exact
     t.deepEqual(batched.stats(), whole.stats());
   }
 });
+
+test('a sync that drops many notes at once (a narrowing policy edit) and the one that brings them back answer like a fresh index', (t) => {
+  const docs = generatedDocs(400, 400, 21);
+  const ix = new NoteIndex();
+  const all = docs.map((d) => note(d.id, textOf(d), textOf(d)));
+  ix.sync(all);
+  // Narrow: 300 of 400 notes leave the view in one sync (over the bulk threshold), a few others change.
+  const kept = docs.filter((_, i) => i % 4 === 0);
+  const narrowed = kept.map((d, i) =>
+    i % 9 === 0 ? note(d.id, `${textOf(d)} w1a w2b`, `${textOf(d)}+`) : note(d.id, undefined, textOf(d)),
+  );
+  ix.sync(narrowed);
+  const narrowedFresh = new NoteIndex();
+  narrowedFresh.sync(kept.map((d, i) => note(d.id, i % 9 === 0 ? `${textOf(d)} w1a w2b` : textOf(d), 'f')));
+  t.is(ix.size, kept.length);
+  t.deepEqual(ix.stats(), narrowedFresh.stats());
+  for (const q of ['w1a', 'w2a w3b', 'w10', 'w1z w20 w3b']) {
+    t.deepEqual(ix.rank(q), narrowedFresh.rank(q), q);
+    t.deepEqual(ix.search(q, 10, LIMITS), narrowedFresh.search(q, 10, LIMITS), q);
+  }
+  // Widen back: every note again, the changed ones as they now are.
+  const widened = docs.map((d, i) =>
+    i % 4 === 0 && (i / 4) % 9 === 0
+      ? note(d.id, undefined, `${textOf(d)}+`)
+      : i % 4 === 0
+        ? note(d.id, undefined, textOf(d))
+        : note(d.id, textOf(d), textOf(d)),
+  );
+  ix.sync(widened);
+  const widenedFresh = new NoteIndex();
+  widenedFresh.sync(
+    docs.map((d, i) => note(d.id, i % 4 === 0 && (i / 4) % 9 === 0 ? `${textOf(d)} w1a w2b` : textOf(d), 'f')),
+  );
+  t.deepEqual(ix.stats(), widenedFresh.stats());
+  const oracle = new MiniSearchOracle(
+    docs.map((d, i) => ({ id: d.id, text: i % 4 === 0 && (i / 4) % 9 === 0 ? `${textOf(d)} w1a w2b` : textOf(d) })),
+  );
+  for (const q of ['w1a', 'w2a w3b', 'w10', 'w1z w20 w3b']) {
+    t.deepEqual(ix.rank(q), widenedFresh.rank(q), q);
+    sameRanking(t, ix.rank(q), oracle.rank(q), `${q} (oracle)`);
+  }
+});
