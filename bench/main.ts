@@ -38,6 +38,7 @@ import { median, summarise, type Summary, pushTo } from './stats.js';
 import { type CjkSection, renderCjk, runCjk } from './cjk.js';
 import { type ColdstartSection, renderColdstart, runColdstart } from './coldstart.js';
 import { renderWithin, runWithin, type WithinSection } from './within.js';
+import { type AuditSection, renderAudit, runAudit } from './audit.js';
 import { type FilterSection, renderFilters, runFilters } from './filters.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
@@ -757,8 +758,9 @@ Measures memory-bridge against ripgrep, grep, the reference MCP filesystem serve
 bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same run; prints ratio targets.
 
   --sizes N,N,...        note counts of the generated corpora (default 1000,2000,10000; 100000 adds the scale size)
-  --sections LIST        relevance,sizes,coldstart,worst,within,filters,http,cjk (default: all; coldstart and
-                         filters run on the --sizes of at least 10000 notes, else on 10000)
+  --sections LIST        relevance,sizes,coldstart,worst,within,filters,http,cjk,audit (default: all; coldstart
+                         and filters run on the --sizes of at least 10000 notes, else on 10000; audit on 10000
+                         notes and 1,000,000 records)
   --quick                fewer repetitions
   --cpu-prof DIR         write a CPU profile of the warm server into DIR
   --keep                 leave the temporary corpora
@@ -794,7 +796,7 @@ function coldstartRunsFor(notes: number, quick: boolean): number {
 const HTTP_SIZE_MAX = 10_000;
 
 /** Every part a run can have (`--sections`); a run of all of them, not --quick, refreshes the docs. */
-const ALL_SECTIONS = ['relevance', 'sizes', 'coldstart', 'worst', 'within', 'filters', 'http', 'cjk'] as const;
+const ALL_SECTIONS = ['relevance', 'sizes', 'coldstart', 'worst', 'within', 'filters', 'http', 'cjk', 'audit'] as const;
 /** Where a full run writes its tables and its summary line (bench/doc.ts). */
 const benchmarksDoc = path.join(repoRoot, 'docs', 'BENCHMARKS.md');
 const readmeFile = path.join(repoRoot, 'README.md');
@@ -870,6 +872,7 @@ async function main(): Promise<void> {
   let http: HttpResult | null = null;
   let cjk: CjkSection | null = null;
   let within: WithinSection | null = null;
+  let audit: AuditSection | null = null;
   const filters: FilterSection[] = [];
   const coldstart: ColdstartSection[] = [];
   try {
@@ -927,6 +930,8 @@ async function main(): Promise<void> {
         for (const n of large.length > 0 ? large : [10_000]) filters.push(await runFilters(once, n, vocab, log));
       }
       if (sections.has('cjk') && hasOurs) cjk = await runCjk(once, vocab, (home) => ourArgs(home, null), hasRg, log);
+      if (sections.has('audit') && hasOurs)
+        audit = await runAudit(once, vocab, (home) => ourArgs(home, null), values.quick!, log);
     } finally {
       if (once !== parent) fs.rmSync(once, { recursive: true, force: true });
     }
@@ -944,7 +949,8 @@ async function main(): Promise<void> {
     (within === null ? '' : `\n\n${renderWithin(within)}`) +
     (filters.length === 0 ? '' : `\n\n${renderFilters(filters)}`) +
     (relevance === null ? '' : `\n\n${renderRelevance(relevance)}`) +
-    (cjk === null ? '' : `\n\n${renderCjk(cjk)}`);
+    (cjk === null ? '' : `\n\n${renderCjk(cjk)}`) +
+    (audit === null ? '' : `\n\n${renderAudit(audit)}`);
   process.stdout.write(`\n${tables}\n`);
   const report = {
     started: started.toISOString(),
@@ -972,6 +978,7 @@ async function main(): Promise<void> {
     coldstart,
     relevance,
     cjk,
+    audit,
   };
   if (!values['no-write']) {
     const out = values.out ? path.resolve(values.out) : path.join(repoRoot, 'bench', 'results', 'latest.json');

@@ -97,7 +97,7 @@ class LineTest {
  *
  * @returns the audit directory's path and how many candidate records were looked at (the lines holding the first
  *   needle, or every record without one)
- * @throws what `eachRecordLine` throws (a missing or untrusted audit directory)
+ * @throws what `readTrail` throws (a missing or untrusted audit directory)
  */
 export function queryTrail(
   home: string,

@@ -8,7 +8,9 @@ import path from 'node:path';
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { LogEvent, ReadResult } from '../../src/tools/types.js';
-import { verifyTrail } from '../../src/audit/read.js';
+import { queryTrail } from '../../src/audit/query.js';
+import { CHUNK_BYTES } from '../../src/audit/read.js';
+import { verifyTrail } from '../../src/audit/verify.js';
 import { lineHash } from '../../src/audit/record.js';
 import { GENESIS } from '../../src/audit/files.js';
 import { PolicySchema } from '../../src/policy/schema.js';
@@ -163,6 +165,26 @@ test('verify › names the first broken record', (t) => {
   ls[2] = ls[2]!.replace('"memory_bridge.outcome":"ok"', '"memory_bridge.outcome":"OK"');
   fs.writeFileSync(file, ls.join('\n'));
   t.like(verifyTrail(w.home).broken, { file: files(w)[0], line: 4, why: 'chain' });
+});
+
+test('verify › a line longer than any record is named, never buffered; a half-written last line is not read', (t) => {
+  const w = world();
+  const bridge = createBridge({ log: () => undefined });
+  for (let i = 0; i < 3; i++) bridge.search({ query: 'garden' }, w.caller);
+  const file = path.join(auditDir(w), files(w)[0]!);
+  const whole = fs.readFileSync(file, 'utf8');
+  // A partial last line (a write in progress) is left out: the chain is whole and three records are read.
+  fs.appendFileSync(file, '{"time":"2026');
+  t.like(verifyTrail(w.home), { records: 3, broken: undefined });
+  t.is(queryTrail(w.home, {}, () => undefined).scanned, 3);
+  // A 5 MiB line (more than a read chunk) between records 2 and 3: verify names it as line 3, the query skips it.
+  const ls = whole.split('\n');
+  ls.splice(2, 0, 'x'.repeat(CHUNK_BYTES + 1024));
+  fs.writeFileSync(file, ls.join('\n'));
+  t.like(verifyTrail(w.home), { records: 4, broken: { file: files(w)[0], line: 3, why: 'not_a_record' } });
+  let seen = 0;
+  queryTrail(w.home, {}, () => seen++);
+  t.is(seen, 3);
 });
 
 test('fail closed › an untrusted audit directory answers unavailable and logs audit_unwritable', (t) => {

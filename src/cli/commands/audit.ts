@@ -4,7 +4,7 @@
  * do. They only read.
  */
 import { queryTrail, formatRecord, isoOf, type AuditFilter } from '../../audit/query.js';
-import { verifyTrail } from '../../audit/read.js';
+import { verifyTrail } from '../../audit/verify.js';
 import { GENESIS } from '../../audit/files.js';
 import { boolFlag, listFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, type Command } from '../command.js';
