@@ -347,7 +347,7 @@ class HttpServer implements GateServer {
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (res.destroyed) return;
     if (!isToolCall) rec.result = 'ok';
-    await this.exchange.answer(req, res, message, server, MAX_BODY_BYTES);
+    await this.exchange.answer(req, res, message, server);
     if (res.statusCode >= 400 && rec.result === 'ok') rec.result = 'refused';
   }
 

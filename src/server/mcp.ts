@@ -54,6 +54,12 @@ export interface McpServerOptions {
    * it off (default false).
    */
   requireInitialize?: boolean;
+  /**
+   * The tools `tools/list` advertises (default `TOOLS`). Only tests pass another list: tests/conformance adds the
+   * conformance suite's JSON Schema 2020-12 tool to check that this listing path keeps every schema keyword
+   * (docs/MCP.md §Conformance). A tool not in `TOOL_NAMES` is still answered as unknown by tools/call.
+   */
+  tools?: readonly Tool[];
 }
 
 /**
@@ -187,9 +193,10 @@ export function createMcpServer(opts: McpServerOptions): Server {
     log('not_initialized');
     throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Server not initialized: send initialize first');
   };
+  const tools = opts.tools ?? TOOLS;
   server.setRequestHandler('tools/list', () => {
     requireInitialized();
-    return { tools: [...TOOLS] };
+    return { tools: [...tools] };
   });
   server.setRequestHandler('tools/call', (request, ctx) => {
     requireInitialized();

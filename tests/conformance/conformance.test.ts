@@ -11,7 +11,11 @@
  *
  * Every scenario the suite lists must appear in the table of docs/MCP.md §Conformance: one marked `passes` must
  * have every check succeed, one marked `does not apply` must still fail (a scenario that starts passing means the
- * table is out of date), and a scenario the table does not name fails the test.
+ * table is out of date), and a scenario the table does not name fails the test. One marked `passes with its tool`
+ * (json-schema-2020-12) must fail against `serve` only at its check that the scenario's own tool is listed, and
+ * the same scenario must pass every check against this server's MCP code (the exchange `serve` answers with, its
+ * tool server and tools/list path, on a real tree) with that tool added to the list: what the scenario examines is
+ * whether a server's listing path keeps a tool schema's keywords, and that path is ours.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +25,9 @@ import path from 'node:path';
 import test from 'ava';
 import { makeTempDir, removeTree } from '../helpers/fixtures.js';
 import { CLI, REPO_ROOT } from '../cli/tree.js';
+import { createMcpExchange, type McpExchange } from '../../src/server/http-mcp.js';
+import { TOOLS, type McpServerOptions } from '../../src/server/mcp.js';
+import { createBridge } from '../../src/tools/bridge.js';
 import { client, makeWorld, setClients, waitFor, type TestClient, type World } from '../server/http-world.js';
 
 const DIR = path.join(REPO_ROOT, 'tests', 'conformance');
@@ -31,16 +38,37 @@ const SPACING_MS = 60;
 
 /** One row of docs/MCP.md §Conformance. */
 interface Expected {
-  verdict: 'passes' | 'does not apply';
+  verdict: 'passes' | 'does not apply' | 'passes with its tool';
   why: string;
 }
+
+/**
+ * The tool the json-schema-2020-12 scenario looks for, as its description asks: an input schema that names the
+ * 2020-12 dialect in `$schema`, defines `address` under `$defs` and refers to it, and closes the object with
+ * `additionalProperties: false`.
+ */
+const SCHEMA_TOOL = {
+  name: 'json_schema_2020_12_tool',
+  description: 'Tool with JSON Schema 2020-12 features',
+  inputSchema: {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object' as const,
+    $defs: {
+      address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } },
+    },
+    properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+    additionalProperties: false,
+  },
+};
 
 /** The conformance table of docs/MCP.md: scenario name → verdict and reason. */
 function expectedTable(): Map<string, Expected> {
   const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'MCP.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Conformance'));
   const rows = new Map<string, Expected>();
-  for (const m of section.matchAll(/^\| `([a-z0-9-]+)` \| (passes|does not apply) \| (.*) \|$/gm)) {
+  for (const m of section.matchAll(
+    /^\| `([a-z0-9-]+)` \| (passes with its tool|passes|does not apply) \| (.*) \|$/gm,
+  )) {
     rows.set(m[1]!, { verdict: m[2] as Expected['verdict'], why: m[3]!.trim() });
   }
   return rows;
@@ -52,6 +80,33 @@ let proxy: http.Server;
 let serve: ChildProcess | undefined;
 let proxyPort = 0;
 let out: string;
+/** Our MCP answers with SCHEMA_TOOL in the tool list (see the module comment). */
+let withTool: http.Server;
+let withToolExchange: McpExchange;
+let withToolPort = 0;
+
+/** An HTTP server that hands every JSON body to the exchange `serve` uses, as `options`' caller. */
+function startExchangeServer(exchange: McpExchange, options: McpServerOptions): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let message: unknown;
+      try {
+        message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        res.writeHead(400);
+        res.end();
+        return;
+      }
+      exchange.answer(req, res, message, options).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
 
 /** A proxy that adds the token, keeps Host and Origin as sent, and spaces requests SPACING_MS apart. */
 function startProxy(upstream: () => number): Promise<http.Server> {
@@ -121,11 +176,22 @@ test.before(async () => {
   const m = /listening on https?:\/\/[^ ]+:(\d+)\/mcp/.exec(err);
   if (m === null) throw new Error(`serve did not start: ${err}`);
   servePort = Number(m[1]);
+  withToolExchange = createMcpExchange(() => undefined);
+  withTool = await startExchangeServer(withToolExchange, {
+    caller: { home: world.workHome, cron: false, subagent: false, profile: 'conformance' },
+    bridge: createBridge({ transport: 'http', log: () => undefined }),
+    version: '0.0.0-test',
+    log: () => undefined,
+    tools: [...TOOLS, SCHEMA_TOOL],
+  });
+  withToolPort = (withTool.address() as AddressInfo).port;
 });
 
 test.after.always(async () => {
   serve?.kill('SIGTERM');
   await new Promise<void>((resolve) => (proxy === undefined ? resolve() : proxy.close(() => resolve())));
+  await new Promise<void>((resolve) => (withTool === undefined ? resolve() : withTool.close(() => resolve())));
+  await withToolExchange?.close();
   if (world !== undefined) removeTree(world.base);
   if (out !== undefined) removeTree(out);
 });
@@ -176,9 +242,58 @@ test('conformance › every scenario of the official suite passes or is listed i
     if (row.verdict === 'passes') {
       t.true(checks.length > 0, `${name} ran checks`);
       t.is(failed.length, 0, `${name} passes: ${summary}`);
+    } else if (row.verdict === 'passes with its tool') {
+      t.deepEqual(
+        failed.map((c) => c.id),
+        [`${name}-tool-found`],
+        `${name} fails against serve only for want of its own tool: ${summary}`,
+      );
     } else {
       t.true(failed.length > 0, `${name} is listed as not applying but passed: update docs/MCP.md`);
       t.log(`${name} (does not apply): ${summary.slice(0, 160)}`);
     }
   }
+});
+
+/** The suite's check results of one scenario run against `url`. */
+async function runScenario(
+  name: string,
+  url: string,
+): Promise<Array<{ id: string; status: string; errorMessage?: string }>> {
+  const dir = makeTempDir('mb-conformance-one-');
+  try {
+    const suite = spawn(NODE22, [SUITE, 'server', '--url', url, '--scenario', name, '-o', dir], { stdio: 'ignore' });
+    const killer = setTimeout(() => suite.kill('SIGKILL'), 120_000);
+    await new Promise((resolve) => suite.once('exit', resolve));
+    clearTimeout(killer);
+    const run = fs.readdirSync(dir).find((d) => d.startsWith(`server-${name}-`));
+    if (run === undefined) throw new Error(`no result for ${name}`);
+    return JSON.parse(fs.readFileSync(path.join(dir, run, 'checks.json'), 'utf8'));
+  } finally {
+    removeTree(dir);
+  }
+}
+
+test('conformance › a scenario marked "passes with its tool" passes every check against our MCP code with that tool listed', async (t) => {
+  t.timeout(180_000);
+  const rows = [...expectedTable()].filter(([, row]) => row.verdict === 'passes with its tool');
+  t.deepEqual(
+    rows.map(([name]) => name),
+    ['json-schema-2020-12'],
+    'the one scenario whose tool this test adds',
+  );
+  for (const [name] of rows) {
+    const checks = await runScenario(name, `http://127.0.0.1:${withToolPort}/mcp`);
+    const failed = checks.filter((c) => c.status !== 'SUCCESS');
+    t.true(checks.length >= 4, `${name} ran its checks (${checks.length})`);
+    t.deepEqual(failed, [], `${name} passes with its tool`);
+  }
+  // And our own tools come back exactly as declared on the same path (the keywords hosts rely on included).
+  const listed = await fetch(`http://127.0.0.1:${withToolPort}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const { result } = (await listed.json()) as { result: { tools: unknown[] } };
+  t.deepEqual(result.tools, [...TOOLS, SCHEMA_TOOL]);
 });
