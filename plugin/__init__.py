@@ -61,6 +61,17 @@ CALL_TIMEOUT_SECONDS = 10.0
 MIN_TIMEOUT_SECONDS = 0.5
 MAX_TIMEOUT_SECONDS = 600.0
 TIMEOUT_ENV = "MEMORY_BRIDGE_TIMEOUT"
+# Seconds a Hermes surface (the pre_llm_call recall, an @memory: autocomplete or expansion, the prompt section) waits
+# for the worker before it gives up and answers nothing, so that memory never holds up a turn for long.
+SURFACE_TIMEOUT_SECONDS = 3.0
+# The worker's request names of the surfaces (src/hermes/surfaces.ts).
+RECALL = "hermes_recall"
+COMPLETE = "hermes_complete"
+EXPAND = "hermes_expand"
+PROMPT_SECTION = "hermes_prompt_section"
+# The prefix of @memory: references and the id of the prompt section.
+REFERENCE_PREFIX = "memory"
+SECTION_ID = "memory-bridge"
 # A worker with requests outstanding that has written nothing for this long is taken to be hung and replaced.
 STUCK_SECONDS = 120.0
 # Most timed-out requests whose late replies are still awaited; past this the worker is replaced.
@@ -892,7 +903,8 @@ class _WorkerClient:
         self._worker: _Worker | None = None
         self.trust = _ProgramTrust()
 
-    def call(self, tool: str, args, caller: dict) -> dict:
+    def call(self, tool: str, args, caller: dict, timeout: float | None = None) -> dict:
+        """One request and its reply's result; ``timeout`` (seconds) lowers the per-call timeout for this call."""
         request_id = uuid.uuid4().hex
         # "v" and "id" first: the worker can still answer a request line too long to parse by reading its start.
         request = {"v": 1, "id": request_id, "tool": tool, "args": args, "caller": caller}
@@ -904,7 +916,7 @@ class _WorkerClient:
         if len(line) > MAX_LINE_BYTES:
             raise _Refused("request_too_large")
         node, cli, record_timeout = _load_install_record(self._directory)
-        timeout = _timeout_seconds(os.environ.get(TIMEOUT_ENV), record_timeout)
+        timeout = min(_timeout_seconds(os.environ.get(TIMEOUT_ENV), record_timeout), timeout or math.inf)
         # The wait for the lock counts against the same deadline: concurrent calls must not queue without bound.
         deadline = time.monotonic() + timeout
         if not self._lock.acquire(timeout=timeout):
@@ -1044,10 +1056,26 @@ def _valid_text_read(result: dict) -> bool:
     )
 
 
+def _valid_surface(tool: str, result: dict) -> bool:
+    """True when ``result`` is a surface's answer: ``{"ok": true, "context": str | null}`` or, for autocomplete,
+    ``{"ok": true, "items": [{"text", "display", "meta"}]}`` (docs/HERMES.md §Worker protocol)."""
+    if tool == COMPLETE:
+        items = result.get("items")
+        return (
+            set(result) == {"ok", "items"}
+            and isinstance(items, list)
+            and all(isinstance(i, dict) and set(i) == {"text", "display", "meta"} and all(map(_is_str, i.values()))
+                    for i in items)
+        )
+    return set(result) == {"ok", "context"} and (result["context"] is None or _is_str(result["context"]))
+
+
 def _valid_result(tool: str, result) -> bool:
     """True when ``result`` has exactly one of the public result shapes (docs/TOOLS.md §Results) for ``tool``."""
     if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
         return False
+    if tool in (RECALL, COMPLETE, EXPAND, PROMPT_SECTION):
+        return result["ok"] is True and _valid_surface(tool, result)
     if result["ok"] is False:
         return _valid_error(result)
     if tool == SEARCH_TOOL:
@@ -1138,6 +1166,93 @@ class _Tools:
 
     def read(self, args, **kwargs) -> str:
         return self.handle(READ_TOOL, args)
+
+
+def _message_text(message) -> str:
+    """The text of a user message as Hermes passes it: the string itself, or the text parts of a list of content
+    parts (``{"type": "text", "text": ...}``) joined by newlines; "" for anything else."""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, list):
+        return "\n".join(
+            p["text"] for p in message if isinstance(p, dict) and p.get("type") == "text" and _is_str(p.get("text"))
+        )
+    return ""
+
+
+class _Surfaces:
+    """Hermes's pre_llm_call hook, the @memory: provider's two methods and the prompt section: each forwards one
+    request to the worker, which decides everything (src/hermes/surfaces.ts), and answers nothing on any failure
+    or after SURFACE_TIMEOUT_SECONDS, logging a reason code; none ever raises into Hermes."""
+
+    def __init__(self, probe: _CallerProbe, client: _WorkerClient) -> None:
+        self._probe = probe
+        self._client = client
+
+    def ask(self, name: str, args: dict) -> dict | None:
+        try:
+            return self._client.call(name, args, self._probe.caller(), SURFACE_TIMEOUT_SECONDS)
+        except _Refused as refusal:
+            logger.warning("%s gave nothing: %s", name, refusal.reason)
+        except Exception as exc:
+            logger.warning("%s gave nothing: internal (%s)", name, type(exc).__name__)
+        return None
+
+    def context(self, name: str, args: dict) -> str | None:
+        answer = self.ask(name, args)
+        return answer["context"] if answer is not None and answer["context"] else None
+
+    def pre_llm_call(self, **kwargs):
+        """Hermes's pre_llm_call: ``{"context": <framed recalled notes>}`` for this call only, or None."""
+        message = _message_text(kwargs.get("user_message"))
+        context = self.context(RECALL, {"message": message}) if message.strip() else None
+        return None if context is None else {"context": context}
+
+    def prompt_section(self, session_info=None) -> str:
+        return self.context(PROMPT_SECTION, {}) or ""
+
+
+def _reference_provider(surfaces: _Surfaces, references):
+    """An instance of Hermes's context-reference provider class (from ``agent.context_references``) for
+    ``@memory:``; its coroutines run the blocking worker call in a thread (the caller context copied with it)."""
+    import asyncio
+
+    class _MemoryReferences(references.ContextReferenceProvider):
+        prefix = REFERENCE_PREFIX
+        description = "Notes this profile may read (memory-bridge)"
+
+        async def autocomplete(self, query: str, *, limit: int = 10) -> list:
+            args = {"query": query if _is_str(query) else "", "limit": max(1, min(int(limit), 10))}
+            answer = await asyncio.to_thread(surfaces.ask, COMPLETE, args)
+            items = [] if answer is None else answer["items"]
+            return [references.ContextCompletionItem(i["text"], i["display"], i["meta"]) for i in items]
+
+        async def expand(self, target: str):
+            if not _is_str(target) or not target:
+                return None
+            return await asyncio.to_thread(surfaces.context, EXPAND, {"target": target[:1024]})
+
+    return _MemoryReferences()
+
+
+def _register_surfaces(ctx, surfaces: _Surfaces) -> list[str]:
+    """Register the hook, the @memory: provider and the prompt section with what this Hermes offers; the names of
+    those registered (for hermes-api.json). A surface Hermes lacks, or refuses, is left out with a debug line."""
+    done = []
+    steps = (
+        ("pre_llm_call", lambda: ctx.register_hook("pre_llm_call", surfaces.pre_llm_call)),
+        ("context_reference", lambda: ctx.register_context_reference(
+            _reference_provider(surfaces, importlib.import_module("agent.context_references")))),
+        ("system_prompt_section", lambda: ctx.register_system_prompt_section(
+            SECTION_ID, surfaces.prompt_section, max_chars=4000)),
+    )
+    for name, step in steps:
+        try:
+            step()
+            done.append(name)
+        except Exception as exc:
+            logger.debug("memory-bridge: %s not registered (%s)", name, type(exc).__name__)
+    return done
 
 
 _clients: list[_WorkerClient] = []
@@ -1317,6 +1432,8 @@ def register(ctx) -> None:
     probe = _CallerProbe(ctx, registered_home, home_reason)
     client = _WorkerClient(_HERE)
     _clients.append(client)
+    report["surfaces"] = _register_surfaces(ctx, _Surfaces(probe, client))
+    _write_api_report(_HERE, report)
     tools = _Tools(probe, client)
     for name, parameters, handler in (
         (SEARCH_TOOL, SEARCH_PARAMETERS, tools.search),

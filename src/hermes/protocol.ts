@@ -2,9 +2,12 @@
  * The worker's JSON-lines protocol (docs/HERMES.md): one request object per line on stdin, one reply per line on
  * stdout, each line at most 1 MiB.
  *
- *   request `{"v": 1, "id": "<string>", "tool": "memory_bridge_search" | "memory_bridge_read", "args": {…},
+ *   request `{"v": 1, "id": "<string>", "tool": "memory_bridge_search" | "memory_bridge_read" | <a surface>, "args": {…},
  *            "caller": {"home": "/abs", "profile": "<name or empty>", "cron": <bool>, "subagent": <bool>}}`
- *   reply   `{"v": 1, "id": "<same>", "result": <tool JSON, docs/TOOLS.md>}`
+ *   reply   `{"v": 1, "id": "<same>", "result": <tool JSON, docs/TOOLS.md, or a surface's answer>}`
+ *
+ * The surfaces (`hermes_recall`, `hermes_complete`, `hermes_expand`, `hermes_prompt_section`) are Hermes's hook,
+ * context-reference provider and prompt section, answered in src/hermes/surfaces.ts.
  *
  * The caller record is the only source of identity and run kind; `args` go to the tool untouched (the tool
  * validates them, so an identity-looking argument is just an unknown argument). `profile` is required (docs/HERMES.md
@@ -18,6 +21,7 @@ import type { Caller, ToolName, ToolResult } from '../tools/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 import { isNormalAbsolute } from '../trust/path.js';
 import { LineSplitter as GenericLineSplitter } from '../text/lines.js';
+import { SURFACE_NAMES, type SurfaceAnswer, type SurfaceName } from './surfaces.js';
 
 /** Longest line accepted, in bytes, without its newline (docs/HERMES.md). */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -51,7 +55,7 @@ const CallerRecord = z.strictObject({
 const Request = z.strictObject({
   v: z.literal(PROTOCOL_VERSION),
   id: RequestId,
-  tool: z.enum(TOOL_NAMES),
+  tool: z.enum([...TOOL_NAMES, ...SURFACE_NAMES]),
   // Present but unvalidated here: the tool answers invalid_request for bad arguments.
   args: z.unknown().refine((a) => a !== undefined, 'args missing'),
   caller: CallerRecord,
@@ -60,7 +64,8 @@ const Request = z.strictObject({
 /** A request that passed validation. */
 export interface WorkerRequest {
   id: string;
-  tool: ToolName;
+  /** A tool, or a Hermes surface (src/hermes/surfaces.ts). */
+  tool: ToolName | SurfaceName;
   args: unknown;
   caller: Caller;
 }
@@ -141,7 +146,7 @@ export function idFromPrefix(prefix: Buffer): string | undefined {
 }
 
 /** The reply line (with its newline) for a request id and a tool result (docs/TOOLS.md §Results). */
-export function replyLine(id: string, result: ToolResult): string {
+export function replyLine(id: string, result: ToolResult | SurfaceAnswer): string {
   return `${JSON.stringify({ v: PROTOCOL_VERSION, id, result })}\n`;
 }
 

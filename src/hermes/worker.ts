@@ -17,6 +17,7 @@ import {
   unavailableReply,
   type LineEvent,
 } from './protocol.js';
+import { isSurface, runSurface } from './surfaces.js';
 
 export interface WorkerOptions {
   /** Request lines (the shim's pipe; stdin for the command). */
@@ -104,6 +105,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       return;
     }
     const { id, tool, args, caller } = outcome.request;
+    if (isSurface(tool)) {
+      await send(replyLine(id, runSurface(bridge, tool, args, caller, log)));
+      return;
+    }
     let result: ToolResult;
     try {
       result = bridge.call(tool, args, caller);

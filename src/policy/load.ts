@@ -9,6 +9,7 @@ import { isNormalAbsolute, readTrustedFile, type WalkMemo } from '../trust/path.
 import { PatternError, PatternSet, PATTERN_REASON_TEXT } from './glob.js';
 import { parseStrictJson, StrictJsonError, type StrictJsonReason } from './json.js';
 import { PolicySchema, type PolicyDocument } from './schema.js';
+import { defaultRecallChars } from './surfaces.js';
 import type { Limits, Policy } from './types.js';
 import { resolveWriters, type ResolvedWriters } from './accounts.js';
 
@@ -131,6 +132,11 @@ function buildPolicy(doc: PolicyDocument): Policy {
       groups: Object.freeze([...doc.writers.groups]),
     }),
     audit: Object.freeze({ ...doc.audit }),
+    recall: Object.freeze({
+      ...doc.recall,
+      max_chars: doc.recall.max_chars ?? defaultRecallChars(limits.total_chars),
+    }),
+    promptSection: Object.freeze({ ...doc.prompt_section }),
     allowsNote: (id: string): boolean => allow.matches(id) && !deny.matches(id),
     mayEnter: (dirId: string): boolean => allow.mayContainBelow(dirId) && !deny.coversAllBelow(dirId),
   };

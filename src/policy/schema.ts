@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { promptSectionSchema, recallSchema } from './surfaces.js';
 import type { Limits } from './types.js';
 import { MAX_PATTERNS, MAX_PATTERN_CHARS, PATTERN_REASON_TEXT, validatePattern } from './glob.js';
 import { MAX_ID } from '../trust/writers.js';
@@ -367,6 +368,24 @@ export const PolicySchema = z
     audit: auditSchema
       .prefault({})
       .describe('The audit trail (docs/AUDIT.md): every key optional with its default. Default {} (off).'),
+    recall: recallSchema
+      .prefault({})
+      .describe('Recall before each Hermes turn (docs/HERMES.md §Recall): every key optional. Default {} (off).'),
+    prompt_section: promptSectionSchema
+      .prefault({})
+      .describe('The Hermes system prompt section (docs/HERMES.md §System prompt section). Default {} (off).'),
+  })
+  .superRefine((doc, ctx) => {
+    // Limits are already filled in, so recall.max_chars given alone is compared with total_chars's default.
+    const maxChars = doc.recall?.max_chars;
+    const totalChars = doc.limits?.total_chars;
+    if (typeof maxChars === 'number' && typeof totalChars === 'number' && maxChars > totalChars) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['recall', 'max_chars'],
+        message: `recall.max_chars (${maxChars}) must not exceed limits.total_chars (${totalChars}); a key left out takes its default`,
+      });
+    }
   })
   .describe('memory-bridge policy, <home>/plugin-data/memory-bridge/policy.json (docs/POLICY.md).');
 

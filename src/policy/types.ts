@@ -28,6 +28,28 @@ export interface AuditSettings {
   readonly max_file_bytes: number;
 }
 
+/** The policy's `recall` object after defaults (docs/HERMES.md §Recall, `RECALL_TABLE`). */
+export interface RecallSettings {
+  readonly enabled: boolean;
+  /** Most notes recalled before one turn (1–5). */
+  readonly max_notes: number;
+  /** Most code points of ids, titles and snippets recalled before one turn (at most limits.total_chars). */
+  readonly max_chars: number;
+  /** A note is recalled only when its search score is above this. */
+  readonly min_score: number;
+  /** Recall in cron runs (which allow_cron must let call the tools at all). */
+  readonly cron: boolean;
+  /** Recall in subagent runs (which allow_subagents must let call the tools at all). */
+  readonly subagents: boolean;
+}
+
+/** The policy's `prompt_section` object after defaults (docs/HERMES.md §System prompt section). */
+export interface PromptSectionSettings {
+  readonly enabled: boolean;
+  /** One line of operator text on what this profile's memory holds ("" for none). */
+  readonly about: string;
+}
+
 export interface Policy extends NoteFilter {
   readonly version: 1;
   /** Absolute canonical root directory. */
@@ -42,4 +64,8 @@ export interface Policy extends NoteFilter {
   readonly writers: WritersSpec;
   /** The audit trail's settings (docs/AUDIT.md). */
   readonly audit: AuditSettings;
+  /** Recall before each Hermes turn (docs/HERMES.md §Recall). */
+  readonly recall: RecallSettings;
+  /** The Hermes system prompt section (docs/HERMES.md §System prompt section). */
+  readonly promptSection: PromptSectionSettings;
 }

@@ -244,6 +244,18 @@ export function bestMatches(
 }
 
 /**
+ * The ranking score of each hit `boundedHits` made from a scored match, beside the hit rather than in it (the public
+ * hit shape has no score, docs/TOOLS.md §Results). Hermes recall reads it for its `min_score` (src/hermes/recall.ts);
+ * a hit of a filter-only search, or one that crossed from the cold thread, has none.
+ */
+const hitScores = new WeakMap<SearchHit, number>();
+
+/** The score `boundedHits` recorded for `hit` (see `hitScores`), or undefined. */
+export function scoreOfHit(hit: SearchHit): number | undefined {
+  return hitScores.get(hit);
+}
+
+/**
  * Turns ranked matches (best first, at least `limit + 1` when more exist) into the search hits of docs/TOOLS.md §Results:
  * - at most `limit` hits; `truncated` when more notes matched;
  * - the sum over hits of code points of id + title + snippet stays ≤ `total_chars`; the first hit that would
@@ -256,7 +268,7 @@ export function bestMatches(
  *
  * @param noteOf the title and body (snippet source) of a match's note
  */
-export function boundedHits<M extends { id: string; terms: string[] }>(
+export function boundedHits<M extends { id: string; terms: string[]; score?: number }>(
   matches: readonly M[],
   limit: number,
   limits: ResponseLimits,
@@ -280,7 +292,10 @@ export function boundedHits<M extends { id: string; terms: string[] }>(
       countCodePoints(snippet);
     if (used + cost > limits.total_chars) return { hits, truncated: true };
     used += cost;
-    hits.push(shownTitle === undefined ? { id: match.id, snippet } : { id: match.id, title: shownTitle, snippet });
+    const hit: SearchHit =
+      shownTitle === undefined ? { id: match.id, snippet } : { id: match.id, title: shownTitle, snippet };
+    if (match.score !== undefined) hitScores.set(hit, match.score);
+    hits.push(hit);
   }
   return { hits, truncated: false };
 }

@@ -151,7 +151,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
   }
 
   const bridge: Bridge = {
-    search(args, caller, context): SearchResult | ErrorResult {
+    search(args, caller, context, surface): SearchResult | ErrorResult {
       return guarded('memory_bridge_search', caller, args, context, (seen) =>
         runSearch(
           args,
@@ -167,6 +167,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
           },
           hidden,
           seen,
+          surface,
         ),
       );
     },

@@ -84,3 +84,33 @@ export function filterScope(within: NoteScope | undefined, filters: SearchFilter
     },
   });
 }
+
+/**
+ * The notes both `a` and `b` select (either may be undefined: then the other alone). The key names both, so a kept
+ * selection of the index serves only the same pair.
+ */
+export function narrowScope(a: NoteScope | undefined, b: NoteScope | undefined): NoteScope | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  const key = `both:${JSON.stringify([a.key, b.key])}`;
+  return Object.freeze({
+    key,
+    matcher(): (id: string, facts?: NoteFacts) => boolean {
+      const first = a.matcher();
+      const second = b.matcher();
+      return (id: string, facts?: NoteFacts): boolean => first(id, facts) && second(id, facts);
+    },
+  });
+}
+
+/**
+ * The notes whose id contains `typed`, compared in lower case (the `@memory:` autocomplete, src/hermes/references.ts).
+ * Linear in each id's length times `typed`'s at worst (`String.prototype.includes`, no pattern).
+ */
+export function idContainsScope(typed: string): NoteScope {
+  const needle = typed.toLowerCase();
+  return Object.freeze({
+    key: `id-contains:${JSON.stringify(needle)}`,
+    matcher: () => (id: string) => id.toLowerCase().includes(needle),
+  });
+}

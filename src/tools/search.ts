@@ -23,7 +23,7 @@ import { statPool } from '../trust/stat-pool.js';
 import type { ScanResult } from '../trust/types.js';
 import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
-import { filterScope, hasFilters } from './filters.js';
+import { filterScope, hasFilters, narrowScope } from './filters.js';
 import { noteHitVersions } from './hit-versions.js';
 import { parseCaller } from './caller.js';
 import type { HiddenNotices } from './hidden-notices.js';
@@ -32,6 +32,8 @@ import { policyAndRoot } from './start.js';
 import type { SearchHit, SearchResult } from './types.js';
 
 export { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache } from './index-cache.js';
+/** The score of a hit of a search with `SearchSurface.indexed` (src/search/select.ts), for the Hermes surfaces. */
+export { scoreOfHit } from '../search/select.js';
 
 /** The operator remedy logged when a search had no candidate because every name failed the portable rule. */
 export const NAMES_REMEDY =
@@ -91,6 +93,7 @@ export function runSearch(
   notice: (reason: string, detail: string) => void = () => undefined,
   hidden?: HiddenNotices,
   seen?: (policy: Policy) => void,
+  surface?: SearchSurface,
 ): SearchResult {
   const { query, limit: asked, within, filters, sort } = parseSearchArgs(args);
   const who = parseCaller(caller);
@@ -103,10 +106,11 @@ export function runSearch(
   // follows the advertised schema must get an answer (docs/TOOLS.md §Tools).
   const limit = asked === undefined ? limits.default_results : Math.min(asked, limits.max_results);
   const key = IndexCache.keyOf(home, policy);
-  const scope = filterScope(within?.scope, filters);
+  const scope = narrowScope(filterScope(within?.scope, filters), surface?.scope);
   // Filters, a filter-only search and sort "modified" rank over the index's per-note facts, so a first call of the
-  // view with any of them builds the index in the call instead of answering from the scanned texts.
-  const filtered = hasFilters(filters) || query === undefined || sort === 'modified';
+  // view with any of them builds the index in the call instead of answering from the scanned texts; so does a
+  // Hermes surface that reads the hits' scores (`scoreOfHit`), which only the index's ranking in this thread records.
+  const filtered = hasFilters(filters) || query === undefined || sort === 'modified' || surface?.indexed === true;
   const call: SearchCall = {
     query,
     limit,
@@ -150,6 +154,16 @@ export function runSearch(
   } finally {
     native.close(rootFd);
   }
+}
+
+/**
+ * What a Hermes surface (src/hermes/surfaces.ts) adds to a search it runs through this same path: a narrowing of its
+ * own, combined with `within` and the filters, and `indexed` to rank in the index (never on the cold thread), so that
+ * each hit's score is recorded (`scoreOfHit`). Never set by a tool call.
+ */
+export interface SearchSurface {
+  scope?: NoteScope;
+  indexed?: boolean;
 }
 
 /** What one search call has settled before it scans: its arguments, policy, root descriptor and view. */

@@ -4,6 +4,7 @@
 import type { CallContext, Transport } from '../audit/record.js';
 import type { ErrorResult } from '../errors.js';
 import type { SearchHit } from '../search/types.js';
+import type { SearchSurface } from './search.js';
 
 /**
  * Who is calling (docs/POLICY.md). Comes from the host, never from tool arguments.
@@ -96,8 +97,11 @@ export interface LogEvent {
  * `args` is whatever the host sent (unvalidated); validation happens inside.
  */
 export interface Bridge {
-  /** `context`: what the transport knows of the call (client name, protocol version, traceparent), for the audit trail only. */
-  search(args: unknown, caller: Caller, context?: CallContext): SearchResult | ErrorResult;
+  /**
+   * `context`: what the transport knows of the call (client name, protocol version, traceparent), for the audit trail
+   * only. `surface`: what a Hermes surface adds to its search (src/tools/search.ts `SearchSurface`); tools never set it.
+   */
+  search(args: unknown, caller: Caller, context?: CallContext, surface?: SearchSurface): SearchResult | ErrorResult;
   read(args: unknown, caller: Caller, context?: CallContext): ReadResult | OutlineResult | ManyReadResult | ErrorResult;
   /** Dispatch by tool name; an unknown name is the caller's protocol problem and is not handled here. */
   call(tool: ToolName, args: unknown, caller: Caller, context?: CallContext): ToolResult;

@@ -37,6 +37,8 @@ import sys
 import types
 from pathlib import Path
 
+from . import surfaces
+
 MODULE_NAMES = (
     "hermes_constants",
     "agent",
@@ -47,6 +49,7 @@ MODULE_NAMES = (
     "cron",
     "cron.execution_identity",
     "hermes_cli",
+    "agent.context_references",
 )
 
 ABSENT = object()
@@ -254,6 +257,7 @@ def install(state: HermesState) -> None:
         "gateway.session_context": session_context,
         "cron": cron,
         "cron.execution_identity": execution_identity,
+        "agent.context_references": surfaces.context_references_module(),
     }
     for name, module in modules.items():
         sys.modules[name] = None if name in state.missing_modules else module
@@ -353,7 +357,7 @@ class ToolRegistry:
 # -- plugin context --------------------------------------------------------------------------------------------
 
 
-class StubContext:
+class StubContext(surfaces.SurfaceContextMixin):
     """A plugin context like Hermes's ``PluginContext``: tools go into ``registry``; ``current_cron_execution`` is
     there unless ``cron_helper`` is False (Hermes releases before it existed)."""
 
@@ -362,6 +366,7 @@ class StubContext:
         self.registry = ToolRegistry()
         self.registrations: list[dict] = []
         self.cron_raises = False
+        self._surfaces_init()
         if cron_helper:
             self.current_cron_execution = self._current_cron_execution
 
