@@ -167,7 +167,7 @@ class CatalogTests(unittest.TestCase):
         cases = {
             "undeclared tool": (lambda t: t.replace("  - memory_bridge_read\n", ""), "declared tools", None),
             "unregistered tool": (lambda t: t.replace("  - memory_bridge_read\n", "  - memory_bridge_read\n  - ghost\n"), None, "ghost"),
-            "unregistered hook": (lambda t: t.replace("provides_hooks: []", "provides_hooks: [on_session_start]"), None, "on_session_start"),
+            "unregistered hook": (lambda t: t.replace("  - pre_llm_call\n", "  - pre_llm_call\n  - on_session_start\n"), None, "on_session_start"),
             "unparsable floor": (lambda t: t + 'requires_hermes: ">=soon"\n', "requires_hermes", None),
             "lower-case env": (lambda t: t.replace("requires_env: []", "requires_env: [memory_home]"), "requires_env", None),
             "no description": (lambda t: t.replace("description: ", "summary: "), "manifest fields", None),
