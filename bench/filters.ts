@@ -9,11 +9,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache, runSearch } from '../src/tools/search.js';
+import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache } from '../src/tools/search.js';
 import type { Caller } from '../src/tools/types.js';
 import { QUERIES, seedFor } from './config.js';
 import { generateCorpus, type Vocabulary } from './corpus.js';
 import { median } from './stats.js';
+import { type Sample, timedSearch } from './timed-search.js';
+
+const timed = (args: Record<string, unknown>, caller: Caller, cache: IndexCache): Sample =>
+  timedSearch(args, caller, cache, 'filters');
 
 /** Rounds of every measurement (each round alternates the order of the kinds). */
 const ROUNDS = 21;
@@ -42,21 +46,6 @@ export interface FilterSection {
   rssMb: number;
   heapMb: number;
   rows: FilterRow[];
-}
-
-interface Sample {
-  ms: number;
-  cpuMs: number;
-}
-
-function timed(args: Record<string, unknown>, caller: Caller, cache: IndexCache): Sample {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const r = runSearch(args, caller, cache);
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  if (!r.ok) throw new Error('filters bench: a search was refused');
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /** Append the section's tags to every note and spread their modification times. */

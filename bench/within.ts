@@ -16,11 +16,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IndexCache, DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, runSearch } from '../src/tools/search.js';
+import { IndexCache, DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES } from '../src/tools/search.js';
 import type { Caller } from '../src/tools/types.js';
 import { QUERIES, seedFor } from './config.js';
 import { generateCorpus, type Corpus, type Vocabulary } from './corpus.js';
 import { median } from './stats.js';
+import { type Sample, timedSearch } from './timed-search.js';
+
+const timed = (args: Record<string, unknown>, caller: Caller, cache: IndexCache): Sample =>
+  timedSearch(args, caller, cache, 'within');
 
 /** Notes of the corpus, rounds of every measurement (each round alternates the order of the kinds). */
 const NOTES = 2000;
@@ -69,23 +73,6 @@ function otherHome(c: Corpus, parent: string): Caller {
   const policy = fs.readFileSync(path.join(c.home, 'plugin-data', 'memory-bridge', 'policy.json'));
   fs.writeFileSync(path.join(dir, 'policy.json'), policy, { mode: 0o600 });
   return { home, cron: false, subagent: false };
-}
-
-/** Wall clock and CPU time of one search. */
-interface Sample {
-  ms: number;
-  cpuMs: number;
-}
-
-/** Times one search; throws on a refusal (the section measures answers, not errors). */
-function timed(args: Record<string, unknown>, caller: Caller, cache: IndexCache): Sample {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const r = runSearch(args, caller, cache);
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  if (!r.ok) throw new Error('within bench: a search was refused');
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 function row(name: string, samples: Sample[], base: Sample[]): WithinRow {

@@ -60,19 +60,12 @@ export class TextStore {
   put(text: string, bodyAt = 0): number {
     const wide = !(text as unknown as WellFormed).isWellFormed();
     let room = wide ? text.length * 2 : text.length * MAX_UTF8_PER_UNIT;
-    let last = this.chunks.length - 1;
-    let chunk = this.chunks[last];
-    if (chunk !== undefined && !wide && this.written[last]! + room > chunk.length)
+    const tail = this.chunks.length - 1;
+    const current = this.chunks[tail];
+    if (current !== undefined && !wide && this.written[tail]! + room > current.length)
       room = Buffer.byteLength(text, 'utf8');
-    if (chunk === undefined || this.written[last]! + room > chunk.length) {
-      const bytes = Math.max(CHUNK_BYTES, room);
-      chunk = Buffer.allocUnsafeSlow(bytes);
-      this.chunks.push(chunk);
-      this.written.push(0);
-      this.live.push(0);
-      this.heldBytes += bytes;
-      last++;
-    }
+    const last = this.chunkWithRoom(room);
+    const chunk = this.chunks[last]!;
     const at = this.written[last]!;
     const bytes = chunk.write(text, at, room, wide ? 'utf16le' : 'utf8');
     this.written[last] = at + bytes;
@@ -88,6 +81,19 @@ export class TextStore {
     return h;
   }
 
+  /** The chunk with `room` bytes free after what is written: the last one, or a new one of at least CHUNK_BYTES. */
+  private chunkWithRoom(room: number): number {
+    const last = this.chunks.length - 1;
+    const chunk = this.chunks[last];
+    if (chunk !== undefined && this.written[last]! + room <= chunk.length) return last;
+    const bytes = Math.max(CHUNK_BYTES, room);
+    this.chunks.push(Buffer.allocUnsafeSlow(bytes));
+    this.written.push(0);
+    this.live.push(0);
+    this.heldBytes += bytes;
+    return last + 1;
+  }
+
   /**
    * Store the text whose UTF-8 bytes are `bytes` (well-formed: what a note's verified text re-encodes to), its body
    * starting `bodyByte` bytes in (at a character boundary); returns its handle. The same as `put` of the decoded
@@ -96,17 +102,8 @@ export class TextStore {
   putBytes(bytes: Uint8Array, bodyByte = 0): number {
     const n = bytes.length;
     if (bytes.buffer.byteLength >= ADOPT_BYTES) return this.adopted(bytes, bodyByte);
-    let last = this.chunks.length - 1;
-    let chunk = this.chunks[last];
-    if (chunk === undefined || this.written[last]! + n > chunk.length) {
-      const size = Math.max(CHUNK_BYTES, n);
-      chunk = Buffer.allocUnsafeSlow(size);
-      this.chunks.push(chunk);
-      this.written.push(0);
-      this.live.push(0);
-      this.heldBytes += size;
-      last++;
-    }
+    const last = this.chunkWithRoom(n);
+    const chunk = this.chunks[last]!;
     const at = this.written[last]!;
     chunk.set(bytes, at);
     this.written[last] = at + n;

@@ -81,15 +81,18 @@ export interface GateServer {
   readonly answeredTimeout: WeakSet<Socket>;
   log(line: string): void;
   /** Answer one checked message of `entry`'s client; `rec` gets the result. */
-  answer(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    message: unknown,
-    entry: ClientEntry,
-    rec: RequestRecord,
-    isToolCall: boolean,
-  ): Promise<void>;
+  answer: AnswerMessage;
 }
+
+/** How the server answers one checked message (`isToolCall`: a `tools/call`, whose result the bridge records). */
+export type AnswerMessage = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  message: unknown,
+  entry: ClientEntry,
+  rec: RequestRecord,
+  isToolCall: boolean,
+) => Promise<void>;
 
 /** The TCP socket under a request's socket (a TLS socket wraps the one the `connection` event saw). */
 function tcpOf(socket: Socket): Socket {

@@ -31,12 +31,19 @@ import { createBridge } from '../tools/bridge.js';
 import { isHiddenNotice } from '../tools/hidden-notices.js';
 import type { Bridge, BridgeOptions, LogEvent, ToolName } from '../tools/types.js';
 import { BodyGate } from './http-body.js';
-import { callerOf, type ClientEntry } from './clients.js';
+import { callerOf } from './clients.js';
 import { ConnectionTable } from './http-connections.js';
 import { type AllowedHosts, allowedHosts, checkListenSafety, type ListenAddress, normalOrigin } from './http-hosts.js';
 import { createMcpExchange, type McpExchange } from './http-mcp.js';
 import { type Clock, RateLimiter } from './http-rate.js';
-import { type GateServer, JSON_HEADERS, refusalBody, RequestGates, type RequestRecord } from './http-request.js';
+import {
+  type AnswerMessage,
+  type GateServer,
+  JSON_HEADERS,
+  refusalBody,
+  RequestGates,
+  type RequestRecord,
+} from './http-request.js';
 import { HTTP_SETTING_TABLE as TABLE } from './http-settings.js';
 
 export {
@@ -308,14 +315,7 @@ class HttpServer implements GateServer {
   }
 
   /** Step 4: hand one checked message to the SDK with a tool server for this request; `rec` gets the result. */
-  async answer(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    message: unknown,
-    entry: ClientEntry,
-    rec: RequestRecord,
-    isToolCall: boolean,
-  ): Promise<void> {
+  readonly answer: AnswerMessage = async (req, res, message, entry, rec, isToolCall) => {
     const { bridge } = this;
     const recording: Bridge = {
       search: (args, c) => bridge.search(args, c),
@@ -349,7 +349,7 @@ class HttpServer implements GateServer {
     if (!isToolCall) rec.result = 'ok';
     await this.exchange.answer(req, res, message, server);
     if (res.statusCode >= 400 && rec.result === 'ok') rec.result = 'refused';
-  }
+  };
 
   /** Step 5: malformed HTTP, or a client past the header or request timeout: answer when the socket can take it. */
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {

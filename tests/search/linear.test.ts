@@ -24,52 +24,13 @@ import {
   type TerminatorName,
 } from '../helpers/long-lines.js';
 import { payload } from '../fleet/helpers.js';
+import { costRatio } from '../helpers/cpu-cost.js';
 
 /** Code units of the long part of a line at the small size; the large one is GROWTH times that. */
 const SMALL = 2048;
 const GROWTH = 8;
 /** Largest accepted time ratio between the large and the small size: three times what linear work gives. */
 const MAX_RATIO = 3 * GROWTH;
-
-/** CPU milliseconds of this process so far (time other processes take on the machine is not counted). */
-function cpuMs(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-}
-
-/**
- * CPU milliseconds per call of `f`, the best of five batches of at least 3 ms each (the best batch is the one
- * least disturbed by garbage collection and by other processes sharing the caches).
- */
-function perCall(f: () => void): number {
-  f();
-  let best = Number.POSITIVE_INFINITY;
-  for (let batch = 0; batch < 5; batch++) {
-    let calls = 0;
-    const t0 = cpuMs();
-    let elapsed = 0;
-    do {
-      f();
-      calls++;
-      elapsed = cpuMs() - t0;
-    } while (elapsed < 3);
-    best = Math.min(best, elapsed / calls);
-  }
-  return best;
-}
-
-/**
- * The ratio of the cost of `f(large)` to that of `f(small)`, the lowest of up to three measurements (one that is
- * already at most `limit` ends the search): noise only ever raises a measured ratio, work in the square of a
- * line's length raises all three.
- */
-function costRatio(f: (text: string) => void, small: string, large: string, limit: number): number {
-  let best = Number.POSITIVE_INFINITY;
-  for (let attempt = 0; attempt < 3 && best > limit; attempt++) {
-    best = Math.min(best, perCall(() => f(large)) / perCall(() => f(small)));
-  }
-  return best;
-}
 
 /** A card whose text is `text`, rendered to the note `export-fleet` writes. */
 function cardNote(text: string): string {

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { MAX_STEPS_PER_CODE_UNIT } from '../../src/search/markdown.js';
 import { MAX_NOTE_TAGS, noteTags, normalizeTag } from '../../src/search/tags.js';
 import { newMeter } from '../../src/text/line-scan.js';
+import { costRatio } from '../helpers/cpu-cost.js';
 
 test('tags › Obsidian rules: start or after space, not only digits, code spans and fences skipped', (t) => {
   t.deepEqual(noteTags('a#b c #d e\t#f\u3000#g'), ['d', 'f', 'g']);
@@ -60,29 +61,6 @@ test('tags › steps stay linear on random notes', (t) => {
   t.pass();
 });
 
-function cpuMs(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-}
-
-/** CPU ms per call of `f`: the best of five batches of at least 3 ms. */
-function perCall(f: () => void): number {
-  f();
-  let best = Number.POSITIVE_INFINITY;
-  for (let batch = 0; batch < 5; batch++) {
-    let calls = 0;
-    const t0 = cpuMs();
-    let elapsed = 0;
-    do {
-      f();
-      calls++;
-      elapsed = cpuMs() - t0;
-    } while (elapsed < 3);
-    best = Math.min(best, elapsed / calls);
-  }
-  return best;
-}
-
 const SHAPES: Record<string, (n: number) => string> = {
   hashes: (n) => '#'.repeat(n),
   'hash words': (n) => '#a '.repeat(n / 3),
@@ -96,7 +74,7 @@ for (const [name, make] of Object.entries(SHAPES)) {
   test(`tags › ${name}: 8 × the length costs about 8 × the CPU`, (t) => {
     const small = make(32_768);
     const large = make(8 * 32_768);
-    const ratio = perCall(() => noteTags(large)) / perCall(() => noteTags(small));
+    const ratio = costRatio((text: string) => noteTags(text), small, large, 24);
     t.true(ratio < 24, `ratio ${ratio.toFixed(1)}`);
   });
 }
