@@ -40,6 +40,7 @@ import { type ColdstartSection, renderColdstart, runColdstart } from './coldstar
 import { renderWithin, runWithin, type WithinSection } from './within.js';
 import { type AuditSection, renderAudit, runAudit } from './audit.js';
 import { type FilterSection, renderFilters, runFilters } from './filters.js';
+import { type RecallSection, renderRecall, runRecallBench } from './recall.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
 import { qmdAbsence, qmdConnect, qmdIndex, qmdSearch, type QmdTree } from './qmd-mcp.js';
@@ -758,9 +759,9 @@ Measures memory-bridge against ripgrep, grep, the reference MCP filesystem serve
 bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same run; prints ratio targets.
 
   --sizes N,N,...        note counts of the generated corpora (default 1000,2000,10000; 100000 adds the scale size)
-  --sections LIST        relevance,sizes,coldstart,worst,within,filters,http,cjk,audit (default: all; coldstart
-                         and filters run on the --sizes of at least 10000 notes, else on 10000; audit on 10000
-                         notes and 1,000,000 records)
+  --sections LIST        relevance,sizes,coldstart,worst,within,filters,recall,http,cjk,audit (default: all;
+                         coldstart and filters run on the --sizes of at least 10000 notes, else on 10000; recall
+                         on 10000 notes; audit on 10000 notes and 1,000,000 records)
   --quick                fewer repetitions
   --cpu-prof DIR         write a CPU profile of the warm server into DIR
   --keep                 leave the temporary corpora
@@ -796,7 +797,18 @@ function coldstartRunsFor(notes: number, quick: boolean): number {
 const HTTP_SIZE_MAX = 10_000;
 
 /** Every part a run can have (`--sections`); a run of all of them, not --quick, refreshes the docs. */
-const ALL_SECTIONS = ['relevance', 'sizes', 'coldstart', 'worst', 'within', 'filters', 'http', 'cjk', 'audit'] as const;
+const ALL_SECTIONS = [
+  'relevance',
+  'sizes',
+  'coldstart',
+  'worst',
+  'within',
+  'filters',
+  'recall',
+  'http',
+  'cjk',
+  'audit',
+] as const;
 /** Where a full run writes its tables and its summary line (bench/doc.ts). */
 const benchmarksDoc = path.join(repoRoot, 'docs', 'BENCHMARKS.md');
 const readmeFile = path.join(repoRoot, 'README.md');
@@ -874,6 +886,7 @@ async function main(): Promise<void> {
   let within: WithinSection | null = null;
   let audit: AuditSection | null = null;
   const filters: FilterSection[] = [];
+  let recall: RecallSection | null = null;
   const coldstart: ColdstartSection[] = [];
   try {
     for (const n of sizes) {
@@ -929,6 +942,7 @@ async function main(): Promise<void> {
         const large = listed.filter((n) => n >= 10_000);
         for (const n of large.length > 0 ? large : [10_000]) filters.push(await runFilters(once, n, vocab, log));
       }
+      if (sections.has('recall') && hasOurs) recall = await runRecallBench(once, 10_000, vocab, log);
       if (sections.has('cjk') && hasOurs) cjk = await runCjk(once, vocab, (home) => ourArgs(home, null), hasRg, log);
       if (sections.has('audit') && hasOurs)
         audit = await runAudit(once, vocab, (home) => ourArgs(home, null), values.quick!, log);
@@ -948,6 +962,7 @@ async function main(): Promise<void> {
     (worst === null ? '' : `\n\n${renderWorst(worst)}`) +
     (within === null ? '' : `\n\n${renderWithin(within)}`) +
     (filters.length === 0 ? '' : `\n\n${renderFilters(filters)}`) +
+    (recall === null ? '' : `\n\n${renderRecall(recall)}`) +
     (relevance === null ? '' : `\n\n${renderRelevance(relevance)}`) +
     (cjk === null ? '' : `\n\n${renderCjk(cjk)}`) +
     (audit === null ? '' : `\n\n${renderAudit(audit)}`);
@@ -975,6 +990,7 @@ async function main(): Promise<void> {
     worstCases: worst,
     within,
     filters,
+    recall,
     coldstart,
     relevance,
     cjk,
