@@ -68,7 +68,7 @@ export interface NoteSink {
 /** How the last engaged first call was answered (tests and diagnostics). */
 export type ColdOutcome = 'none' | 'worker' | 'failed' | 'not_engaged';
 
-/** The process's cold ranking thread: see the module comment. */
+/** The process's cold thread: see the module comment. */
 export class ColdThread {
   private state: 'on' | 'failed' = 'on';
   private options: Required<ColdThreadOptions> = {
@@ -106,7 +106,7 @@ export class ColdThread {
   fail(reason: string): void {
     if (this.state === 'failed') return;
     this.state = 'failed';
-    process.stderr.write(`memory-bridge: cold ranking thread off (${reason})\n`);
+    process.stderr.write(`memory-bridge: cold thread off (${reason})\n`);
   }
 }
 
@@ -287,7 +287,7 @@ export class ColdFeed implements NoteSink {
 
 let processThread: ColdThread | undefined;
 
-/** The process's cold ranking thread (made on first use; starts no worker by itself). */
+/** The process's cold thread (made on first use; starts no worker by itself). */
 export function coldThread(): ColdThread {
   processThread ??= new ColdThread();
   return processThread;

@@ -119,7 +119,7 @@ export class TextStore {
   }
 
   /**
-   * `putBytes` of bytes that lie in a large buffer (a scan's `TextArena` chunk, plain or shared with the cold ranking
+   * `putBytes` of bytes that lie in a large buffer (a scan's `TextArena` chunk, plain or shared with the cold
    * thread, which only reads it and is gone once the first answer is written): the buffer becomes a chunk of this
    * store as it is, read-only (nothing more is written into it), instead of the bytes being copied. A first call's
    * build thereby holds each text once, not once in the scan's chunks and once here. Bytes of the buffer no text

@@ -81,7 +81,7 @@ export interface ScanOptions {
   watch?: boolean;
   /**
    * Called with each note as it joins the result, in scan order (a note once pushed stays in the result, also when a
-   * budget stops the scan later): the cold ranking thread's feed (src/search/cold-thread.ts). With a sink, the texts
+   * budget stops the scan later): the cold thread's feed (src/search/cold-thread.ts). With a sink, the texts
    * read in this call are kept in shared chunks (`TextArena`), which the sink may hand to another thread to read.
    * The sink only observes: it never changes what the scan checks, charges or returns.
    */
