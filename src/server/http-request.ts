@@ -29,6 +29,7 @@ import type { ConnectionTable } from './http-connections.js';
 import { type AllowedHosts, hostAllowed, originAllowed, parseHostName } from './http-hosts.js';
 import type { RateLimiter } from './http-rate.js';
 import { HTTP_SETTING_TABLE } from './http-settings.js';
+import { METRICS_PATH, type MetricsEndpoint } from './metrics.js';
 import {
   bearerChallenge,
   publicOrigin,
@@ -80,6 +81,8 @@ export interface GateServer {
   /** Connections already answered 408 at the body deadline: Node's own request timeout may still fire on them. */
   readonly answeredTimeout: WeakSet<Socket>;
   log(line: string): void;
+  /** `GET /metrics` and the counters it shows (`serve --metrics`), or undefined: no such endpoint (404). */
+  readonly metrics: MetricsEndpoint | undefined;
   /** Answer one checked message of `entry`'s client; `rec` gets the result. */
   answer: AnswerMessage;
 }
@@ -133,6 +136,8 @@ export class RequestGates {
   private readonly started = performance.now();
   private readonly rec: RequestRecord = { client: '-', tool: '-', result: 'disconnected' };
   private holdsSlot = false;
+  /** The message reached the MCP layer (its duration is an `mcp.server.operation.duration`). */
+  private answered = false;
   private readonly pathname: string | undefined;
 
   constructor(
@@ -160,6 +165,7 @@ export class RequestGates {
         if (message === undefined) return;
         const label = methodLabel(message);
         this.rec.tool = label.tool;
+        this.answered = true;
         await this.server.answer(this.req, this.res, message, entry, this.rec, label.isToolCall);
       })
       .catch(() => {
@@ -184,9 +190,11 @@ export class RequestGates {
       rec.result = 'timeout';
       status = 408;
     } else if (!res.writableFinished) rec.result = 'disconnected';
-    const ms = (performance.now() - this.started).toFixed(1);
+    const elapsed = performance.now() - this.started;
     const reason = rec.reason === undefined ? '' : ` reason=${rec.reason}`;
+    const ms = elapsed.toFixed(1);
     server.log(`client=${rec.client} tool=${rec.tool} result=${rec.result}${reason} status=${status} ms=${ms}`);
+    server.metrics?.counters.observe(rec.tool, rec.result, status, elapsed / 1000, this.answered);
   }
 
   /** Answers the refusal (`result` for the log line) and closes the connection once the body is thrown away. */
@@ -266,6 +274,10 @@ export class RequestGates {
       }
       return true;
     }
+    if (pathname === METRICS_PATH && this.server.metrics !== undefined) {
+      this.serveMetrics(this.server.metrics);
+      return true;
+    }
     if (pathname !== '/mcp') {
       this.refuse(404, 'not_found', -32000, 'Not found');
       return true;
@@ -275,6 +287,28 @@ export class RequestGates {
       return true;
     }
     return false;
+  }
+
+  /** `GET /metrics` behind its own token (docs/HTTP.md §Metrics): the same 401 as `/mcp` for any other token. */
+  private serveMetrics(metrics: MetricsEndpoint): void {
+    const { req, res, rec } = this;
+    rec.tool = 'metrics';
+    const answer = metrics.scrape(req.method, req.headers.authorization);
+    if (answer.status !== 200) {
+      if (answer.reason !== undefined) rec.reason = answer.reason;
+      if (answer.status === 405) this.refuse(405, answer.result, -32000, 'Method not allowed', { Allow: 'GET, HEAD' });
+      else if (answer.status === 401)
+        this.refuse(401, answer.result, -32001, 'Unauthorized', { 'WWW-Authenticate': 'Bearer' });
+      else this.refuse(503, answer.result, -32000, 'Service unavailable');
+      return;
+    }
+    rec.result = 'ok';
+    res.writeHead(200, {
+      'Content-Type': 'text/plain; version=0.0.4; charset=utf-8',
+      'Content-Length': Buffer.byteLength(answer.body),
+      'Cache-Control': 'no-store',
+    });
+    res.end(req.method === 'HEAD' ? undefined : answer.body);
   }
 
   /** Gate 3: the bearer token names a client of the clients file, read now; null when refused (401, or 503). */

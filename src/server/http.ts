@@ -45,6 +45,7 @@ import {
   type RequestRecord,
 } from './http-request.js';
 import { HTTP_SETTING_TABLE as TABLE } from './http-settings.js';
+import { metricsEndpointOf, type MetricsEndpoint } from './metrics.js';
 
 export {
   type AllowedHosts,
@@ -114,6 +115,11 @@ export interface HttpServerOptions {
   bodyTimeoutMs?: number;
   /** The rate limiter's clock (default `performance.now`); tests stop it to count a burst exactly. */
   clock?: Clock | undefined;
+  /**
+   * `--metrics FILE`: serve `GET /metrics` (docs/HTTP.md §Metrics) behind the bearer token in this trusted file
+   * (absolute path); without it there is no such endpoint.
+   */
+  metricsTokenFile?: string;
   /** Options of the one shared bridge (its log is this server's). */
   bridgeOptions?: Omit<BridgeOptions, 'log'>;
   /** The operator log: one line per request (default: stderr with the `memory-bridge serve:` prefix). */
@@ -198,6 +204,7 @@ class HttpServer implements GateServer {
   readonly timedOut = new WeakSet<http.ServerResponse>();
   readonly answeredTimeout = new WeakSet<Socket>();
   readonly log: (line: string) => void;
+  readonly metrics: MetricsEndpoint | undefined;
   /** The accepted Host values need the bound port (port 0 picks one): set once listening, before any request. */
   private allowed: AllowedHosts = { exact: new Set(), anyPort: new Set(), defaultPort: 0 };
   private isStopping = false;
@@ -238,6 +245,9 @@ class HttpServer implements GateServer {
         else this.log(`tool=${event.tool} reason=${event.reason}`);
       },
     });
+    // `--metrics FILE`: the token file must be usable now; it is judged and read again on every scrape.
+    this.metrics =
+      opts.metricsTokenFile === undefined ? undefined : metricsEndpointOf(opts.metricsTokenFile, this.bridge);
     // Both protocol revisions, answered by the SDK v2 (http-mcp.ts). What it refuses (a header mismatch, an
     // unsupported revision) is already in that request's one operator line as its status and `refused`.
     this.exchange = createMcpExchange(() => undefined);

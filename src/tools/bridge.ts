@@ -182,6 +182,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
       // Unreachable for typed callers; an untyped one still gets an answer rather than an exception.
       return errorResult('invalid_request', 'tool: memory_bridge_search or memory_bridge_read');
     },
+    held: () => ({ views: indexes.size, notes: indexes.notes }),
   };
   return bridge;
 }

@@ -224,4 +224,11 @@ export class IndexCache {
   get size(): number {
     return this.views.size;
   }
+
+  /** Notes the held views hold (indexed, or verified and waiting to be indexed), summed over the views. */
+  get notes(): number {
+    let n = 0;
+    for (const view of this.views.values()) n += view.index.size + (view.pending?.length ?? 0);
+    return n;
+  }
 }

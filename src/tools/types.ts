@@ -105,6 +105,8 @@ export interface Bridge {
   read(args: unknown, caller: Caller, context?: CallContext): ReadResult | OutlineResult | ManyReadResult | ErrorResult;
   /** Dispatch by tool name; an unknown name is the caller's protocol problem and is not handled here. */
   call(tool: ToolName, args: unknown, caller: Caller, context?: CallContext): ToolResult;
+  /** What the bridge holds in memory now (`serve --metrics`): views (search indexes) and the notes they hold. */
+  held?(): { views: number; notes: number };
 }
 
 export interface BridgeOptions {

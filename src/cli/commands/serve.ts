@@ -83,7 +83,7 @@ export const command: Command = {
   usage: `usage: memory-bridge serve --clients FILE [--listen HOST:PORT]
                             [--tls-cert FILE --tls-key FILE | --behind-proxy]
                             [--allowed-host NAME[:PORT]]... [--allowed-origin ORIGIN]... [--max-concurrency N]
-                            [--max-connections-per-peer N]
+                            [--max-connections-per-peer N] [--metrics FILE]
 
 Serve memory_bridge_search and memory_bridge_read over MCP Streamable HTTP at POST /mcp (stateless), and a bare
 health check at GET /healthz. Every request to /mcp needs "Authorization: Bearer <token>" for a client of the
@@ -107,6 +107,9 @@ Options:
                           most connections open at once from one address (an IPv6 /64); at the cap the peer's
                           oldest idle keep-alive connection is closed, else a new one is refused (default
                           ${DEFAULT_MAX_CONNECTIONS_PER_PEER}; with --behind-proxy ${MAX_CONNECTIONS}, as every connection comes from the proxy)
+  --metrics FILE          also serve GET /metrics (Prometheus text) to "Authorization: Bearer <token>" with the
+                          token in FILE (one line, 32 to 256 characters; mode 0600, owned by you or root; read
+                          again on every scrape). Labels: tool and outcome only (default: no /metrics)
 
 At most ${MAX_CONNECTIONS} connections in all: at the cap the oldest idle keep-alive connection is closed to admit a new
 one. A health check and every refusal close their connection.
@@ -126,6 +129,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
       'allowed-origin': { type: 'string', repeatable: true },
       'max-concurrency': { type: 'string' },
       'max-connections-per-peer': { type: 'string' },
+      metrics: { type: 'string' },
     });
     if (parsed.positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
@@ -156,6 +160,8 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
     if ((certFlag === undefined) !== (keyFlag === undefined))
       throw new UsageError('--tls-cert and --tls-key go together');
     const behindProxy = boolFlag(parsed, 'behind-proxy');
+    const metricsFlag = stringFlag(parsed, 'metrics');
+    if (metricsFlag === '') throw new UsageError('--metrics needs a FILE holding the metrics token');
     const allowedHosts = listFlag(parsed, 'allowed-host');
     const allowedOrigins = listFlag(parsed, 'allowed-origin');
     for (const h of allowedHosts)
@@ -198,6 +204,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
         allowedOrigins,
         maxConcurrency,
         maxConnectionsPerPeer: perPeer,
+        ...(metricsFlag === undefined ? {} : { metricsTokenFile: path.resolve(metricsFlag) }),
         log: requestLog(),
       });
       say(`listening on ${server.origin}/mcp (${clients.clients.length} clients)`);
