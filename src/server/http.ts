@@ -46,6 +46,7 @@ import {
 } from './http-request.js';
 import { HTTP_SETTING_TABLE as TABLE } from './http-settings.js';
 import { metricsEndpointOf, type MetricsEndpoint } from './metrics.js';
+import { knownRevision } from './protocol-version.js';
 
 export {
   type AllowedHosts,
@@ -327,13 +328,17 @@ class HttpServer implements GateServer {
   /** Step 4: hand one checked message to the SDK with a tool server for this request; `rec` gets the result. */
   readonly answer: AnswerMessage = async (req, res, message, entry, rec, isToolCall) => {
     const { bridge } = this;
+    // A 2025-era HTTP request names its revision in this header only (its fresh server never saw `initialize`); an
+    // envelope's revision, when the request has one, comes with `context` and wins.
+    const header = knownRevision(req.headers['mcp-protocol-version']);
+    const revision = header === undefined ? {} : { protocolVersion: header };
     const recording: Bridge = {
       search: (args, c) => bridge.search(args, c),
       read: (args, c) => bridge.read(args, c),
       call: (tool: ToolName, args, c, context) => {
         this.current = rec;
         try {
-          const result = bridge.call(tool, args, c, { ...context, client: entry.name });
+          const result = bridge.call(tool, args, c, { ...revision, ...context, client: entry.name });
           rec.result = result.ok ? 'ok' : result.error.code;
           return result;
         } finally {

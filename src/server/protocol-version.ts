@@ -17,25 +17,23 @@ import {
  */
 const KNOWN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28', ...SUPPORTED_PROTOCOL_VERSIONS]);
 
-function known(value: unknown): string | undefined {
+/** `value` when it names a revision a record may name (KNOWN_REVISIONS), else undefined. */
+export function knownRevision(value: unknown): string | undefined {
   return typeof value === 'string' && KNOWN_REVISIONS.has(value) ? value : undefined;
 }
 
 /**
- * The revision of the request `ctx` on `server`, in this order: the request's own envelope (2026-07-28), the
- * revision the connection negotiated in `initialize` (a 2025-era stdio session), the `MCP-Protocol-Version` header
- * (a stateless 2025-era HTTP request, whose fresh server never saw `initialize`).
+ * The revision of the request `ctx` on `server`: the request's own envelope (2026-07-28), else the revision the
+ * connection negotiated in `initialize` (a 2025-era stdio session). A stateless 2025-era HTTP request, whose fresh
+ * server never saw `initialize`, names its revision in the `MCP-Protocol-Version` header, which `serve` adds
+ * (src/server/http.ts, with `knownRevision`).
  *
  * @returns a revision such as `2025-11-25`, or undefined when the request names none this SDK supports
  */
 export function protocolVersionOf(server: Server, ctx: ServerContext): string | undefined {
   try {
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-    return (
-      known(envelope?.[PROTOCOL_VERSION_META_KEY]) ??
-      known(server.getNegotiatedProtocolVersion()) ??
-      known(ctx.http?.req?.headers.get('mcp-protocol-version'))
-    );
+    return knownRevision(envelope?.[PROTOCOL_VERSION_META_KEY]) ?? knownRevision(server.getNegotiatedProtocolVersion());
   } catch {
     return undefined;
   }
