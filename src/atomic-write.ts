@@ -4,7 +4,8 @@
  * it, rename it into place in the same directory, fsync the directory so the rename itself is durable
  * (rename(2), fsync(2)). Used by the clients file (src/server/clients.ts), the plugin install
  * (src/hermes/install.ts, which renames a whole staged directory) and the policy `init` creates
- * (src/cli/init-policy.ts, `writeNewFile` only: it never replaces a file). A leaf: Node's `fs` only. The fleet export
+ * (src/cli/init-policy.ts, `writeNewFile` only: it never replaces a file) and the demo's policy edits
+ * (src/cli/demo.ts). A leaf: Node's `fs` only. The fleet export
  * writes through descriptors instead (src/fleet/writer.ts), with one syncfs per run.
  */
 import { randomBytes } from 'node:crypto';

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { replaceFile } from '../atomic-write.js';
 import { createBridge } from '../tools/bridge.js';
 import { policyPath } from '../policy/load.js';
 import type { Bridge, Caller, LogEvent, ToolName, ToolResult } from '../tools/types.js';
@@ -92,11 +93,8 @@ class DemoWorld {
       names: 'portable',
       limits: { max_results: 5, snippet_chars: 160 },
     };
-    // Write next to the policy and rename over it, so no call can ever see half a file.
-    const tmp = `${file}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify(policy, null, 2)}\n`, { mode: 0o600 });
-    fs.chmodSync(tmp, 0o600);
-    fs.renameSync(tmp, file);
+    // The one atomic write (src/atomic-write.ts), so no call can ever see half a file.
+    replaceFile(file, `${JSON.stringify(policy, null, 2)}\n`, 0o600);
   }
 
   removePolicy(name: ProfileName): void {

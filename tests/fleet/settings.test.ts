@@ -4,8 +4,11 @@
  * error naming the flag or the variable it came from.
  */
 import test from 'ava';
+import fs from 'node:fs';
+import path from 'node:path';
 import { ExportError } from '../../src/fleet/errors.js';
 import { QDRANT_SETTING_TABLE, resolveQdrantSettings } from '../../src/fleet/source-qdrant.js';
+import { cli, REPO_ROOT } from '../cli/tree.js';
 
 test('defaults when neither flag nor variable is given', (t) => {
   const s = resolveQdrantSettings({}, {});
@@ -42,4 +45,17 @@ test('a malformed value names where it came from', (t) => {
   t.regex(fromFlag.message, /^--port: /);
   const https = t.throws(() => resolveQdrantSettings({ FLEET_QDRANT_HTTPS: 'maybe' }, {}), { instanceOf: ExportError });
   t.regex(https.message, /^FLEET_QDRANT_HTTPS: /);
+});
+
+test('export-fleet --help and docs/EXPORT.md §Connection give every chain of the table: variable and default', (t) => {
+  const help = cli(['export-fleet', '--help']).stdout;
+  const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'EXPORT.md'), 'utf8');
+  const start = doc.indexOf('\n## Connection');
+  const connection = doc.slice(start, doc.indexOf('\n## ', start + 1));
+  for (const spec of Object.values(QDRANT_SETTING_TABLE)) {
+    t.true(help.includes(`${spec.flag} `), spec.flag);
+    t.true(help.includes(`$${spec.env} or ${spec.fallback}`), `${spec.flag}: $${spec.env} or ${spec.fallback}`);
+    t.true(connection.includes(`\`${spec.env}\``), spec.env);
+    t.regex(connection, new RegExp(`\`${spec.env}\`( seconds per request)? \\(${spec.fallback}\\)`), spec.env);
+  }
 });

@@ -5,7 +5,7 @@
 import { runExport, type ExportOptions, type ExportReport } from '../../fleet/export.js';
 import { DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_PER_DOMAIN } from '../../fleet/caps.js';
 import { ExportError } from '../../fleet/errors.js';
-import { resolveQdrantSettings, type QdrantFlags } from '../../fleet/source-qdrant.js';
+import { QDRANT_SETTING_TABLE as Q, resolveQdrantSettings, type QdrantFlags } from '../../fleet/source-qdrant.js';
 import { boolFlag, listFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, type Command } from '../command.js';
 
@@ -21,10 +21,10 @@ ever replaced or removed; the source is read completely before anything changes.
 Source (default: Qdrant, configured like the fleet itself):
   --from-jsonl FILE    read {id, payload} lines instead (also the fleet cleaner's archive)
   --url URL            Qdrant URL (default $FLEET_QDRANT_URL; it wins over host/port/https)
-  --host HOST          default $FLEET_QDRANT_HOST or 127.0.0.1
-  --port PORT          default $FLEET_QDRANT_PORT or 6333
-  --https              use https (default $FLEET_QDRANT_HTTPS or false)
-  --timeout SECONDS    per request (default $FLEET_QDRANT_TIMEOUT or 10)
+  --host HOST          default $${Q.host.env} or ${Q.host.fallback}
+  --port PORT          default $${Q.port.env} or ${Q.port.fallback}
+  --https              use https (default $${Q.https.env} or ${Q.https.fallback})
+  --timeout SECONDS    per request (default $${Q.timeoutSeconds.env} or ${Q.timeoutSeconds.fallback})
   --collection NAME    default hermes_fleet_memory
   --api-key-env NAME   environment variable holding the key (default FLEET_QDRANT_KEY);
                        the key itself is never taken from the command line
