@@ -5,8 +5,8 @@
  *
  * The SDK's `WebStandardStreamableHTTPServerTransport` answers such a request with exactly `JSON.stringify` of the
  * response its server sends, status 200 and `Content-Type: application/json`; reaching it from Node costs a web
- * `Request` built from the Node request, a web `Response` read back through a web stream, and a schema check of
- * the outgoing message at each step (about 1.5 ms of a 13.6 ms warm search at 10,000 notes, docs/MCP.md §Speed).
+ * `Request` built from the Node request, a web `Response` read back through a web stream, and schema checks of
+ * the outgoing message (about 1.3 ms of a 13.6 ms warm search at 10,000 notes, docs/MCP.md §Speed).
  * `plainRequestOf` says whether a message is one the transport would hand to its server as it is; for those, the
  * same `Server` built by `createMcpServer` answers through `ExchangeTransport` and the exchange writes the same
  * bytes itself. Everything else (`initialize`, notifications, a missing `Accept` type, another `Content-Type`, an
@@ -21,6 +21,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  type MessageExtraInfo,
   type RequestId,
   type Transport,
 } from '@modelcontextprotocol/server';
@@ -67,7 +68,7 @@ export function plainRequestOf(req: http.IncomingMessage, message: unknown): JSO
 export class ExchangeTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
-  onmessage?: ((message: JSONRPCMessage, extra?: object) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
   /** The response to the delivered request, or null when the transport closed before one was sent. */
   readonly answered: Promise<JSONRPCMessage | null>;
   private settle: (message: JSONRPCMessage | null) => void = () => undefined;
@@ -81,9 +82,13 @@ export class ExchangeTransport implements Transport {
 
   async start(): Promise<void> {}
 
-  /** Hand the request to the server (call once, after `connect`). */
-  deliver(request: JSONRPCRequest): void {
-    this.onmessage?.(request, {});
+  /**
+   * Hand the request to the server (call once, after `connect`). `extra.request` is the web `Request` the SDK's
+   * transport would give its server (handlers read it as `ctx.http.req`: the audit record's revision comes from its
+   * `MCP-Protocol-Version`, src/server/protocol-version.ts).
+   */
+  deliver(request: JSONRPCRequest, extra: MessageExtraInfo): void {
+    this.onmessage?.(request, extra);
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

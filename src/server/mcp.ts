@@ -42,7 +42,11 @@ import { LineTransport } from './stdio.js';
 export interface McpServerOptions {
   /** Who every call is made as: fixed at launch from `--home`/`HERMES_HOME` and `--run-kind` (docs/POLICY.md). */
   caller: Caller;
-  bridge: Bridge;
+  /**
+   * What answers the tool calls. A promise while it still loads (`memory-bridge mcp` answers `initialize` and
+   * `tools/list` meanwhile); a tool call waits for it, and one that cannot be loaded answers `unavailable`.
+   */
+  bridge: Bridge | Promise<Bridge>;
   /** Reported to the client as the server version (package.json). */
   version: string;
   /** Operator log sink for the server's own reason codes (default: one line on stderr). */
@@ -198,9 +202,18 @@ export function createMcpServer(opts: McpServerOptions): Server {
     requireInitialized();
     return { tools: [...tools] };
   });
+  const bridge = opts.bridge;
   server.setRequestHandler('tools/call', (request, ctx) => {
     requireInitialized();
-    return handleToolCall(request.params, opts.bridge, opts.caller, log, protocolVersionOf(server, ctx));
+    const protocolVersion = protocolVersionOf(server, ctx);
+    if (!(bridge instanceof Promise)) return handleToolCall(request.params, bridge, opts.caller, log, protocolVersion);
+    return bridge.then(
+      (loaded) => handleToolCall(request.params, loaded, opts.caller, log, protocolVersion),
+      () => {
+        log('internal');
+        return toCallToolResult(errorResult('unavailable'));
+      },
+    );
   });
   server.onerror = () => log('transport_error');
   return server;
@@ -211,11 +224,25 @@ export function createMcpServer(opts: McpServerOptions): Server {
  * The SDK's `serveStdio` picks the era from the opening message (`initialize`: 2025-11-25, pinned for the
  * connection; a request with the 2026-07-28 envelope: modern) and builds one server for it from our factory, over
  * `LineTransport` (linear framing, 1 MiB line cap). Every call is made as `opts.caller`; a bad call or a bad line
- * is answered and the server keeps serving.
+ * is answered and the server keeps serving. With `opts.bridge` still loading, `initialize`, `ping` and
+ * `tools/list` are answered at once and tool calls wait for it; every request read before the input ends is
+ * answered.
  */
 export async function runMcpServer(opts: McpServerOptions): Promise<void> {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
-  const transport = new LineTransport(process.stdin, process.stdout, { log });
+  const loading = opts.bridge instanceof Promise ? opts.bridge : null;
+  // A bridge that fails to load is answered per call (`unavailable`); here it only must not go unhandled.
+  loading?.catch(() => log('internal'));
+  // Input that ends while the bridge still loads: the calls read so far wait for it, and are answered before the
+  // transport closes (their answers follow in the same turn of the event loop as the bridge settling).
+  const beforeClose = async (): Promise<void> => {
+    await loading?.catch(() => undefined);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+  const transport = new LineTransport(process.stdin, process.stdout, {
+    log,
+    ...(loading === null ? {} : { beforeClose }),
+  });
   serveStdio((ctx) => createMcpServer({ ...opts, log, requireInitialize: ctx.era === 'legacy' }), {
     transport,
     onerror: () => log('transport_error'),

@@ -10,7 +10,8 @@
  *   there as a top-level member, else `null`; the session goes on.
  * - A line that is not JSON is answered with `-32700` (Parse error, id `null`); JSON that is not a JSON-RPC message
  *   with `-32600`, with its id when it has one. Blank lines are ignored.
- * - End of input, or an error on either stream, closes the transport (`onclose`).
+ * - End of input closes the transport (`onclose`), once `beforeClose` (if given) has settled; an error on either
+ *   stream closes it at once.
  */
 import type { Readable, Writable } from 'node:stream';
 import {
@@ -59,6 +60,11 @@ export interface LineTransportOptions {
   maxLineBytes?: number;
   /** Operator log for framing problems (a short reason code). */
   log?: (reason: string) => void;
+  /**
+   * At end of input, wait for this before closing, so that the answers to requests already read are still
+   * written (`runMcpServer` while the bridge still loads). Default: close at once.
+   */
+  beforeClose?: () => Promise<void>;
 }
 
 /** Newline-delimited JSON-RPC over two streams (see the module comment). */
@@ -75,6 +81,7 @@ export class LineTransport implements Transport {
   private started = false;
   private closed = false;
   private readonly log: (reason: string) => void;
+  private readonly beforeClose: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly input: Readable = process.stdin,
@@ -84,6 +91,7 @@ export class LineTransport implements Transport {
     this.maxLineBytes = options.maxLineBytes ?? MAX_MCP_LINE_BYTES;
     this.splitter = new LineSplitter(this.maxLineBytes, KEEP_BYTES);
     this.log = options.log ?? (() => undefined);
+    this.beforeClose = options.beforeClose;
     this.ended = new Promise((resolve) => {
       this.settleClosed = resolve;
     });
@@ -96,7 +104,8 @@ export class LineTransport implements Transport {
 
   private readonly onEnd = (): void => {
     for (const event of this.splitter.end()) this.handle(event);
-    void this.close();
+    if (this.beforeClose === undefined) void this.close();
+    else void this.beforeClose().finally(() => this.close());
   };
 
   private readonly onStreamError = (error: Error): void => {

@@ -121,6 +121,28 @@ test('framing › tools/call and tools/list before initialize get Invalid Reques
   t.regex(r.stderr(), /not_initialized/);
 });
 
+test('framing › every request read before the input ends is answered, the calls waiting for the bridge to load', async (t) => {
+  // Written at once and followed by the end of input: the server reads them while it still loads the bridge
+  // (src/cli/commands/mcp.ts), answers initialize and tools/list at once, and the search once the bridge is there.
+  const r = raw();
+  await r.write(
+    line(INIT) +
+      line({ jsonrpc: '2.0', method: 'notifications/initialized' }) +
+      line(searchCall(1)) +
+      line({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+  );
+  const code = await r.end();
+  const answers = new Map<unknown, ParsedJson>();
+  for (let i = 0; i < 3; i++) {
+    const a = await r.next();
+    answers.set(a.id, a);
+  }
+  t.is(code, 0);
+  t.deepEqual([...answers.keys()].sort(), [1, 2, 'init'].sort());
+  t.true(JSON.parse(answers.get(1)!.result.content[0].text).ok, 'the search was answered from the tree');
+  t.is(answers.get(2)!.result.tools.length, 2);
+});
+
 test('framing › 8 MiB and 12 MiB lines are answered with Invalid Request (their ids recovered) and the session goes on', async (t) => {
   const r = raw();
   try {

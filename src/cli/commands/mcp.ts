@@ -1,13 +1,33 @@
 /**
  * `memory-bridge mcp`: serve the two tools over MCP stdio (docs/TOOLS.md, docs/POLICY.md, docs/CLI.md).
  */
-import { remedyOf } from '../../remedies.js';
-import { createBridge } from '../../tools/bridge.js';
-import { refusalAtStart } from '../../tools/start.js';
 import { runMcpServer } from '../../server/mcp.js';
+import type { Bridge, Caller } from '../../tools/types.js';
 import { parseArgs, stringFlag, UsageError } from '../args.js';
 import { callerFromFlags, EXIT, packageVersion, type Command } from '../command.js';
-import { CALLER_FLAGS, CALLER_FLAGS_HELP } from './search.js';
+import { CALLER_FLAGS, CALLER_FLAGS_HELP } from './caller-flags.js';
+
+/**
+ * The bridge of this server, loaded while the server already answers `initialize` and `tools/list` (its modules
+ * are about as much to load as the SDK's; docs/BENCHMARKS.md §Spawn to tools/list). Once loaded, and before any
+ * tool call is answered, the start check runs: when a call as this home and run kind would be refused, one line
+ * on stderr names the reason and what to do.
+ */
+async function loadBridge(caller: Caller): Promise<Bridge> {
+  const [{ createBridge }, { refusalAtStart }, { remedyOf }] = await Promise.all([
+    import('../../tools/bridge.js'),
+    import('../../tools/start.js'),
+    import('../../remedies.js'),
+  ]);
+  // Said once at start, so a host configuration that can only be refused is seen before the first call; every
+  // call still reads the policy again, and an edit made while the server runs applies at the next call.
+  const refusal = refusalAtStart(caller);
+  if (refusal !== null)
+    process.stderr.write(
+      `memory-bridge mcp: every call will be unavailable until this is fixed: ${refusal} → ${remedyOf(refusal)}\n`,
+    );
+  return createBridge({ transport: 'stdio' });
+}
 
 export const command: Command = {
   name: 'mcp',
@@ -28,14 +48,7 @@ messages; operator logs (short reason codes, each with its remedy the first time
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const { caller, warning } = callerFromFlags(stringFlag(parsed, 'home'), stringFlag(parsed, 'run-kind'));
     if (warning !== undefined) process.stderr.write(`memory-bridge mcp: ${warning}\n`);
-    // Said once at start, so a host configuration that can only be refused is seen before the first call; every
-    // call still reads the policy again, and an edit made while the server runs applies at the next call.
-    const refusal = refusalAtStart(caller);
-    if (refusal !== null)
-      process.stderr.write(
-        `memory-bridge mcp: every call will be unavailable until this is fixed: ${refusal} → ${remedyOf(refusal)}\n`,
-      );
-    await runMcpServer({ caller, bridge: createBridge({ transport: 'stdio' }), version: packageVersion() });
+    await runMcpServer({ caller, bridge: loadBridge(caller), version: packageVersion() });
     return EXIT.OK;
   },
 };

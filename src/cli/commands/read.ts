@@ -3,7 +3,8 @@
  */
 import { integerFlag, parseArgs, UsageError } from '../args.js';
 import type { Command } from '../command.js';
-import { CALLER_FLAGS, CALLER_FLAGS_HELP, runOneShot } from './search.js';
+import { CALLER_FLAGS, CALLER_FLAGS_HELP } from './caller-flags.js';
+import { runOneShot } from './search.js';
 
 export const command: Command = {
   name: 'read',

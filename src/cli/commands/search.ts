@@ -1,22 +1,12 @@
 /**
  * `memory-bridge search QUERY`: one memory_bridge_search call from the command line, printing the tool's JSON.
- * Also holds the caller flags and the one-shot runner that `read` shares.
+ * Also holds the one-shot runner that `read` shares.
  */
 import { createBridge, stderrLogger } from '../../tools/bridge.js';
 import type { LogEvent, ToolName } from '../../tools/types.js';
-import { integerFlag, parseArgs, listFlag, stringFlag, UsageError, type FlagSpecs, type ParsedArgs } from '../args.js';
+import { integerFlag, parseArgs, listFlag, stringFlag, UsageError, type ParsedArgs } from '../args.js';
 import { callerFromFlags, EXIT, type Command } from '../command.js';
-
-/** `--home` and `--run-kind`, shared by mcp, search and read. */
-export const CALLER_FLAGS: FlagSpecs = Object.freeze({
-  home: { type: 'string' },
-  'run-kind': { type: 'string' },
-});
-
-export const CALLER_FLAGS_HELP = `Options:
-  --home DIR         the calling profile's home (default: $HERMES_HOME; with neither, every call is unavailable)
-  --run-kind KIND    interactive, cron or subagent. Without it the run kind is unknown, which the policy must
-                     allow as both cron and subagent (allow_cron and allow_subagents)`;
+import { CALLER_FLAGS, CALLER_FLAGS_HELP } from './caller-flags.js';
 
 /** The one operator line for a call refused because its run kind is unknown (no `--run-kind`). */
 export const UNKNOWN_RUN_KIND_LINE =
