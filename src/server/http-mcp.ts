@@ -142,7 +142,7 @@ export function createMcpExchange(onerror: (error: Error) => void, options: McpE
         const transport = new ExchangeTransport(plain.id);
         try {
           await mcp.connect(transport);
-          transport.deliver(plain, { request: webRequestOf(req) });
+          transport.deliver(plain);
           const answer = await transport.answered;
           if (answer === null) throw new Error('closed before an answer');
           writeJson(res, JSON.stringify(answer));

@@ -21,7 +21,6 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
   type JSONRPCRequest,
-  type MessageExtraInfo,
   type RequestId,
   type Transport,
 } from '@modelcontextprotocol/server';
@@ -68,7 +67,7 @@ export function plainRequestOf(req: http.IncomingMessage, message: unknown): JSO
 export class ExchangeTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
-  onmessage?: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage, extra?: object) => void) | undefined;
   /** The response to the delivered request, or null when the transport closed before one was sent. */
   readonly answered: Promise<JSONRPCMessage | null>;
   private settle: (message: JSONRPCMessage | null) => void = () => undefined;
@@ -83,12 +82,12 @@ export class ExchangeTransport implements Transport {
   async start(): Promise<void> {}
 
   /**
-   * Hand the request to the server (call once, after `connect`). `extra.request` is the web `Request` the SDK's
-   * transport would give its server (handlers read it as `ctx.http.req`: the audit record's revision comes from its
-   * `MCP-Protocol-Version`, src/server/protocol-version.ts).
+   * Hand the request to the server (call once, after `connect`). Unlike the SDK's transport it gives the handlers
+   * no web `Request` (`ctx.http.req`): ours read nothing of the HTTP request, and what a record needs from it (the
+   * `MCP-Protocol-Version` of a 2025-era call) `http.ts` passes to the bridge itself.
    */
-  deliver(request: JSONRPCRequest, extra: MessageExtraInfo): void {
-    this.onmessage?.(request, extra);
+  deliver(request: JSONRPCRequest): void {
+    this.onmessage?.(request, {});
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
