@@ -1,8 +1,8 @@
 /**
  * What a record says about the protocol and about search hits (docs/AUDIT.md §Records): real clients of both SDK
  * lines over stdio (`memory-bridge mcp`) and Streamable HTTP (`serve`), each pinned to one MCP revision; every
- * record names the revision its call was made under, and every search hit its `version`, the one a read of the
- * note in the same process answers.
+ * record names the revision its call was made under and the trace id of its `_meta.traceparent`, and every search
+ * hit its `version`, the one a read of the note in the same process answers.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,6 +21,7 @@ import { removeTree } from '../helpers/fixtures.js';
 import { client, makeWorld, setClients } from '../server/http-world.js';
 
 const MODERN = '2026-07-28';
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const LEGACY = '2025-11-25';
 
 /** The records of `home`'s trail, oldest first. */
@@ -84,7 +85,15 @@ test('protocol › each record names its MCP revision; search hits carry the ver
   ways.forEach(([transport, revision], i) => {
     const [search, read] = [all[2 * i]!, all[2 * i + 1]!];
     for (const r of [search, read])
-      t.like(r, { 'memory_bridge.transport': transport, 'mcp.protocol.version': revision }, `${transport} ${revision}`);
+      t.like(
+        r,
+        {
+          'memory_bridge.transport': transport,
+          'mcp.protocol.version': revision,
+          trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
+        },
+        `${transport} ${revision}`,
+      );
     const hits = search['memory_bridge.notes'] as { id: string; version?: string }[];
     t.deepEqual(hits.map((h) => h.id).sort(), ['shared/glossary.md', 'work/roadmap.md']);
     // The hit's version is the one a read of the same note in the same process answered.
@@ -101,13 +110,15 @@ function payload(r: unknown): Record<string, unknown> {
 async function v1(transport: V1StdioClientTransport | V1HttpClientTransport) {
   const c = new V1Client({ name: 'v1-test', version: '0.0.0' });
   await c.connect(transport);
-  const call: Call = async (name, args) => payload(await c.callTool({ name, arguments: args }));
+  const call: Call = async (name, args) =>
+    payload(await c.callTool({ name, arguments: args, _meta: { traceparent: TRACEPARENT } }));
   return { call, close: () => c.close() };
 }
 
 async function v2(transport: V2StdioClientTransport | V2HttpClientTransport) {
   const c = new V2Client({ name: 'v2-test', version: '0.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
   await c.connect(transport);
-  const call: Call = async (name, args) => payload(await c.callTool({ name, arguments: args }));
+  const call: Call = async (name, args) =>
+    payload(await c.callTool({ name, arguments: args, _meta: { traceparent: TRACEPARENT } }));
   return { call, close: () => c.close() };
 }
