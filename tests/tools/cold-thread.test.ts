@@ -4,13 +4,18 @@
  * gives with MEMORY_BRIDGE_COLD_THREAD=0 (in-thread `searchCold`, or a build in the call), including a scan cut by
  * max_entries (the worker indexes exactly the notes the scan returned), a view narrowed by `within`, filters and
  * filter-only calls; a failing worker gives the same answer from the in-thread path; after a worker-built first call
- * nothing is pending and the next call of the view answers from the adopted index, equal again.
+ * nothing is pending and the next call of the view answers from the adopted index, equal again. The same over real
+ * corpora (the shipped vault, tldr Japanese and Korean pages): CJK, typo, prefix, `within`, `sort`, a `max_entries`
+ * cut and tight character budgets, first call with and without the thread and warm call alike.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import test from 'ava';
 import { coldThread } from '../../src/search/cold-thread.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import { DEFAULT_MAX_INDEXES, IndexCache, runSearch } from '../../src/tools/search.js';
 import type { SearchResult } from '../../src/tools/types.js';
+import { TLDR, VAULT } from '../helpers/corpora.js';
 import { writeNote } from '../helpers/fixtures.js';
 import { worldTracker, type World } from './world.js';
 
@@ -164,5 +169,50 @@ test.serial(
     const again = runSearch({ query: 'lantern', limit: 10 }, w.caller, indexes);
     t.is(coldThread().lastOutcome, 'none');
     t.is(JSON.stringify(again), JSON.stringify(first));
+  },
+);
+
+/** A world holding the shipped vault under `vault/` and tldr Japanese and Korean pages under `ja/` and `ko/`. */
+function corpusWorld(fields: Record<string, unknown> = {}): World {
+  const w = world({ names: 'unicode', ...fields });
+  fs.cpSync(VAULT, path.join(w.root, 'vault'), { recursive: true });
+  fs.cpSync(path.join(TLDR, 'pages.ja'), path.join(w.root, 'ja'), { recursive: true });
+  fs.cpSync(path.join(TLDR, 'pages.ko'), path.join(w.root, 'ko'), { recursive: true });
+  return w;
+}
+
+const REAL_CALLS: Record<string, unknown>[] = [
+  { query: 'garden watering', limit: 10 },
+  { query: 'irigation', limit: 10 },
+  { query: 'backu', limit: 10 },
+  { query: 'ファイル 圧縮', limit: 10 },
+  { query: '파일 목록', limit: 10 },
+  { query: 'git', limit: 10, within: ['ja/**', 'vault/Projects/**'] },
+  { query: 'file archive', limit: 10, sort: 'modified' },
+  { query: 'docker container', limit: 3 },
+];
+
+test.serial(
+  'real corpora: the first call from the worker build, the in-thread first call and the warm call answer alike',
+  (t) => {
+    const configs = [
+      { fields: {}, cut: false },
+      { fields: { limits: { max_entries: 250 } }, cut: true },
+      { fields: { limits: { snippet_chars: 40, total_chars: 300 } }, cut: false },
+    ];
+    for (const { fields, cut } of configs) {
+      const w = corpusWorld(fields);
+      const bridge = createBridge({});
+      for (const args of REAL_CALLS) {
+        const on = firstCall(w, args, false);
+        const off = firstCall(w, args, true);
+        t.is(on.outcome, 'worker', JSON.stringify(args));
+        t.true(off.answer.ok, JSON.stringify(off.answer));
+        t.is(off.answer.ok && off.answer.incomplete === true, cut, 'a max_entries cut is an incomplete answer');
+        t.is(JSON.stringify(on.answer), JSON.stringify(off.answer), JSON.stringify([fields, args]));
+        // The same call of a view that is warm (its index adopted from the worker on its first call).
+        t.is(JSON.stringify(bridge.search(args, w.caller)), JSON.stringify(on.answer), JSON.stringify([fields, args]));
+      }
+    }
   },
 );
