@@ -5,25 +5,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { startHttpServer } from '../../src/server/http.js';
-import { removeTree } from '../helpers/fixtures.js';
-import { callJson, client, connectHttp, makeWorld, setClients } from '../server/http-world.js';
+import { auditedServer } from './served.js';
+import { callJson, connectHttp } from '../server/http-world.js';
 
 test('http › a serve call is recorded with its client name, never its token', async (t) => {
-  const w = makeWorld('mb-audit-http-');
-  t.teardown(() => removeTree(w.base));
-  const policyFile = path.join(w.workHome, 'plugin-data', 'memory-bridge', 'policy.json');
-  const policy = JSON.parse(fs.readFileSync(policyFile, 'utf8')) as Record<string, unknown>;
-  fs.writeFileSync(policyFile, JSON.stringify({ ...policy, audit: { enabled: true } }));
-  const laptop = client('laptop', w.workHome);
-  setClients(w.clientsFile, [laptop]);
-  const server = await startHttpServer({
-    listen: { host: '127.0.0.1', port: 0 },
-    clientsFile: w.clientsFile,
-    version: '0.0.0-test',
-    log: () => undefined,
-  });
-  t.teardown(() => server.close(1000));
+  const { w, laptop, server } = await auditedServer(t, 'mb-audit-http-');
   const c = await connectHttp(`${server.origin}/mcp`, laptop.token);
   t.teardown(() => c.close());
   const found = await callJson(c, 'memory_bridge_search', { query: 'heron' });

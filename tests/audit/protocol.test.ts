@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
+import { auditedServer } from './served.js';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as V1HttpClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -15,10 +16,7 @@ import {
   StreamableHTTPClientTransport as V2HttpClientTransport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as V2StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { startHttpServer } from '../../src/server/http.js';
 import { CLI } from '../cli/tree.js';
-import { removeTree } from '../helpers/fixtures.js';
-import { client, makeWorld, setClients } from '../server/http-world.js';
 
 const MODERN = '2026-07-28';
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -40,20 +38,7 @@ function records(home: string): Record<string, unknown>[] {
 type Call = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
 test('protocol › each record names its MCP revision; search hits carry the version a read answers', async (t) => {
-  const w = makeWorld('mb-audit-protocol-');
-  t.teardown(() => removeTree(w.base));
-  const policyFile = path.join(w.workHome, 'plugin-data', 'memory-bridge', 'policy.json');
-  const policy = JSON.parse(fs.readFileSync(policyFile, 'utf8')) as Record<string, unknown>;
-  fs.writeFileSync(policyFile, JSON.stringify({ ...policy, audit: { enabled: true } }));
-  const laptop = client('laptop', w.workHome);
-  setClients(w.clientsFile, [laptop]);
-  const server = await startHttpServer({
-    listen: { host: '127.0.0.1', port: 0 },
-    clientsFile: w.clientsFile,
-    version: '0.0.0-test',
-    log: () => undefined,
-  });
-  t.teardown(() => server.close(1000));
+  const { w, laptop, server } = await auditedServer(t, 'mb-audit-protocol-');
   const stdio = {
     command: process.execPath,
     args: [CLI, 'mcp', '--home', w.workHome, '--run-kind', 'interactive'],
