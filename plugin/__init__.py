@@ -902,9 +902,14 @@ class _WorkerClient:
         self._lock = threading.Lock()
         self._worker: _Worker | None = None
         self.trust = _ProgramTrust()
+        # Clear while a warm-up is on its way to the worker (_start_warm_up).
+        self.warm_up_sent = threading.Event()
+        self.warm_up_sent.set()
 
-    def call(self, tool: str, args, caller: dict, timeout: float | None = None) -> dict:
-        """One request and its reply's result; ``timeout`` (seconds) lowers the per-call timeout for this call."""
+    def call(self, tool: str, args, caller: dict, timeout: float | None = None, wait: bool = True) -> dict | None:
+        """One request and its reply's result; ``timeout`` (seconds) lowers the per-call timeout for this call.
+        With ``wait`` False (the warm-up) the reply is not awaited: the request is marked abandoned, so its reply
+        is dropped by id when a later call reads, and None is returned."""
         request_id = uuid.uuid4().hex
         # "v" and "id" first: the worker can still answer a request line too long to parse by reading its start.
         request = {"v": 1, "id": request_id, "tool": tool, "args": args, "caller": caller}
@@ -919,7 +924,10 @@ class _WorkerClient:
         timeout = min(_timeout_seconds(os.environ.get(TIMEOUT_ENV), record_timeout), timeout or math.inf)
         # The wait for the lock counts against the same deadline: concurrent calls must not queue without bound.
         deadline = time.monotonic() + timeout
-        if not self._lock.acquire(timeout=timeout):
+        # A call never overtakes the warm-up on its way to the worker: it queues behind it there instead.
+        if wait:
+            self.warm_up_sent.wait(timeout)
+        if not self._lock.acquire(timeout=max(deadline - time.monotonic(), 0)):
             raise _Refused("worker_busy")
         try:
             worker = self._worker
@@ -939,6 +947,10 @@ class _WorkerClient:
             try:
                 worker.send(line + b"\n", deadline)
                 sent_at = time.monotonic()
+                if not wait:
+                    worker.abandon(request_id, sent_at)
+                    keep = True
+                    return None
                 result = _await_reply(worker, request_id, tool, deadline)
                 keep = True
             except _Refused as refusal:
@@ -1407,13 +1419,52 @@ def _write_api_report(directory: str, report: dict) -> None:
             pass
 
 
+# Warm first call (docs/HERMES.md): when register() has registered the tools, a background thread starts the worker
+# and asks it to build the profile's view; a tool call that comes during the build waits for it in the worker.
+# MEMORY_BRIDGE_WARM_UP=0 in Hermes's environment turns it off (the first call then builds the view).
+WARM_UP_TOOL = "warm_up"
+WARM_UP_ENV = "MEMORY_BRIDGE_WARM_UP"
+WARM_UP_ON_REGISTER = True
+
+
+def _start_warm_up(probe: _CallerProbe, client: _WorkerClient) -> None:
+    """Send the warm-up for the caller Hermes's context names now, from a daemon thread; never raises."""
+    if not WARM_UP_ON_REGISTER or os.environ.get(WARM_UP_ENV, "").strip() == "0":
+        return
+    try:
+        caller = probe.caller()
+    except _Refused as refusal:
+        logger.info("memory-bridge: no warm-up: %s", refusal.reason)
+        return
+    except Exception as exc:
+        logger.info("memory-bridge: no warm-up: internal (%s)", type(exc).__name__)
+        return
+
+    def send() -> None:
+        try:
+            client.call(WARM_UP_TOOL, {}, caller, wait=False)
+        except _Refused as refusal:
+            logger.info("memory-bridge: no warm-up: %s", refusal.reason)
+        except Exception as exc:
+            logger.info("memory-bridge: no warm-up: internal (%s)", type(exc).__name__)
+        finally:
+            client.warm_up_sent.set()
+
+    client.warm_up_sent.clear()
+    try:
+        threading.Thread(target=send, name="memory-bridge-warm-up", daemon=True).start()
+    except Exception as exc:  # no thread to be had: the first call builds the view
+        client.warm_up_sent.set()
+        logger.info("memory-bridge: no warm-up: internal (%s)", type(exc).__name__)
+
+
 def register(ctx) -> None:
     """Hermes plugin entry point: register both tools in the ``memory_bridge`` toolset.
 
     First probes the Hermes API the shim needs (``probe_hermes_api``) and records what it found in
     ``hermes-api.json`` for ``memory-bridge status`` and ``doctor``. When something required is missing it
     registers nothing and logs one warning naming what is missing (the tools would only ever answer
-    ``unavailable``). No worker is started here; the first call starts it.
+    ``unavailable``). Once the tools are registered, the warm-up starts in the background (``_start_warm_up``).
     """
     report = probe_hermes_api(ctx)
     registered_home, home_reason = _registration_home()
@@ -1448,3 +1499,4 @@ def register(ctx) -> None:
             handler=handler,
             description=description,
         )
+    _start_warm_up(probe, client)

@@ -94,6 +94,8 @@ export const OPERATOR_REMEDIES: Readonly<Record<string, string>> = Object.freeze
     'this Hermes lacks part of the plugin API the shim needs, so it registered no tools: upgrade Hermes (docs/HERMES.md §Hermes API probe), then restart it',
   hermes_api_unknown:
     'Hermes has not loaded the plugin since it was installed: enable it (hermes plugins enable memory-bridge) and start Hermes, then run doctor again to see the Hermes API it found',
+  view_cold:
+    "the profile's view is not built yet, so the next tool call builds it (the first call on a large tree takes longest): start Hermes, which builds it in the background when it loads the plugin (unless MEMORY_BRIDGE_WARM_UP=0), then look again with memory-bridge status",
   not_installed: 'only needed for Hermes plugin mode: memory-bridge install --home <home>',
   foreign_plugin: 'another plugin occupies plugins/memory-bridge: move it away, then run memory-bridge install',
   modified_plugin: 'the installed shim has local changes: memory-bridge install --force restores it',

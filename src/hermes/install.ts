@@ -22,18 +22,20 @@ import path from 'node:path';
 import { syncDirectory, writeNewFile } from '../atomic-write.js';
 import { API_REPORT_FILE } from './api-report.js';
 import { PLUGIN_NAME, pluginDirOf } from './home.js';
+import { VIEW_STATE_FILE } from './view-state.js';
 
 /** The `marker` value in install.json (the shim checks the same string). */
 export const INSTALL_MARKER = 'memory-bridge-plugin';
 /** Files copied from the package's plugin/ directory. */
 export const PLUGIN_FILES = ['plugin.yaml', '__init__.py'] as const;
 /**
- * Entries Python, Hermes or the shim add to a plugin directory on their own (not local changes): the bytecode cache
- * and the shim's report of the Hermes API it found (see api-report.ts), with its temporary names while it is written.
+ * Entries Python, Hermes, the shim or the worker add to a plugin directory on their own (not local changes): the
+ * bytecode cache, the shim's report of the Hermes API it found (see api-report.ts) and the worker's record of its
+ * warm-up (view-state.ts), with their temporary names while they are written.
  */
-const TOLERATED_ENTRIES = new Set(['__pycache__', API_REPORT_FILE]);
+const TOLERATED_ENTRIES = new Set(['__pycache__', API_REPORT_FILE, VIEW_STATE_FILE]);
 const isToleratedEntry = (name: string): boolean =>
-  TOLERATED_ENTRIES.has(name) || name.startsWith(`.${API_REPORT_FILE}.`);
+  TOLERATED_ENTRIES.has(name) || name.startsWith(`.${API_REPORT_FILE}.`) || name.startsWith(`.${VIEW_STATE_FILE}.`);
 const RECORD_FILE = 'install.json';
 const MAX_RECORD_BYTES = 64 * 1024;
 

@@ -9,6 +9,10 @@
  * The surfaces (`hermes_recall`, `hermes_complete`, `hermes_expand`, `hermes_prompt_section`) are Hermes's hook,
  * context-reference provider and prompt section, answered in src/hermes/surfaces.ts.
  *
+ * One more `tool`, `"warm_up"` with `args` `{}`, builds the caller's view ahead of its first call (docs/HERMES.md,
+ * "Warm first call"); its reply's result is `{"ok": true, "notes": <n>, "ms": <build time>}` or the `unavailable`
+ * error JSON.
+ *
  * The caller record is the only source of identity and run kind; `args` go to the tool untouched (the tool
  * validates them, so an identity-looking argument is just an unknown argument). `profile` is required (docs/HERMES.md
  * §Worker protocol lists it); the empty string means Hermes named no profile. Request lines are parsed as strict JSON
@@ -22,6 +26,18 @@ import { TOOL_NAMES } from '../tools/types.js';
 import { isNormalAbsolute } from '../trust/path.js';
 import { LineSplitter as GenericLineSplitter } from '../text/lines.js';
 import { SURFACE_NAMES, type SurfaceAnswer, type SurfaceName } from './surfaces.js';
+
+/** The request `tool` of a warm-up (docs/HERMES.md, "Warm first call"). */
+export const WARM_UP = 'warm_up';
+
+/** The result of a warm-up's reply. */
+export interface WarmUpResult {
+  ok: true;
+  /** Notes in the view it built. */
+  notes: number;
+  /** How long the build took, ms (whole). */
+  ms: number;
+}
 
 /** Longest line accepted, in bytes, without its newline (docs/HERMES.md). */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -55,7 +71,7 @@ const CallerRecord = z.strictObject({
 const Request = z.strictObject({
   v: z.literal(PROTOCOL_VERSION),
   id: RequestId,
-  tool: z.enum([...TOOL_NAMES, ...SURFACE_NAMES]),
+  tool: z.enum([...TOOL_NAMES, ...SURFACE_NAMES, WARM_UP]),
   // Present but unvalidated here: the tool answers invalid_request for bad arguments.
   args: z.unknown().refine((a) => a !== undefined, 'args missing'),
   caller: CallerRecord,
@@ -64,8 +80,8 @@ const Request = z.strictObject({
 /** A request that passed validation. */
 export interface WorkerRequest {
   id: string;
-  /** A tool, or a Hermes surface (src/hermes/surfaces.ts). */
-  tool: ToolName | SurfaceName;
+  /** A tool, a Hermes surface (src/hermes/surfaces.ts) or the warm-up. */
+  tool: ToolName | SurfaceName | typeof WARM_UP;
   args: unknown;
   caller: Caller;
 }
@@ -146,7 +162,7 @@ export function idFromPrefix(prefix: Buffer): string | undefined {
 }
 
 /** The reply line (with its newline) for a request id and a tool result (docs/TOOLS.md §Results). */
-export function replyLine(id: string, result: ToolResult | SurfaceAnswer): string {
+export function replyLine(id: string, result: ToolResult | SurfaceAnswer | WarmUpResult): string {
   return `${JSON.stringify({ v: PROTOCOL_VERSION, id, result })}\n`;
 }
 

@@ -1,8 +1,9 @@
 /**
  * `memory-bridge status`: the effective configuration of one profile home (docs/HERMES.md, docs/CLI.md).
  *
- * Reads the install record and the policy (through the same trusted read every tool call uses) and nothing else:
- * no tree walk, no root probe, no writes. `doctor` does the probing.
+ * Reads the install record, the shim's and the worker's reports in the plugin directory and the policy (through the
+ * same trusted read every tool call uses) and nothing else: no tree walk, no root probe, no writes. `doctor` does the
+ * probing.
  */
 import { remedyOf } from '../remedies.js';
 import { bridgeErrorOf } from '../trust/refusal.js';
@@ -14,6 +15,7 @@ import { readTrustedFile } from '../trust/path.js';
 import { type ApiReportState, formatApiReport, readApiReport } from './api-report.js';
 import { pluginDirOf } from './home.js';
 import { inspectPluginDir } from './install.js';
+import { readViewState, viewWarmth, type ViewWarmth } from './view-state.js';
 
 /** One limit as it applies: value, default, ceiling and whether the policy set it. */
 export interface LimitStatus {
@@ -71,6 +73,8 @@ export interface StatusReport {
   policy: PolicyStatus;
   /** Present when the policy loads. */
   runKinds?: RunKindRule;
+  /** Present when the plugin is ours: whether the profile's view is warm (view-state.ts). */
+  view?: ViewWarmth;
 }
 
 /** The state of the plugin directory, for status and doctor. */
@@ -166,6 +170,7 @@ export function collectStatus(home: string): StatusReport {
   const { status, policy } = policyStatus(home);
   const report: StatusReport = { home, policyPath: policyPath(home), plugin: pluginStatus(home), policy: status };
   if (policy !== undefined) report.runKinds = runKindRule(policy);
+  if (report.plugin.state === 'ours') report.view = viewWarmth(home, readViewState(report.plugin.dir), policy);
   return report;
 }
 
@@ -200,6 +205,7 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
     lines.push(`  worker:      ${p.node} ${p.cli} worker`);
     if (p.modified.length > 0) lines.push(`  local changes: ${p.modified.join(', ')}`);
     lines.push(...hermesApiLines(p.hermesApi).map((l, i) => (i === 0 ? `Hermes API:    ${l}` : `  ${l}`)));
+    if (report.view !== undefined) lines.push(`View:          ${report.view.line}`);
   }
   lines.push(`Policy:        ${report.policyPath}`);
   const pol = report.policy;

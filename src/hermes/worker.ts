@@ -6,18 +6,22 @@
  * serves every profile that the shim's process hosts. Identity comes only from each request's caller record.
  */
 import type { Readable, Writable } from 'node:stream';
-import { errorResult } from '../errors.js';
+import { errorResult, type ErrorResult } from '../errors.js';
 import { RemedyNotes } from '../remedies.js';
-import type { Bridge, LogEvent, ToolResult } from '../tools/types.js';
+import type { Bridge, Caller, LogEvent, ToolResult } from '../tools/types.js';
+import type { WarmOutcome } from '../tools/warm.js';
 import {
   LineSplitter,
   idFromPrefix,
   parseRequestLine,
   replyLine,
   unavailableReply,
+  WARM_UP,
   type LineEvent,
+  type WarmUpResult,
 } from './protocol.js';
 import { isSurface, runSurface } from './surfaces.js';
+import { buildingState, finishedState, type ViewState, writeViewState } from './view-state.js';
 
 export interface WorkerOptions {
   /** Request lines (the shim's pipe; stdin for the command). */
@@ -28,6 +32,31 @@ export interface WorkerOptions {
   bridge: Bridge;
   /** Operator log: one short reason code per event, never a path or content. Default: stderr. */
   log?: (line: string) => void;
+  /** Where a warm-up's record goes (default `writeViewState`: the home's plugin directory). */
+  recordViewState?: (home: string, state: ViewState) => void;
+}
+
+/**
+ * One warm-up request (src/tools/warm.ts): record that it started and how it ended (src/hermes/view-state.ts, for
+ * `status` and `doctor`), and answer `{ok, notes, ms}` or `unavailable`. Requests after it wait in the input until
+ * it is done, so a first tool call that arrives during the build is answered from the built view.
+ */
+function warmUp(
+  bridge: Bridge,
+  caller: Caller,
+  record: (home: string, state: ViewState) => void,
+): WarmUpResult | ErrorResult {
+  const home = caller.home;
+  const start = buildingState();
+  if (home !== null) record(home, start);
+  let outcome: WarmOutcome;
+  try {
+    outcome = bridge.warm?.(caller) ?? { ok: false, reason: 'internal', ms: 0 };
+  } catch {
+    outcome = { ok: false, reason: 'internal', ms: 0 };
+  }
+  if (home !== null) record(home, finishedState(start, outcome));
+  return outcome.ok ? { ok: true, notes: outcome.notes, ms: Math.round(outcome.ms) } : errorResult('unavailable');
 }
 
 /** Profile names come from the shim; keep log lines single-line and plain. */
@@ -107,6 +136,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     const { id, tool, args, caller } = outcome.request;
     if (isSurface(tool)) {
       await send(replyLine(id, runSurface(bridge, tool, args, caller, log)));
+      return;
+    }
+    if (tool === WARM_UP) {
+      await send(replyLine(id, warmUp(bridge, caller, options.recordViewState ?? writeViewState)));
       return;
     }
     let result: ToolResult;

@@ -12,6 +12,7 @@ import { RemedyNotes } from '../remedies.js';
 import { profileOf } from './caller.js';
 import { HiddenNotices } from './hidden-notices.js';
 import { runRead } from './read.js';
+import { runWarmUp, type WarmOutcome } from './warm.js';
 import { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache, runSearch } from './search.js';
 import type {
   Bridge,
@@ -175,6 +176,18 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
       return guarded('memory_bridge_read', caller, args, context, (seen) =>
         runRead(args, caller, options.rawEntryCeiling, seen),
       );
+    },
+    warm(caller): WarmOutcome {
+      const profile = profileOf(caller);
+      const who = profile === undefined ? {} : { profile };
+      const outcome = runWarmUp(
+        caller,
+        indexes,
+        (reason, detail) => emit({ tool: 'worker', reason, detail, ...who }),
+        hidden,
+      );
+      if (!outcome.ok) emit({ tool: 'worker', reason: outcome.reason, ...who });
+      return outcome;
     },
     call(tool, args, caller, context): ToolResult {
       if (tool === 'memory_bridge_search') return bridge.search(args, caller, context);

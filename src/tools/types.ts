@@ -5,6 +5,7 @@ import type { CallContext, Transport } from '../audit/record.js';
 import type { ErrorResult } from '../errors.js';
 import type { SearchHit } from '../search/types.js';
 import type { SearchSurface } from './search.js';
+import type { WarmOutcome } from './warm.js';
 
 /**
  * Who is calling (docs/POLICY.md). Comes from the host, never from tool arguments.
@@ -107,6 +108,11 @@ export interface Bridge {
   call(tool: ToolName, args: unknown, caller: Caller, context?: CallContext): ToolResult;
   /** What the bridge holds in memory now (`serve --metrics`): views (search indexes) and the notes they hold. */
   held?(): { views: number; notes: number };
+  /**
+   * Build the caller's view ahead of its first call (src/tools/warm.ts); answers nothing of the notes. Optional:
+   * only the Hermes worker asks for it (docs/HERMES.md, "Warm first call").
+   */
+  warm?(caller: Caller): WarmOutcome;
 }
 
 export interface BridgeOptions {

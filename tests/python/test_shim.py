@@ -37,6 +37,7 @@ _ENV_NAMES = (
     "MEMORY_BRIDGE_TIMEOUT",
     "HERMES_CRON_SESSION",
     "HERMES_SESSION_PLATFORM",
+    "MEMORY_BRIDGE_WARM_UP",
     stub.DELEGATED_CHILD_ENV_MARKER,
 )
 
@@ -108,6 +109,8 @@ class ShimTestCase(unittest.TestCase):
         self.shim = self.load_shim(self.home)
         # A loaded test machine can be slow to start node; only the timeout test wants a short limit.
         self.shim.CALL_TIMEOUT_SECONDS = 120.0
+        # The warm-up would start a worker behind each test's back; WarmUpTests turn it on.
+        self.shim.WARM_UP_ON_REGISTER = False
         self.shim.register(self.ctx)
         # The shim's reason codes, shown when an assertion about a result fails.
         self.reasons = _Collector()
@@ -225,8 +228,86 @@ class RegistrationTests(ShimTestCase):
         self.assertIn("\nname: memory-bridge\n", text)
         self.assertIn("\nkind: standalone\n", text)
 
-    def test_registering_starts_no_worker(self):
+    def test_registering_with_the_warm_up_off_starts_no_worker(self):
         self.assertIsNone(self.client()._worker)
+
+
+class WarmUpTests(ShimTestCase):
+    """The warm first call (docs/HERMES.md, "Warm first call"): register() starts the worker and the view's build."""
+
+    def view_state(self) -> Path:
+        return self.home / "plugins" / "memory-bridge" / "view.json"
+
+    def register_warm(self, **env) -> None:
+        os.environ.update(env)
+        self.shim.WARM_UP_ON_REGISTER = True
+        self.ctx = stub.StubContext(profile_name="default")
+        self.shim.register(self.ctx)
+
+    def wait_for_state(self, state: str, seconds: float = 120.0) -> dict:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                record = json.loads(self.view_state().read_text())
+                if record["state"] == state:
+                    return record
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() >= deadline:
+                self.fail(f"view.json never said {state}; {self.reasons}")
+            time.sleep(0.02)
+
+    def test_registering_starts_the_worker_and_builds_the_view(self):
+        self.register_warm()
+        record = self.wait_for_state("warm")
+        worker = self.client()._worker
+        self.assertIsNotNone(worker)
+        self.assertEqual(record["pid"], worker.proc.pid)
+        self.assertEqual(record["notes"], 1)  # projects/garden.md: the private note is denied
+        self.assertEqual(os.stat(self.view_state()).st_mode & 0o777, 0o600)
+        # The first call is served by that worker, from that view: no second worker, no second program check.
+        result = self.search()
+        self.assertEqual([h["id"] for h in result["results"]], ["projects/garden.md"], self.reasons)
+        self.assertIs(self.client()._worker, worker)
+        self.assertEqual(self.client().trust.full_walks, 1)
+        done = subprocess.run([NODE, str(CLI), "status", "--home", str(self.home)], capture_output=True, text=True)
+        self.assertIn(f"View:          warm: 1 notes, built at {record['finished_at']}", done.stdout, done.stderr)
+        doctor = subprocess.run([NODE, str(CLI), "doctor", "--home", str(self.home)], capture_output=True, text=True)
+        self.assertIn("[ok  ] view", doctor.stdout)
+        self.assertNotIn("view_cold", doctor.stdout)
+
+    def test_a_call_right_after_registering_waits_for_the_warm_up_in_the_same_worker(self):
+        self.register_warm()
+        result = self.search()  # sent while the warm-up is starting or building
+        self.assertEqual([h["id"] for h in result["results"]], ["projects/garden.md"], self.reasons)
+        # The worker answered the warm-up first (its reply is dropped by id), then this call: one worker for both.
+        self.assertTrue(self.reasons.wait_for("dropped a late reply"), self.reasons)
+        record = self.wait_for_state("warm")
+        self.assertEqual(record["pid"], self.client()._worker.proc.pid)
+        self.assertEqual(self.client().trust.full_walks, 1)
+
+    def test_the_environment_can_turn_the_warm_up_off(self):
+        self.register_warm(MEMORY_BRIDGE_WARM_UP="0")
+        # Decided before any thread starts: nothing to wait for.
+        self.assertIsNone(self.client()._worker)
+        self.assertFalse(self.view_state().exists())
+
+    def test_a_refused_warm_up_is_recorded_and_status_says_the_view_is_not_warm(self):
+        (self.home / "plugin-data" / "memory-bridge" / "policy.json").unlink()
+        self.register_warm()
+        record = self.wait_for_state("refused")
+        self.assertEqual(record["reason"], "policy_missing")
+        self.assertIsNone(record["notes"])
+        done = subprocess.run([NODE, str(CLI), "status", "--home", str(self.home)], capture_output=True, text=True)
+        self.assertIn("View:          not warm: the warm-up of", done.stdout)
+        self.assertIn("was refused (policy_missing)", done.stdout)
+
+    def test_a_refused_caller_gets_no_warm_up(self):
+        self.state.multiplex = True  # a multiplexed gateway with no home bound: no caller can be named
+        self.register_warm()
+        self.assertTrue(self.reasons.wait_for("no warm-up: multiplex_unbound"), self.reasons)
+        self.assertIsNone(self.client()._worker)
+        self.assertFalse(self.view_state().exists())
 
 
 class InteractiveCallTests(ShimTestCase):
@@ -730,14 +811,14 @@ class ManifestTests(ShimTestCase):
                 self.assertIsNone(loaded.error)
                 self.assertEqual(loaded.tools_registered, ["memory_bridge_search", "memory_bridge_read"])
                 self.assertEqual(loaded.tools_registered, loaded.manifest["provides_tools"])
-                if version in ("0.21.3", "0.0.0"):
-                    # And the tools work: a search dispatched the way Hermes's agent loop does reaches the worker.
-                    loaded.module.CALL_TIMEOUT_SECONDS = 120.0  # a loaded test machine can be slow to start node
-                    try:
+                try:
+                    if version in ("0.21.3", "0.0.0"):
+                        # And the tools work: a search dispatched the way Hermes's agent loop does reaches the worker.
+                        loaded.module.CALL_TIMEOUT_SECONDS = 120.0  # a loaded test machine can be slow to start node
                         raw = ctx.dispatch("memory_bridge_search", {"query": "lantern"}, task_id="t-1")
-                    finally:
-                        loaded.module._close_all()
-                    self.assertEqual([h["id"] for h in json.loads(raw)["results"]], ["projects/garden.md"], raw)
+                        self.assertEqual([h["id"] for h in json.loads(raw)["results"]], ["projects/garden.md"], raw)
+                finally:
+                    loaded.module._close_all()  # and the worker its warm-up started
 
     def test_the_gate_in_the_stub_loader_would_skip_a_floor(self):
         # The check is real: the floor this manifest once had makes the same loader skip it.

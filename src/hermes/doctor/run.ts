@@ -5,6 +5,7 @@
  *  2. `home`: an existing directory, absolute, no symbolic link on the way (checks.ts);
  *  3. `plugin` and `hermesApi`: the installed shim and what it found of the Hermes API (checks.ts; never ends the run);
  *  4. `policy`: the trusted read and strict parse, the parse problem or the first untrusted directory spelled out;
+ *     then `view`: whether the profile's view is warm (view.ts; a warning at most, never ends the run);
  *  5. `root`: the root chain by the descriptor walk from `/`, with the root's writer rule in words (rules.ts);
  *  6. `tree`: a full scan with an empty index, so every candidate is opened and checked: counts, samples and remedies
  *     of what it skipped (list.ts), the change-notification and write-check lines, and what a cut left out (cut.ts).
@@ -28,6 +29,7 @@ import { SkipSamples } from '../skip-samples.js';
 import { describeWriter, MCP_RUN_KIND_NOTE, pluginStatus, policyStatus } from '../status.js';
 import { hermesApiCheck, homeCheck, platformCheck, pluginCheck } from './checks.js';
 import { describeCut } from './cut.js';
+import { viewCheck } from './view.js';
 import { namedLines } from './list.js';
 import { DoctorReportBuilder, type DoctorResult } from './report.js';
 import { reasonOf, remedyOf } from './remedy.js';
@@ -64,6 +66,8 @@ export class DoctorRun {
     const api = hermesApiCheck(pluginStatus(home), report.details);
     if (api !== undefined) report.add(api);
     const loaded = this.policyStep();
+    const view = viewCheck(home, pluginStatus(home), loaded?.policy, report.details);
+    if (view !== undefined) report.add(view);
     // Without bindings the policy cannot have loaded (its read is a trusted one), so native is set below.
     if (loaded === undefined || native === null) return report.result();
     const rootFd = this.rootStep(loaded, native);
