@@ -20,49 +20,19 @@
  * dead terms builds a new table). Memory: per term its string, its hash, its code units (one byte each for an
  * ASCII term, two otherwise), two slots of two int32 and two int32 of `meta`; about 70 bytes for a short term.
  */
+import { finish, HASH_SEED, hashOf, isSpace, samePool, sameWide, termString, WORD_LOWER } from './term-text.js';
 import { fold, scansAsFolded, MAX_TERM_CHARS, type SpanSink, scanSpans } from './tokenize.js';
 
 /**
- * For a byte: its lowercase form when it is a word character of `tokenize`'s ASCII rules (0–9, A–Z,
- * a–z), else 0 (256 entries, so any byte indexes it).
+ * The running hash's seed as a constant of this module: read once per term, an imported binding costs a check on
+ * every read (measured: about 10 % of `ids` on the shipped corpora).
  */
-const WORD_LOWER = new Uint8Array(256);
-for (let c = 0x30; c <= 0x39; c++) WORD_LOWER[c] = c;
-for (let c = 0x61; c <= 0x7a; c++) WORD_LOWER[c] = c;
-for (let c = 0x41; c <= 0x5a; c++) WORD_LOWER[c] = c + 0x20;
+const SEED = HASH_SEED;
 
 const APOSTROPHE = 0x27;
 /** The next non-ASCII code unit, and the next ASCII whitespace (global, so `lastIndex` says where to start). */
 const NON_ASCII = /[\u0080-\uffff]/g;
 const SPACE = /[\t\n\v\f\r ]/g;
-
-/** ASCII whitespace as SPACE matches it. */
-function isSpace(c: number): boolean {
-  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
-}
-/**
- * Running hash of a term: h = h × 31 + code unit (mod 2^32) from this seed. Only a multiply-add, because the
- * ASCII scan runs it for every byte, also before V8 has optimized the scan, and there a `Math.imul` call costs
- * several times more than arithmetic; `finish` then mixes the bits.
- */
-const HASH_SEED = 0x2f9be6cc;
-
-/**
- * Final mixing of a running hash (the first half of murmur3's fmix32), so that the low bits, which pick the slot,
- * depend on every code unit. `idsOfBytes` repeats these three steps inline.
- */
-function finish(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  return h ^ (h >>> 13);
-}
-
-/** Hash of a whole term string (the same value the ASCII scan computes for the same code units). */
-function hashOf(term: string): number {
-  let h = HASH_SEED;
-  for (let k = 0; k < term.length; k++) h = (h * 31 + term.charCodeAt(k)) | 0;
-  return finish(h);
-}
 
 /**
  * Starting capacity in ids. Small on purpose: every array of the table then grows within the first few notes,
@@ -345,7 +315,7 @@ export class TermTable {
       const start = i;
       const clip = start + MAX_TERM_CHARS;
       let end = start;
-      let h = HASH_SEED;
+      let h = SEED;
       for (;;) {
         if (end < clip) {
           bytes[end++] = lower;
@@ -414,7 +384,7 @@ export class TermTable {
    * code units in place: a string is built only for a new term.
    */
   private internSpan(text: string, start: number, end: number, joined: boolean): number {
-    let h = HASH_SEED;
+    let h = SEED;
     let len = 0;
     let stop = start;
     let lowered = false;
@@ -581,47 +551,6 @@ export class TermTable {
     this.slots = slots;
     this.overflow = overflow;
   }
-}
-
-/**
- * True when the stored ASCII term at `pool[at ..]` (its length already known equal) is the code units of
- * `text[start .. stop)`, apostrophes skipped when `joined`, A–Z lowercased.
- */
-function samePool(pool: Uint8Array, at: number, text: string, start: number, stop: number, joined: boolean): boolean {
-  let k = at;
-  for (let i = start; i < stop; i++) {
-    let c = text.charCodeAt(i);
-    if (joined && (c === 0x27 || c === 0x2019)) continue;
-    if (c >= 0x41 && c <= 0x5a) c += 0x20;
-    if (pool[k++] !== c) return false;
-  }
-  return true;
-}
-
-/** `samePool` for a term with a non-ASCII code unit, stored at `wide[at ..]`. */
-function sameWide(wide: Uint16Array, at: number, text: string, start: number, stop: number, joined: boolean): boolean {
-  let k = at;
-  for (let i = start; i < stop; i++) {
-    let c = text.charCodeAt(i);
-    if (joined && (c === 0x27 || c === 0x2019)) continue;
-    if (c >= 0x41 && c <= 0x5a) c += 0x20;
-    if (wide[k++] !== c) return false;
-  }
-  return true;
-}
-
-/**
- * The term of `text[start .. stop)`: apostrophes dropped when `joined`, A–Z lowercased, as a fresh string (never
- * a slice, which would keep the note text alive).
- */
-function termString(text: string, start: number, stop: number, joined: boolean): string {
-  const codes: number[] = [];
-  for (let i = start; i < stop; i++) {
-    const c = text.charCodeAt(i);
-    if (joined && (c === 0x27 || c === 0x2019)) continue;
-    codes.push(c >= 0x41 && c <= 0x5a ? c + 0x20 : c);
-  }
-  return String.fromCharCode(...codes);
 }
 
 /** `a` copied into an Int32Array of twice its length. */
