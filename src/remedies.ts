@@ -121,6 +121,30 @@ export const OPERATOR_REMEDIES: Readonly<Record<string, string>> = Object.freeze
   parse_error: "a line was not JSON: check that nothing else writes to the server's stdin",
   invalid_message: "a line was JSON but not a JSON-RPC message: check that nothing else writes to the server's stdin",
   transport_error: 'the connection to the MCP client failed: the host may have exited; restart it',
+  // the shim's own refusals (plugin/__init__.py; tests/hermes/shim-reasons.test.ts), logged in Hermes's log
+  home_mismatch: 'the profile home changed since the plugin was registered; restart Hermes',
+  context_module_missing:
+    'a Hermes module the plugin reads the caller from could not be imported: upgrade Hermes and restart it (memory-bridge doctor shows the Hermes API the plugin found)',
+  context_helper_missing:
+    'a Hermes helper the plugin reads the caller from is missing or not callable: upgrade Hermes and restart it (memory-bridge doctor shows the Hermes API the plugin found)',
+  context_signal_conflict:
+    'Hermes gave a run-kind signal the plugin cannot read without doubt (an unexpected value or type): upgrade memory-bridge or Hermes so that they match',
+  multiplex_unbound:
+    'this multiplexed gateway call has no profile home bound to it, so no caller can be named: bind the session to a profile, or update Hermes',
+  plugin_host_process:
+    'Hermes runs plugins in a separate host process, where the caller cannot be told: turn plugin-host isolation off for memory-bridge, or use memory-bridge mcp (docs/HOSTS.md)',
+  install_record_missing: 'install.json is missing: run memory-bridge install --home <home>, then restart Hermes',
+  install_record_invalid:
+    'install.json is damaged: run memory-bridge install --force --home <home>, then restart Hermes',
+  worker_start_failed:
+    'the worker could not be started (the node binary or CLI recorded at install time gone?): run memory-bridge doctor --home <home>, then memory-bridge install again',
+  worker_crashed:
+    "the worker exited; it is started again on the next call. If it keeps happening, read the lines starting with worker: in Hermes's log",
+  worker_timeout:
+    'the worker did not answer in time (a first search of a large tree takes longest): raise the timeout (memory-bridge install --timeout SECONDS, or MEMORY_BRIDGE_TIMEOUT) or narrow allow',
+  worker_busy:
+    'earlier calls kept the worker busy for the whole timeout: raise the timeout (memory-bridge install --timeout SECONDS, or MEMORY_BRIDGE_TIMEOUT)',
+  request_too_large: 'the tool arguments were over 1 MiB: nothing to fix here unless it keeps happening',
   // the worker's line protocol (docs/HERMES.md §Worker protocol): only a shim that does not match this worker sends these
   not_json: REASON_REMEDIES.worker_protocol,
   duplicate_key: REASON_REMEDIES.worker_protocol,

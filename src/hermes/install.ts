@@ -1,7 +1,8 @@
 /**
  * Install and uninstall the Hermes plugin directory `<home>/plugins/memory-bridge/` (docs/HERMES.md §Install).
  *
- * The directory holds `plugin.yaml` and `__init__.py` (copied from the package's `plugin/`) and `install.json`:
+ * The directory holds `plugin.yaml`, `__init__.py` and `tools.json` (copied from the package's `plugin/`) and
+ * `install.json`:
  *
  *   {"marker": "memory-bridge-plugin", "version": "<package version>", "node": "<absolute node binary>",
  *    "cli": "<absolute dist/src/cli/main.js>", "files": {"plugin.yaml": "<sha256>", "__init__.py": "<sha256>"},
@@ -27,7 +28,7 @@ import { VIEW_STATE_FILE } from './view-state.js';
 /** The `marker` value in install.json (the shim checks the same string). */
 export const INSTALL_MARKER = 'memory-bridge-plugin';
 /** Files copied from the package's plugin/ directory. */
-export const PLUGIN_FILES = ['plugin.yaml', '__init__.py'] as const;
+export const PLUGIN_FILES = ['plugin.yaml', '__init__.py', 'tools.json'] as const;
 /**
  * Entries Python, Hermes, the shim or the worker add to a plugin directory on their own (not local changes): the
  * bytecode cache, the shim's report of the Hermes API it found (see api-report.ts) and the worker's record of its

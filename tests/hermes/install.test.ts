@@ -57,7 +57,7 @@ test('install › writes the plugin with owner-only modes and an install record 
   t.is(r.code, 0, r.stderr);
   const dir = path.join(home, 'plugins', 'memory-bridge');
   t.is(fs.statSync(dir).mode & 0o777, 0o700);
-  t.deepEqual(fs.readdirSync(dir).sort(), ['__init__.py', 'install.json', 'plugin.yaml']);
+  t.deepEqual(fs.readdirSync(dir).sort(), ['__init__.py', 'install.json', 'plugin.yaml', 'tools.json']);
   for (const f of fs.readdirSync(dir)) t.is(fs.statSync(path.join(dir, f)).mode & 0o777, 0o600, f);
   t.deepEqual(
     fs.readFileSync(path.join(dir, '__init__.py')),
@@ -148,11 +148,11 @@ test('install › a catalog copy of exactly our plugin files (no install record)
   // What `hermes plugins install memory-bridge` leaves: the plugin directory of this repository, no install.json.
   const home = freshHome();
   const dir = mkdirs(home, 'plugins/memory-bridge');
-  for (const name of ['plugin.yaml', '__init__.py'])
+  for (const name of ['plugin.yaml', '__init__.py', 'tools.json'])
     fs.copyFileSync(path.join(repo, 'plugin', name), path.join(dir, name));
   const r = run('install', '--home', home);
   t.is(r.code, 0, r.stderr);
-  t.deepEqual(fs.readdirSync(dir).sort(), ['__init__.py', 'install.json', 'plugin.yaml']);
+  t.deepEqual(fs.readdirSync(dir).sort(), ['__init__.py', 'install.json', 'plugin.yaml', 'tools.json']);
   t.is(JSON.parse(fs.readFileSync(path.join(dir, 'install.json'), 'utf8')).marker, 'memory-bridge-plugin');
   t.is(run('install', '--home', home).code, 0, 'and again: unchanged');
 });
@@ -160,7 +160,7 @@ test('install › a catalog copy of exactly our plugin files (no install record)
 test('install › a catalog copy with other entries needs --force; one with an edited file is foreign', (t) => {
   const home = freshHome();
   const dir = mkdirs(home, 'plugins/memory-bridge');
-  for (const name of ['plugin.yaml', '__init__.py'])
+  for (const name of ['plugin.yaml', '__init__.py', 'tools.json'])
     fs.copyFileSync(path.join(repo, 'plugin', name), path.join(dir, name));
   fs.writeFileSync(path.join(dir, 'notes.txt'), 'kept until forced\n');
   const refused = run('install', '--home', home);
