@@ -36,6 +36,7 @@ import {
 } from '../tools/schemas.js';
 import { TOOL_NAMES, type Bridge, type Caller, type ToolName, type ToolResult } from '../tools/types.js';
 import { protocolVersionOf } from './protocol-version.js';
+import { DeferredBridge } from './deferred-bridge.js';
 import { argumentsOf } from './raw-arguments.js';
 import { LineTransport } from './stdio.js';
 
@@ -43,10 +44,11 @@ export interface McpServerOptions {
   /** Who every call is made as: fixed at launch from `--home`/`HERMES_HOME` and `--run-kind` (docs/POLICY.md). */
   caller: Caller;
   /**
-   * What answers the tool calls. A promise while it still loads (`memory-bridge mcp` answers `initialize` and
-   * `tools/list` meanwhile); a tool call waits for it, and one that cannot be loaded answers `unavailable`.
+   * What answers the tool calls. A `DeferredBridge` (`memory-bridge mcp`) is loaded once `tools/list` has been
+   * answered or at the first tool call, whichever comes first; a tool call waits for it, and one that cannot be
+   * loaded answers `unavailable`.
    */
-  bridge: Bridge | Promise<Bridge>;
+  bridge: Bridge | DeferredBridge;
   /** Reported to the client as the server version (package.json). */
   version: string;
   /** Operator log sink for the server's own reason codes (default: one line on stderr). */
@@ -198,16 +200,18 @@ export function createMcpServer(opts: McpServerOptions): Server {
     throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'Server not initialized: send initialize first');
   };
   const tools = opts.tools ?? TOOLS;
+  const bridge = opts.bridge;
   server.setRequestHandler('tools/list', () => {
     requireInitialized();
+    if (bridge instanceof DeferredBridge) bridge.loadSoon();
     return { tools: [...tools] };
   });
-  const bridge = opts.bridge;
   server.setRequestHandler('tools/call', (request, ctx) => {
     requireInitialized();
     const protocolVersion = protocolVersionOf(server, ctx);
-    if (!(bridge instanceof Promise)) return handleToolCall(request.params, bridge, opts.caller, log, protocolVersion);
-    return bridge.then(
+    if (!(bridge instanceof DeferredBridge))
+      return handleToolCall(request.params, bridge, opts.caller, log, protocolVersion);
+    return bridge.get().then(
       (loaded) => handleToolCall(request.params, loaded, opts.caller, log, protocolVersion),
       () => {
         log('internal');
@@ -224,24 +228,22 @@ export function createMcpServer(opts: McpServerOptions): Server {
  * The SDK's `serveStdio` picks the era from the opening message (`initialize`: 2025-11-25, pinned for the
  * connection; a request with the 2026-07-28 envelope: modern) and builds one server for it from our factory, over
  * `LineTransport` (linear framing, 1 MiB line cap). Every call is made as `opts.caller`; a bad call or a bad line
- * is answered and the server keeps serving. With `opts.bridge` still loading, `initialize`, `ping` and
- * `tools/list` are answered at once and tool calls wait for it; every request read before the input ends is
- * answered.
+ * is answered and the server keeps serving. With a `DeferredBridge`, `initialize`, `ping` and `tools/list` are
+ * answered without loading it, tool calls wait for it, and every request read before the input ends is answered.
  */
 export async function runMcpServer(opts: McpServerOptions): Promise<void> {
   const log = opts.log ?? ((reason: string) => process.stderr.write(`memory-bridge: server ${reason}\n`));
-  const loading = opts.bridge instanceof Promise ? opts.bridge : null;
-  // A bridge that fails to load is answered per call (`unavailable`); here it only must not go unhandled.
-  loading?.catch(() => log('internal'));
-  // Input that ends while the bridge still loads: the calls read so far wait for it, and are answered before the
-  // transport closes (their answers follow in the same turn of the event loop as the bridge settling).
+  const deferred = opts.bridge instanceof DeferredBridge ? opts.bridge : null;
+  // Input that ends before the bridge is loaded: it is loaded then (the start check line comes with it), and the
+  // calls read so far, which wait for it, are answered before the transport closes (their answers follow in the
+  // same turn of the event loop as the load settling).
   const beforeClose = async (): Promise<void> => {
-    await loading?.catch(() => undefined);
+    await deferred?.get().catch(() => undefined);
     await new Promise<void>((resolve) => setImmediate(resolve));
   };
   const transport = new LineTransport(process.stdin, process.stdout, {
     log,
-    ...(loading === null ? {} : { beforeClose }),
+    ...(deferred === null ? {} : { beforeClose }),
   });
   serveStdio((ctx) => createMcpServer({ ...opts, log, requireInitialize: ctx.era === 'legacy' }), {
     transport,

@@ -1,6 +1,7 @@
 /**
  * `memory-bridge mcp`: serve the two tools over MCP stdio (docs/TOOLS.md, docs/POLICY.md, docs/CLI.md).
  */
+import { DeferredBridge } from '../../server/deferred-bridge.js';
 import { runMcpServer } from '../../server/mcp.js';
 import type { Bridge, Caller } from '../../tools/types.js';
 import { parseArgs, stringFlag, UsageError } from '../args.js';
@@ -8,10 +9,10 @@ import { callerFromFlags, EXIT, packageVersion, type Command } from '../command.
 import { CALLER_FLAGS, CALLER_FLAGS_HELP } from './caller-flags.js';
 
 /**
- * The bridge of this server, loaded while the server already answers `initialize` and `tools/list` (its modules
- * are about as much to load as the SDK's; docs/BENCHMARKS.md §Spawn to tools/list). Once loaded, and before any
- * tool call is answered, the start check runs: when a call as this home and run kind would be refused, one line
- * on stderr names the reason and what to do.
+ * The bridge of this server, loaded once the server has answered the host's `tools/list` or at the first tool
+ * call (`DeferredBridge`: its modules are about as much to load as the SDK's). The start check runs with the
+ * load, before any tool call is answered: when a call as this home and run kind would be refused, one line on
+ * stderr names the reason and what to do.
  */
 async function loadBridge(caller: Caller): Promise<Bridge> {
   const [{ createBridge }, { refusalAtStart }, { remedyOf }] = await Promise.all([
@@ -39,8 +40,9 @@ at launch; nothing a tool call sends can change it.
 
 ${CALLER_FLAGS_HELP}
 
-At start, when a call as this home and run kind would be refused (no home, a policy that does not load, a run
-kind the policy does not serve), one line on stderr names the reason and what to do. stdout carries only MCP
+At start (once the host has listed the tools, or at its first tool call), when a call as this home and run kind
+would be refused (no home, a policy that does not load, a run kind the policy does not serve), one line on stderr
+names the reason and what to do. stdout carries only MCP
 messages; operator logs (short reason codes, each with its remedy the first time it appears) go to stderr.`,
   async run(argv) {
     const parsed = parseArgs(argv, CALLER_FLAGS);
@@ -48,7 +50,11 @@ messages; operator logs (short reason codes, each with its remedy the first time
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
     const { caller, warning } = callerFromFlags(stringFlag(parsed, 'home'), stringFlag(parsed, 'run-kind'));
     if (warning !== undefined) process.stderr.write(`memory-bridge mcp: ${warning}\n`);
-    await runMcpServer({ caller, bridge: loadBridge(caller), version: packageVersion() });
+    const bridge = new DeferredBridge(
+      () => loadBridge(caller),
+      () => process.stderr.write('memory-bridge: server internal\n'),
+    );
+    await runMcpServer({ caller, bridge, version: packageVersion() });
     return EXIT.OK;
   },
 };
