@@ -366,7 +366,7 @@ export function renderColdstart(sections: ColdstartSection[]): string {
   for (const s of sections) {
     lines.push(
       '',
-      `${s.notes.toLocaleString('en-US')} notes, ${s.runs} fresh processes per side` +
+      `${s.notes.toLocaleString('en-US')} notes, ${s.runs} fresh process${s.runs === 1 ? '' : 'es'} per side` +
         (s.qmd === null ? ` (qmd not measured: ${s.qmdWhy ?? 'skipped'})` : '') +
         (s.qmdIndexMs !== null ? `; qmd built its index in ${fmt(s.qmdIndexMs)} ms before the run` : '') +
         ':',
