@@ -15,6 +15,7 @@ import type { Caller } from '../src/tools/types.js';
 import { QUERIES, seedFor } from './config.js';
 import { generateCorpus, type Vocabulary } from './corpus.js';
 import { median } from './stats.js';
+import type { Sample } from './timed-search.js';
 
 /** Rounds of each measurement (each round alternates which kind runs first). */
 const ROUNDS = 31;
@@ -33,11 +34,6 @@ export interface RecallSection {
   /** Rounds whose recall gave text (a query matching nothing recalls nothing). */
   recalled: number;
   pass: boolean;
-}
-
-interface Sample {
-  ms: number;
-  cpuMs: number;
 }
 
 function timed(run: () => unknown): Sample {

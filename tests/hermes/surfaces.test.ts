@@ -1,5 +1,4 @@
 import test from 'ava';
-import fs from 'node:fs';
 import path from 'node:path';
 import { frameNotes } from '../../src/hermes/framing.js';
 import { SECTION_TEXT } from '../../src/hermes/prompt-section.js';
@@ -124,17 +123,6 @@ test('recall › each run kind: cron and subagents only when the policy opts the
     const context = surface('hermes_recall', { message: 'lantern garden' }, caller(home(extra), kind)).context;
     t.is(context !== null, recalled, JSON.stringify([kind, extra]));
   }
-});
-
-test('recall › a note edited to untrusted between turns is not recalled', (t) => {
-  const notes = mkdirs(tmp, 'edited');
-  const file = writeNote(notes, 'projects/orchard.md', '# Orchard\n\nThe quince orchard is pruned in March.\n');
-  const h = makeHome(tmp, { version: 1, root: notes, allow: ['**'], recall: { enabled: true } }, 'home-edited').home;
-  t.true(surface('hermes_recall', { message: 'quince orchard' }, caller(h)).context!.includes('projects/orchard.md'));
-  fs.chmodSync(file, 0o666);
-  t.is(surface('hermes_recall', { message: 'quince orchard' }, caller(h)).context, null);
-  fs.chmodSync(file, 0o600);
-  t.truthy(surface('hermes_recall', { message: 'quince orchard' }, caller(h)).context);
 });
 
 test('recall › a note cannot forge the boundary or the end of the frame', (t) => {
