@@ -94,7 +94,7 @@ export async function runAudit(
     const on = await connect(process.execPath, serverArgs(audited));
     try {
       for (const s of [off, on]) for (let i = 0; i < 2; i++) await timedSearch(s, QUERIES[i]!);
-      const rounds = quick ? 12 : 60;
+      const rounds = quick ? 12 : 100;
       const samples = { on: [] as number[], off: [] as number[] };
       const cpu0 = { on: cpuMsOf(on.pid), off: cpuMsOf(off.pid) };
       for (let r = 0; r < rounds; r++) {
@@ -128,7 +128,7 @@ export async function runAudit(
         p50Ratio: sides.on.p50Ms / sides.off.p50Ms,
         rssRatio,
         records,
-        scans: runAuditScans(own, SCAN_RECORDS, log),
+        scans: await runAuditScans(own, SCAN_RECORDS, log),
       };
     } finally {
       await disconnect(on).catch(() => undefined);

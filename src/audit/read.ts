@@ -1,21 +1,19 @@
 /**
  * Reading a profile's audit trail for the operator (`memory-bridge audit`, docs/AUDIT.md §Asking the trail): the
  * directory through the trusted walk, each file opened relative to it without following a link, read in fixed
- * 4 MiB chunks and split into lines, so memory stays flat whatever the trail's size: one pass, each byte read once.
- * No lock is taken: a writer's one write(2) per record means a reader sees whole records, and a last line without
- * its newline (a write in progress) is not read. A line longer than a chunk (longer than any record a writer makes,
- * MAX_RECORD_BYTES) is skipped to its newline and reported once, never buffered.
+ * 4 MiB chunks and split into lines (chunks.ts), so memory stays flat whatever the trail's size: one pass, each
+ * byte read once. No lock is taken: a writer's one write(2) per record means a reader sees whole records, and a
+ * last line without its newline (a write in progress) is not read.
  */
-import fs from 'node:fs';
 import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { openTrustedDir } from '../trust/path.js';
 import { closeQuietly } from '../trust/walk.js';
+import { CHUNK_BYTES, chunksOf } from './chunks.js';
 import { auditDirOf, type AuditFileName } from './files.js';
 import { listAuditFiles } from './writer.js';
 
-/** Bytes read at a time; more than MAX_RECORD_BYTES (src/audit/writer.ts), so every record fits in one chunk. */
-export const CHUNK_BYTES = 4 << 20;
+export { CHUNK_BYTES };
 
 /** Where one line is: the file's name and its 1-based line number. */
 export interface LinePlace {
@@ -94,46 +92,4 @@ function requireNative(): Native {
   const native = getNative();
   if (native === null) throw new Error('memory-bridge audit needs the native bindings of Linux or macOS');
   return native;
-}
-
-/**
- * The whole lines of `fd` into `sink`, through `buf` (CHUNK_BYTES): each byte is read once and scanned for line
- * ends about once; the bytes after the last `\n` of a chunk move to the front for the next read. A trailing partial
- * line (a write in progress) is left out.
- */
-function chunksOf(fd: number, buf: Buffer, sink: TrailSink): void {
-  let have = 0;
-  // True while skipping the rest of an overlong line, up to its `\n`.
-  let skipping = false;
-  for (;;) {
-    const got = fs.readSync(fd, buf, have, buf.length - have, null);
-    if (got === 0) return;
-    let from = 0;
-    if (skipping) {
-      const nl = buf.indexOf(0x0a, have);
-      if (nl < 0 || nl >= have + got) {
-        have = 0;
-        continue;
-      }
-      skipping = false;
-      from = nl + 1;
-    }
-    const filled = have + got;
-    const last = buf.lastIndexOf(0x0a, filled - 1);
-    if (last < from) {
-      // No line end in the buffer's bytes since `from`: a full buffer is an overlong line.
-      if (from === 0 && filled === buf.length) {
-        sink.overlong?.();
-        skipping = true;
-        have = 0;
-      } else {
-        buf.copy(buf, 0, from, filled);
-        have = filled - from;
-      }
-      continue;
-    }
-    sink.lines(buf, from, last + 1);
-    buf.copy(buf, 0, last + 1, filled);
-    have = filled - last - 1;
-  }
 }

@@ -1,13 +1,24 @@
 /**
- * `memory-bridge audit verify` (docs/AUDIT.md §Tamper evidence): one linear pass over a home's trail that checks
- * every chain link, each record's `prev` against the SHA-256 of the line before it, across file boundaries. The
- * pass works on the raw chunks of `readTrail`: no line is copied, parsed or decoded; per record it costs one
- * newline search, a check of the fixed tail `,"prev":"<64 hex>"}` every writer ends a record with, one compare of
- * 64 bytes, and one SHA-256 of the line (`lineHash`, the one-shot hash where Node has it). Memory stays one chunk.
+ * `memory-bridge audit verify` (docs/AUDIT.md §Tamper evidence): every chain link of a home's trail, each record's
+ * `prev` against the SHA-256 of the line before it, across file boundaries. Each file is checked in one linear pass
+ * (chain.ts: per record a tail check, a 64-byte compare and one SHA-256; memory one 4 MiB chunk per thread), and
+ * the files' results are linked in record order (`joinChains`). A trail of PARALLEL_FILES files or more is checked
+ * by up to MAX_THREADS threads taking files one at a time (hashing is nearly all the work, and records of different
+ * files are independent); a smaller one on the calling thread. Either way the answer is the same. Each file is
+ * opened (relative to the judged directory, no link followed) only when its turn comes and closed when it is done,
+ * so at most one descriptor per thread is open.
  */
-import { GENESIS } from './files.js';
-import { readTrail, type LinePlace } from './read.js';
-import { lineHash } from './record.js';
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { getNative } from '../../native/index.js';
+import type { Native } from '../../native/types.js';
+import { openTrustedDir } from '../trust/path.js';
+import { closeQuietly } from '../trust/walk.js';
+import { type Break, checkFile, type FileChain, joinChains } from './chain.js';
+import { auditDirOf, GENESIS } from './files.js';
+import type { LinePlace } from './read.js';
+import type { VerifyTask } from './verify-worker.js';
+import { listAuditFiles } from './writer.js';
 
 /** What `verifyTrail` found. */
 export interface VerifyReport {
@@ -17,99 +28,121 @@ export interface VerifyReport {
   /** The `prev` of the first record read: GENESIS, or the hash of a record in a file retention has removed. */
   start: string | null;
   /** The first record whose `prev` is not the SHA-256 of the record before it (or is not a record at all). */
-  broken?: LinePlace & { why: 'not_a_record' | 'chain' };
+  broken?: LinePlace & { why: Break };
 }
 
-/** The record tail: `,"prev":"` (9 bytes), 64 hex digits, `"}` (2 bytes). */
-const PREV = Buffer.from(',"prev":"', 'latin1');
-const TAIL = PREV.length + 64 + 2;
+/** Trails of this many files or more are checked on several threads (4 files of the default 16 MiB: 64 MiB). */
+export const PARALLEL_FILES = 4;
+/** Most verify threads. */
+export const MAX_THREADS = 4;
 
-/** True when `b[from..from+64)` are lower-case hex digits. */
-function isHex64(b: Buffer, from: number): boolean {
-  for (let i = from; i < from + 64; i++) {
-    const c = b[i]!;
-    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
-  }
-  return true;
+/** The verify options (tests force either path). */
+export interface VerifyOptions {
+  /** Threads to use: 0 checks on the calling thread; default: by the trail's size and the machine's cores. */
+  threads?: number;
 }
 
-/** The chain check as it walks the trail; the first broken record ends it (later lines are only counted). */
-class ChainCheck {
-  records = 0;
-  start: string | null = null;
-  broken: VerifyReport['broken'];
-  private file = '';
-  private line = 0;
-  /** The hex SHA-256 of the last record, as bytes; `hasExpected` is false before the first record. */
-  private readonly expected = Buffer.alloc(64);
-  private hasExpected = false;
+function requireNative(): Native {
+  const native = getNative();
+  if (native === null) throw new Error('memory-bridge audit needs the native bindings of Linux or macOS');
+  return native;
+}
 
-  enter(name: string): void {
-    this.file = name;
-    this.line = 0;
-  }
+/** Opens the audit file `name` of the judged directory `dirFd` when its turn comes. */
+type Opener = (name: string) => number;
 
-  lines(chunk: Buffer, start: number, end: number): void {
-    for (let at = start; at < end; ) {
-      const nl = chunk.indexOf(0x0a, at);
-      this.records++;
-      this.line++;
-      if (this.broken === undefined) {
-        const wrong = this.one(chunk, at, nl);
-        if (wrong !== null) this.breakHere(wrong);
+/** Each file checked on this thread, in order. */
+function checkHere(names: readonly string[], open: Opener, native: Native): FileChain[] {
+  return names.map((name) => {
+    const fd = open(name);
+    try {
+      return checkFile(fd);
+    } finally {
+      closeQuietly(native, fd);
+    }
+  });
+}
+
+/** Each file checked by `threads` worker threads, each taking the next file as it finishes one. */
+function checkOnThreads(names: readonly string[], open: Opener, native: Native, threads: number): Promise<FileChain[]> {
+  const results = new Array<FileChain>(names.length);
+  const fds = new Map<number, number>();
+  let next = 0;
+  let done = 0;
+  let settled = false;
+  return new Promise((resolve, reject) => {
+    const workers: Worker[] = [];
+    const stop = (err?: Error): void => {
+      if (settled) return;
+      settled = true;
+      for (const w of workers) void w.terminate();
+      for (const fd of fds.values()) closeQuietly(native, fd);
+      if (err === undefined) resolve(results);
+      else reject(err);
+    };
+    const give = (w: Worker): void => {
+      if (next >= names.length) return;
+      const index = next++;
+      let fd: number;
+      try {
+        fd = open(names[index]!);
+      } catch (err) {
+        stop(err as Error);
+        return;
       }
-      at = nl + 1;
+      fds.set(index, fd);
+      const task: VerifyTask = { index, fd };
+      w.postMessage(task);
+    };
+    for (let i = 0; i < threads; i++) {
+      const w = new Worker(new URL('./verify-worker.js', import.meta.url), { stdout: true, stderr: true });
+      workers.push(w);
+      w.on('message', (m: { index: number; chain?: FileChain; error?: string }) => {
+        const fd = fds.get(m.index);
+        fds.delete(m.index);
+        if (fd !== undefined) closeQuietly(native, fd);
+        if (m.chain === undefined) return stop(new Error(`audit verify: reading a file failed (${m.error})`));
+        results[m.index] = m.chain;
+        if (++done === names.length) return stop();
+        give(w);
+      });
+      w.on('error', (err) => stop(err));
+      give(w);
     }
-  }
-
-  overlong(): void {
-    this.records++;
-    this.line++;
-    this.breakHere('not_a_record');
-  }
-
-  /** Check the record `chunk[at..nl)` and take its hash; what is wrong with it, or null. */
-  private one(chunk: Buffer, at: number, nl: number): 'not_a_record' | 'chain' | null {
-    const tail = nl - TAIL;
-    const prevAt = tail + PREV.length;
-    if (tail <= at || chunk[at] !== 0x7b || chunk[nl - 1] !== 0x7d || chunk[nl - 2] !== 0x22) return 'not_a_record';
-    for (let i = 0; i < PREV.length; i++) if (chunk[tail + i] !== PREV[i]) return 'not_a_record';
-    if (!this.hasExpected) {
-      // The first record: its prev may name a record retention removed, so it only has to be 64 hex digits (each
-      // later prev must equal the hex digits of a hash, which the compare below checks).
-      if (!isHex64(chunk, prevAt)) return 'not_a_record';
-      this.start = chunk.toString('latin1', prevAt, prevAt + 64);
-      this.hasExpected = true;
-    } else if (chunk.compare(this.expected, 0, 64, prevAt, prevAt + 64) !== 0) {
-      return 'chain';
-    }
-    this.expected.write(lineHash(chunk.subarray(at, nl)), 0, 64, 'latin1');
-    return null;
-  }
-
-  private breakHere(why: 'not_a_record' | 'chain'): void {
-    if (this.broken === undefined) this.broken = { file: this.file, line: this.line, why };
-  }
+  });
 }
 
 /**
  * Check every chain link of `home`'s trail: each record's `prev` must be the SHA-256 of the line before it, across
  * file boundaries; the first record of the oldest file kept may chain to a removed file (its `prev` is reported as
- * `start`). Linear in the trail's bytes; memory is one read chunk.
+ * `start`). Linear in the trail's bytes; memory is one read chunk per thread.
  *
  * @returns the report; `broken` names the first record (file, 1-based line) that is not a record or not chained
- * @throws what `readTrail` throws (a missing or untrusted audit directory)
+ * @throws BridgeError (the trust walk's reasons) when the directory is missing or untrusted; an Error when a read
+ *   fails
  */
-export function verifyTrail(home: string): VerifyReport {
-  const check = new ChainCheck();
-  const { dir, files } = readTrail(home, {
-    file: (name) => check.enter(name),
-    lines: (chunk, start, end) => check.lines(chunk, start, end),
-    overlong: () => check.overlong(),
-  });
-  const report: VerifyReport = { dir, files: files.length, records: check.records, start: check.start };
-  if (check.broken !== undefined) report.broken = check.broken;
-  return report;
+export async function verifyTrail(home: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const native = requireNative();
+  const dir = auditDirOf(home);
+  const dirFd = openTrustedDir(dir, 'policy_dir', native);
+  try {
+    const names = listAuditFiles(native, dirFd).map((f) => f.name);
+    const open: Opener = (name) => native.openFileAt(dirFd, name);
+    const threads =
+      options.threads ??
+      (names.length >= PARALLEL_FILES ? Math.min(MAX_THREADS, os.availableParallelism(), names.length) : 0);
+    const chains =
+      threads > 0 && names.length > 0
+        ? await checkOnThreads(names, open, native, threads)
+        : checkHere(names, open, native);
+    const joined = joinChains(chains);
+    const report: VerifyReport = { dir, files: names.length, records: joined.records, start: joined.start };
+    if (joined.broken !== undefined)
+      report.broken = { file: names[joined.broken.file]!, line: joined.broken.line, why: joined.broken.why };
+    return report;
+  } finally {
+    closeQuietly(native, dirFd);
+  }
 }
 
 export { GENESIS };

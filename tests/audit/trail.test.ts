@@ -70,7 +70,7 @@ test('trail › audit off writes nothing at all', (t) => {
   t.false(fs.existsSync(auditDir(w)));
 });
 
-test('trail › one record per call: what was released, refusals with their reason, never the query or a hidden id', (t) => {
+test('trail › one record per call: what was released, refusals with their reason, never the query or a hidden id', async (t) => {
   const w = world({ enabled: true, queries: 'hmac' });
   const bridge = createBridge({ log: () => undefined, transport: 'stdio' });
   const found = bridge.call('memory_bridge_search', { query: 'garden rain' }, w.caller, {
@@ -123,15 +123,15 @@ test('trail › one record per call: what was released, refusals with their reas
   // The chain: each prev is the SHA-256 of the line before it.
   const ls = lines(w);
   for (let i = 1; i < ls.length; i++) t.is(rs[i]!.prev, lineHash(Buffer.from(ls[i - 1]!)));
-  t.like(verifyTrail(w.home), { records: 7, start: GENESIS, files: 1 });
-  t.is(verifyTrail(w.home).broken, undefined);
+  t.like(await verifyTrail(w.home), { records: 7, start: GENESIS, files: 1 });
+  t.is((await verifyTrail(w.home)).broken, undefined);
   const st = fs.statSync(path.join(auditDir(w), files(w)[0]!));
   t.is(st.mode & 0o777, 0o600);
   t.is(fs.statSync(auditDir(w)).mode & 0o777, 0o700);
   t.is(fs.statSync(path.join(w.home, 'plugin-data', 'memory-bridge', 'audit.key')).mode & 0o777, 0o600);
 });
 
-test('trail › rotation across midnight (injected clock), by size, and retention keep the chain whole', (t) => {
+test('trail › rotation across midnight (injected clock), by size, and retention keep the chain whole', async (t) => {
   const w = world({ enabled: true, max_file_bytes: 65_536, retain_days: 2 });
   let now = Date.parse('2026-03-01T23:59:59.000Z');
   const bridge = createBridge({ log: () => undefined, clock: () => now });
@@ -144,19 +144,28 @@ test('trail › rotation across midnight (injected clock), by size, and retentio
   const day2 = files(w).filter((f) => f.startsWith('audit-2026-03-02'));
   t.true(day2.length >= 3, day2.join(','));
   for (const f of files(w)) t.true(fs.statSync(path.join(auditDir(w), f)).size <= 65_536);
-  t.like(verifyTrail(w.home), { records: 302, start: GENESIS });
-  t.is(verifyTrail(w.home).broken, undefined);
+  t.like(await verifyTrail(w.home), { records: 302, start: GENESIS });
+  t.is((await verifyTrail(w.home)).broken, undefined);
   // Retention: three days later the first day's file goes when the new day's file starts; the chain still verifies.
   now = Date.parse('2026-03-04T00:00:01.000Z');
   t.true(bridge.search({ query: 'garden' }, w.caller).ok);
   t.false(files(w).includes('audit-2026-03-01.000001.jsonl'));
-  const report = verifyTrail(w.home);
+  const report = await verifyTrail(w.home);
   t.is(report.broken, undefined);
   t.is(report.records, 302);
   t.not(report.start, GENESIS, 'the oldest kept record chains to the removed file');
+  // On threads or on one, the same report; a link broken between two files is named at the second file's line 1.
+  t.deepEqual(await verifyTrail(w.home, { threads: 2 }), await verifyTrail(w.home, { threads: 0 }));
+  const kept = files(w);
+  const first = path.join(auditDir(w), kept[0]!);
+  const ls = fs.readFileSync(first, 'utf8').split('\n');
+  ls[ls.length - 2] = ls[ls.length - 2]!.replace('"memory_bridge.outcome":"ok"', '"memory_bridge.outcome":"OK"');
+  fs.writeFileSync(first, ls.join('\n'));
+  for (const threads of [0, 2])
+    t.like(await verifyTrail(w.home, { threads }), { records: 302, broken: { file: kept[1], line: 1, why: 'chain' } });
 });
 
-test('verify › names the first broken record', (t) => {
+test('verify › names the first broken record', async (t) => {
   const w = world();
   const bridge = createBridge({ log: () => undefined });
   for (let i = 0; i < 5; i++) bridge.search({ query: 'garden' }, w.caller);
@@ -164,10 +173,10 @@ test('verify › names the first broken record', (t) => {
   const ls = fs.readFileSync(file, 'utf8').split('\n');
   ls[2] = ls[2]!.replace('"memory_bridge.outcome":"ok"', '"memory_bridge.outcome":"OK"');
   fs.writeFileSync(file, ls.join('\n'));
-  t.like(verifyTrail(w.home).broken, { file: files(w)[0], line: 4, why: 'chain' });
+  t.like((await verifyTrail(w.home)).broken, { file: files(w)[0], line: 4, why: 'chain' });
 });
 
-test('verify › a line longer than any record is named, never buffered; a half-written last line is not read', (t) => {
+test('verify › a line longer than any record is named, never buffered; a half-written last line is not read', async (t) => {
   const w = world();
   const bridge = createBridge({ log: () => undefined });
   for (let i = 0; i < 3; i++) bridge.search({ query: 'garden' }, w.caller);
@@ -175,13 +184,13 @@ test('verify › a line longer than any record is named, never buffered; a half-
   const whole = fs.readFileSync(file, 'utf8');
   // A partial last line (a write in progress) is left out: the chain is whole and three records are read.
   fs.appendFileSync(file, '{"time":"2026');
-  t.like(verifyTrail(w.home), { records: 3, broken: undefined });
+  t.like(await verifyTrail(w.home), { records: 3, broken: undefined });
   t.is(queryTrail(w.home, {}, () => undefined).scanned, 3);
   // A 5 MiB line (more than a read chunk) between records 2 and 3: verify names it as line 3, the query skips it.
   const ls = whole.split('\n');
   ls.splice(2, 0, 'x'.repeat(CHUNK_BYTES + 1024));
   fs.writeFileSync(file, ls.join('\n'));
-  t.like(verifyTrail(w.home), { records: 4, broken: { file: files(w)[0], line: 3, why: 'not_a_record' } });
+  t.like(await verifyTrail(w.home), { records: 4, broken: { file: files(w)[0], line: 3, why: 'not_a_record' } });
   let seen = 0;
   queryTrail(w.home, {}, () => seen++);
   t.is(seen, 3);
@@ -207,7 +216,7 @@ test('fail closed › an untrusted audit directory answers unavailable and logs 
   t.is(fs.readFileSync(`${current}.moved`, 'utf8').split('\n').length, 2);
 });
 
-test('fail closed › a full disk answers unavailable with audit_unwritable and leaves no half record', (t) => {
+test('fail closed › a full disk answers unavailable with audit_unwritable and leaves no half record', async (t) => {
   if (!isRoot) {
     t.pass('needs root to mount a tmpfs');
     return;
@@ -245,12 +254,12 @@ test('fail closed › a full disk answers unavailable with audit_unwritable and 
       }
       t.true(refused);
       t.true(logs.some((e) => e.reason === 'audit_unwritable'));
-      const report = verifyTrail(w.home);
+      const report = await verifyTrail(w.home);
       t.is(report.broken, undefined);
       t.is(report.records, 1 + released, 'every released answer has its record, and nothing else is there');
       fs.rmSync(path.join(mnt, 'filler'));
       t.true(bridge.read({ id: 'projects/garden.md' }, w.caller).ok);
-      t.is(verifyTrail(w.home).records, 2 + released);
+      t.is((await verifyTrail(w.home)).records, 2 + released);
     } finally {
       execFileSync('umount', [auditDir(w)]);
     }

@@ -89,12 +89,12 @@ function unreadable(home: string, err: unknown): string {
   return `memory-bridge audit: ${dir} could not be read (${err instanceof Error ? err.name : 'error'})`;
 }
 
-function verify(homes: Homes): number {
+async function verify(homes: Homes): Promise<number> {
   let code: number = EXIT.OK;
   let without = 0;
   for (const home of homes.list) {
     try {
-      const r = verifyTrail(home);
+      const r = await verifyTrail(home);
       const start = r.start === null || r.start === GENESIS ? 'the start of the trail' : `a removed record ${r.start}`;
       if (r.broken === undefined) {
         process.stdout.write(`${r.dir}: ${r.records} records in ${r.files} files, chain intact (from ${start})\n`);
