@@ -75,10 +75,12 @@ function checkOnThreads(names: readonly string[], open: Opener, native: Native, 
     const stop = (err?: Error): void => {
       if (settled) return;
       settled = true;
-      for (const w of workers) void w.terminate();
-      for (const fd of fds.values()) closeQuietly(native, fd);
-      if (err === undefined) resolve(results);
-      else reject(err);
+      // Descriptors are closed only once every thread has ended, so no thread can read a number reused meanwhile.
+      void Promise.allSettled(workers.map((w) => w.terminate())).then(() => {
+        for (const fd of fds.values()) closeQuietly(native, fd);
+        if (err === undefined) resolve(results);
+        else reject(err);
+      });
     };
     const give = (w: Worker): void => {
       if (next >= names.length) return;
@@ -95,7 +97,13 @@ function checkOnThreads(names: readonly string[], open: Opener, native: Native, 
       w.postMessage(task);
     };
     for (let i = 0; i < threads; i++) {
-      const w = new Worker(new URL('./verify-worker.js', import.meta.url), { stdout: true, stderr: true });
+      let w: Worker;
+      try {
+        w = new Worker(new URL('./verify-worker.js', import.meta.url), { stdout: true, stderr: true });
+      } catch (err) {
+        stop(err as Error);
+        return;
+      }
       workers.push(w);
       w.on('message', (m: { index: number; chain?: FileChain; error?: string }) => {
         const fd = fds.get(m.index);
@@ -131,10 +139,16 @@ export async function verifyTrail(home: string, options: VerifyOptions = {}): Pr
     const threads =
       options.threads ??
       (names.length >= PARALLEL_FILES ? Math.min(MAX_THREADS, os.availableParallelism(), names.length) : 0);
-    const chains =
-      threads > 0 && names.length > 0
-        ? await checkOnThreads(names, open, native, threads)
-        : checkHere(names, open, native);
+    let chains: FileChain[] | undefined;
+    if (threads > 0 && names.length > 0) {
+      try {
+        chains = await checkOnThreads(names, open, native, threads);
+      } catch {
+        // No thread could start, or one failed: the same check on this thread (a read error shows again there).
+        chains = undefined;
+      }
+    }
+    chains ??= checkHere(names, open, native);
     const joined = joinChains(chains);
     const report: VerifyReport = { dir, files: names.length, records: joined.records, start: joined.start };
     if (joined.broken !== undefined)
