@@ -70,18 +70,11 @@ function buildTrail(parent: string, n: number): string {
   return home;
 }
 
-/** `fn()` timed by the wall clock and by this process's CPU time (user + system), in seconds. */
-function timed<T>(fn: () => T): { value: T; s: number; cpuS: number } {
-  const cpu0 = process.cpuUsage();
-  const t = process.hrtime.bigint();
-  const value = fn();
-  const s = Number(process.hrtime.bigint() - t) / 1e9;
-  const cpu = process.cpuUsage(cpu0);
-  return { value, s, cpuS: (cpu.user + cpu.system) / 1e6 };
-}
-
-/** `timed` of a function that may return a promise (the CPU time of every thread of the process counts). */
-async function timedAsync<T>(fn: () => T | Promise<T>): Promise<{ value: T; s: number; cpuS: number }> {
+/**
+ * `fn()` timed by the wall clock and by this process's CPU time (user + system, every thread), in seconds; `fn` may
+ * return a promise.
+ */
+async function timed<T>(fn: () => T | Promise<T>): Promise<{ value: T; s: number; cpuS: number }> {
   const cpu0 = process.cpuUsage();
   const t = process.hrtime.bigint();
   const value = await fn();
@@ -118,7 +111,7 @@ export const SCAN_TARGET_S = 2;
  * removed afterwards.
  */
 export async function runAuditScans(parent: string, n: number, log: (msg: string) => void): Promise<ScanSection> {
-  const built = timed(() => buildTrail(parent, n));
+  const built = await timed(() => buildTrail(parent, n));
   const home = built.value;
   const dir = path.join(home, 'plugin-data', 'memory-bridge', 'audit');
   try {
@@ -131,7 +124,7 @@ export async function runAuditScans(parent: string, n: number, log: (msg: string
     type Counted = { records: number; matched: number };
     const row = async (command: string, run: () => Counted | Promise<Counted>): Promise<void> => {
       await run();
-      const { value, s, cpuS } = await timedAsync(run);
+      const { value, s, cpuS } = await timed(run);
       rows.push({ command, ...value, s, cpuS, pass: cpuS <= SCAN_TARGET_S });
       log(`audit: ${command}: ${value.matched} of ${value.records} in ${s.toFixed(2)} s (CPU ${cpuS.toFixed(2)} s)`);
     };

@@ -9,7 +9,7 @@ import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { openTrustedDir } from '../trust/path.js';
 import { closeQuietly } from '../trust/walk.js';
-import { CHUNK_BYTES, chunksOf } from './chunks.js';
+import { CHUNK_BYTES, type ChunkSink, chunksOf } from './chunks.js';
 import { auditDirOf, type AuditFileName } from './files.js';
 import { listAuditFiles } from './writer.js';
 
@@ -21,14 +21,10 @@ export interface LinePlace {
   line: number;
 }
 
-/** What a chunked reader of the trail is told, file by file. */
-export interface TrailSink {
+/** What a chunked reader of the trail is told, file by file: a file's start, then its lines (chunks.ts). */
+export interface TrailSink extends ChunkSink {
   /** A new file starts (its name), before any of its lines. */
   file?(name: string): void;
-  /** `chunk[start..end)` holds whole lines, each ending in `\n`; the bytes are reused after the call returns. */
-  lines(chunk: Buffer, start: number, end: number): void;
-  /** A line longer than CHUNK_BYTES stood here (in line order); it was skipped, not read into memory. */
-  overlong?(): void;
 }
 
 /**
