@@ -340,3 +340,35 @@ test('install › the manifest name reader handles quotes and comments', (t) => 
   t.is(manifestName("name: 'x'\n"), 'x');
   t.is(manifestName('version: 1\n'), undefined);
 });
+
+test('install › the next steps paste into a shell as printed when the home holds spaces, quotes and a $', (t) => {
+  const home = mkdirs(tmp, `home with 'quote" $HOME-${n++}`);
+  const r = run('install', '--home', home);
+  t.is(r.code, 0, r.stderr);
+  const step = (re: RegExp): string => {
+    const line = r.stdout.split('\n').find((l) => re.test(l));
+    if (line === undefined) throw new Error(`no step matching ${re} in:\n${r.stdout}`);
+    return line.replace(re, '');
+  };
+  // Step 1 (no policy yet): the two commands create the policy where the plugin reads it.
+  const mkdir = step(/^\s+(?=mkdir -p )/);
+  const cp = step(/^\s+(?=cp )/);
+  const sh = spawnSync('sh', ['-c', `${mkdir} && ${cp}`], { encoding: 'utf8' });
+  t.is(sh.status, 0, sh.stderr);
+  const policy = path.join(home, 'plugin-data', 'memory-bridge', 'policy.json');
+  t.is(fs.statSync(policy).mode & 0o777, 0o600);
+  t.is(fs.statSync(path.dirname(policy)).mode & 0o777, 0o700);
+  // Steps 2 and 4 name the same home as one shell word each.
+  const enable = step(/^\s+2\. Enable the plugin for this profile:\s+/);
+  const echoed = spawnSync(
+    'sh',
+    ['-c', enable.replace(/ hermes plugins enable memory-bridge$/, ' printenv HERMES_HOME')],
+    {
+      encoding: 'utf8',
+    },
+  );
+  t.is(echoed.stdout, `${home}\n`);
+  const doctor = step(/^\s+4\. Check the setup:\s+memory-bridge /);
+  const argv = spawnSync('sh', ['-c', `printf '%s\\n' ${doctor}`], { encoding: 'utf8' });
+  t.deepEqual(argv.stdout.split('\n').slice(0, -1), ['doctor', '--home', home]);
+});

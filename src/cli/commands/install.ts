@@ -14,6 +14,7 @@ import {
   type InstallPlan,
 } from '../../hermes/install.js';
 import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
+import { shellWord } from '../../text/operator.js';
 import { EXIT, packageRoot, packageVersion, type Command } from '../command.js';
 
 /** `--timeout` → seconds within the shim's bounds, or a usage error. */
@@ -50,18 +51,22 @@ function describePlan(plan: InstallPlan, dryRun: boolean): string[] {
   return lines;
 }
 
-/** The steps after a successful install (or dry run): policy, enable, restart, check. */
+/**
+ * The steps after a successful install (or dry run): policy, enable, restart, check. Every path in a command line
+ * is quoted for a POSIX shell (`shellWord`), so a step pastes as printed even when the home holds a space or a quote.
+ */
 export function nextSteps(home: string, fromDefault: boolean): string[] {
   const dataDir = pluginDataDirOf(home);
   const policy = path.join(dataDir, 'policy.json');
   const example = path.join(packageRoot(), 'policy.example.json');
-  const envPrefix = fromDefault ? '' : `HERMES_HOME=${home} `;
+  const [h, d, p] = [home, dataDir, policy].map(shellWord);
+  const envPrefix = fromDefault ? '' : `HERMES_HOME=${h} `;
   const policyStep = fs.existsSync(policy)
-    ? [`  1. The policy ${policy} already exists; review it with: memory-bridge status --home ${home}`]
+    ? [`  1. The policy ${policy} already exists; review it with: memory-bridge status --home ${h}`]
     : [
         '  1. Create the policy (owner-only: directories 0700, file 0600), then set "root" and "allow" in it:',
-        `       mkdir -p ${dataDir} && chmod 700 ${path.dirname(dataDir)} ${dataDir}`,
-        `       cp ${example} ${policy} && chmod 600 ${policy}`,
+        `       mkdir -p ${d} && chmod 700 ${shellWord(path.dirname(dataDir))} ${d}`,
+        `       cp ${shellWord(example)} ${p} && chmod 600 ${p}`,
       ];
   return [
     'Next steps:',
@@ -69,7 +74,7 @@ export function nextSteps(home: string, fromDefault: boolean): string[] {
     '     Cron jobs and delegated subagents are refused unless the policy sets "allow_cron" / "allow_subagents".',
     `  2. Enable the plugin for this profile:  ${envPrefix}hermes plugins enable memory-bridge`,
     '  3. Restart the Hermes session (or the gateway) so it loads the plugin.',
-    `  4. Check the setup:  memory-bridge doctor --home ${home}`,
+    `  4. Check the setup:  memory-bridge doctor --home ${h}`,
   ];
 }
 
