@@ -41,6 +41,7 @@ import { renderWithin, runWithin, type WithinSection } from './within.js';
 import { type AuditSection, renderAudit, runAudit } from './audit.js';
 import { type FilterSection, renderFilters, runFilters } from './filters.js';
 import { type RecallSection, renderRecall, runRecallBench } from './recall.js';
+import { renderWarmup, runWarmup, type WarmupSection } from './warmup.js';
 import { renderWorst, runWorstCases, type WorstSection } from './worst.js';
 import { renderRelevance, runRelevance } from './relevance.js';
 import { qmdAbsence, qmdConnect, qmdIndex, qmdSearch, type QmdTree } from './qmd-mcp.js';
@@ -790,8 +791,8 @@ Measures memory-bridge against ripgrep, grep, the reference MCP filesystem serve
 bench/peers/setup.sh) tobi/qmd, on the same generated and real trees in the same run; prints ratio targets.
 
   --sizes N,N,...        note counts of the generated corpora (default 1000,2000,10000; 100000 adds the scale size)
-  --sections LIST        relevance,sizes,coldstart,worst,within,filters,recall,http,cjk,audit (default: all;
-                         coldstart and filters run on the --sizes of at least 10000 notes, else on 10000; recall
+  --sections LIST        relevance,sizes,coldstart,warmup,worst,within,filters,recall,http,cjk,audit (default: all;
+                         coldstart, warmup and filters run on the --sizes of at least 10000 notes, else on 10000; recall
                          on 10000 notes; audit on 10000 notes and 1,000,000 records)
   --quick                fewer repetitions
   --cpu-prof DIR         write a CPU profile of the warm server into DIR
@@ -832,6 +833,7 @@ const ALL_SECTIONS = [
   'relevance',
   'sizes',
   'coldstart',
+  'warmup',
   'worst',
   'within',
   'filters',
@@ -867,9 +869,12 @@ async function main(): Promise<void> {
   // The HTTP section runs on one size (httpSizeOf), so it needs that corpus even without the sizes section.
   const listed = values.sizes!.split(',').map((s) => Number(s.trim()));
   const coldSizes = sections.has('coldstart') ? coldstartSizesOf(listed) : [];
+  const warmSizes = sections.has('warmup') ? coldstartSizesOf(listed) : [];
   const sizes = sections.has('sizes')
     ? listed
-    : [...new Set([...(sections.has('http') ? [httpSizeOf(listed)] : []), ...coldSizes])].sort((a, b) => a - b);
+    : [...new Set([...(sections.has('http') ? [httpSizeOf(listed)] : []), ...coldSizes, ...warmSizes])].sort(
+        (a, b) => a - b,
+      );
   if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100000)) throw new Error('--sizes: integers 1..100000');
   const httpSize = httpSizeOf(sizes);
   const started = new Date();
@@ -919,6 +924,7 @@ async function main(): Promise<void> {
   const filters: FilterSection[] = [];
   let recall: RecallSection | null = null;
   const coldstart: ColdstartSection[] = [];
+  const warmup: WarmupSection[] = [];
   try {
     for (const n of sizes) {
       const t0 = performance.now();
@@ -959,6 +965,10 @@ async function main(): Promise<void> {
             log,
           ),
         );
+      if (hasOurs && warmSizes.includes(n)) {
+        if (reuse === null) await new Promise((resolve) => setTimeout(resolve, 3500)); // past the racy margin
+        warmup.push(await runWarmup(n, corpus.home, values.quick! ? 1 : 3, log));
+      }
       if (hasOurs && sections.has('http') && n === httpSize) {
         http = await measureHttp(corpus, shebangNodeOptions(), parent, repsFor(n, values.quick!).warm);
       }
@@ -990,6 +1000,7 @@ async function main(): Promise<void> {
   const tables =
     renderTables(results, targets, env, http) +
     (coldstart.length === 0 ? '' : `\n\n${renderColdstart(coldstart)}`) +
+    (warmup.length === 0 ? '' : `\n\n${renderWarmup(warmup)}`) +
     (worst === null ? '' : `\n\n${renderWorst(worst)}`) +
     (within === null ? '' : `\n\n${renderWithin(within)}`) +
     (filters.length === 0 ? '' : `\n\n${renderFilters(filters)}`) +
@@ -1023,6 +1034,7 @@ async function main(): Promise<void> {
     filters,
     recall,
     coldstart,
+    warmup,
     relevance,
     cjk,
     audit,

@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { errorResult, type ErrorResult } from '../errors.js';
 import { RemedyNotes } from '../remedies.js';
 import type { Bridge, Caller, LogEvent, ToolResult } from '../tools/types.js';
-import type { WarmOutcome } from '../tools/warm.js';
+import { type WarmOutcome, warmUpView } from '../tools/warm.js';
 import {
   LineSplitter,
   idFromPrefix,
@@ -41,19 +41,21 @@ export interface WorkerOptions {
  * `status` and `doctor`), and answer `{ok, notes, ms}` or `unavailable`. Requests after it wait in the input until
  * it is done, so a first tool call that arrives during the build is answered from the built view.
  */
-function warmUp(
+async function warmUp(
   bridge: Bridge,
   caller: Caller,
   record: (home: string, state: ViewState) => void,
-): WarmUpResult | ErrorResult {
+): Promise<WarmUpResult | ErrorResult> {
   const home = caller.home;
   const start = buildingState();
   if (home !== null) record(home, start);
+  const refused: WarmOutcome = { ok: false, reason: 'internal', ms: 0 };
   let outcome: WarmOutcome;
   try {
-    outcome = bridge.warm?.(caller) ?? { ok: false, reason: 'internal', ms: 0 };
+    outcome =
+      bridge.warm === undefined ? refused : await warmUpView((settle) => bridge.warm?.(caller, settle) ?? refused);
   } catch {
-    outcome = { ok: false, reason: 'internal', ms: 0 };
+    outcome = refused;
   }
   if (home !== null) record(home, finishedState(start, outcome));
   return outcome.ok ? { ok: true, notes: outcome.notes, ms: Math.round(outcome.ms) } : errorResult('unavailable');
@@ -139,7 +141,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       return;
     }
     if (tool === WARM_UP) {
-      await send(replyLine(id, warmUp(bridge, caller, options.recordViewState ?? writeViewState)));
+      await send(replyLine(id, await warmUp(bridge, caller, options.recordViewState ?? writeViewState)));
       return;
     }
     let result: ToolResult;

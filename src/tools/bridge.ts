@@ -177,7 +177,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
         runRead(args, caller, options.rawEntryCeiling, seen),
       );
     },
-    warm(caller): WarmOutcome {
+    warm(caller, settle): WarmOutcome {
       const profile = profileOf(caller);
       const who = profile === undefined ? {} : { profile };
       const outcome = runWarmUp(
@@ -185,6 +185,7 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
         indexes,
         (reason, detail) => emit({ tool: 'worker', reason, detail, ...who }),
         hidden,
+        settle === true,
       );
       if (!outcome.ok) emit({ tool: 'worker', reason: outcome.reason, ...who });
       return outcome;

@@ -112,7 +112,7 @@ export interface Bridge {
    * Build the caller's view ahead of its first call (src/tools/warm.ts); answers nothing of the notes. Optional:
    * only the Hermes worker asks for it (docs/HERMES.md, "Warm first call").
    */
-  warm?(caller: Caller): WarmOutcome;
+  warm?(caller: Caller, settle?: boolean): WarmOutcome;
 }
 
 export interface BridgeOptions {

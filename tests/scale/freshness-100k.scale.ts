@@ -14,83 +14,15 @@
  * once and the calls do not compete with other test files for the two cores; `*.scale.js` is outside ava's
  * `files` glob. Alone: `npm run build && npx ava dist/tests/scale/freshness-100k.scale.js`.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { getNative } from '../../native/index.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { ReadResult, SearchResult } from '../../src/tools/types.js';
 import { statPool } from '../../src/trust/stat-pool.js';
 import { notesVouched, watchCeiling, watchesRefusedForSpace } from '../../src/trust/watch.js';
 import { ACL_TAG, aclBytes, grantMaskedUserWrite, setXattr } from '../helpers/fixtures.js';
-import { makeWorld } from '../tools/world.js';
-
-const NOTES = 100_000;
-const AREAS = 25;
-const TOPICS = 10;
-const FOLDERS = 8;
-/** Notes directly in each area, each topic and each folder: 25 × (40 + 10 × (20 + 8 × 47)) = 100,000. */
-const IN_AREA = 40;
-const IN_TOPIC = 20;
-const IN_FOLDER = 47;
-
-/** Words of the generated notes (no note but the four below holds "lantern" or "harbour"). */
-const SYLLABLES = ['ka', 'ro', 'mi', 'ten', 'sa', 'vel', 'do', 'quin', 'bar', 'lo', 'ne', 'fis', 'tu', 'gor'];
-
-function wordAt(n: number): string {
-  const a = SYLLABLES[n % SYLLABLES.length]!;
-  const b = SYLLABLES[Math.floor(n / SYLLABLES.length) % SYLLABLES.length]!;
-  const c = SYLLABLES[Math.floor(n / 196) % SYLLABLES.length]!;
-  return `${a}${b}${c}`;
-}
-
-/** Note ids of the tree in creation order: area notes, then per topic its notes, then its folders' notes. */
-function treeIds(): string[] {
-  const ids: string[] = [];
-  const note = (dir: string, i: number): string => `${dir}/${wordAt(ids.length * 7 + 3)}-${i}.md`;
-  for (let a = 0; a < AREAS; a++) {
-    const area = `area-${wordAt(a * 31 + 5)}-${a}`;
-    for (let i = 0; i < IN_AREA; i++) ids.push(note(area, i));
-    for (let t = 0; t < TOPICS; t++) {
-      const topic = `${area}/topic-${wordAt(t * 13 + a)}-${t}`;
-      for (let i = 0; i < IN_TOPIC; i++) ids.push(note(topic, i));
-      for (let f = 0; f < FOLDERS; f++) {
-        const folder = `${topic}/${wordAt(f * 17 + t * 3 + a)}-${f}`;
-        for (let i = 0; i < IN_FOLDER; i++) ids.push(note(folder, i));
-      }
-    }
-  }
-  return ids;
-}
-
-/** Owner-only directories and notes of 60–200 bytes; `special` ids get the text given instead. */
-function buildTree(root: string, ids: readonly string[], special: ReadonlyMap<string, string>): void {
-  const made = new Set<string>();
-  for (let n = 0; n < ids.length; n++) {
-    const id = ids[n]!;
-    const dir = path.dirname(id);
-    if (!made.has(dir)) {
-      fs.mkdirSync(path.join(root, dir), { recursive: true, mode: 0o700 });
-      made.add(dir);
-    }
-    let text = special.get(id);
-    if (text === undefined) {
-      const words: string[] = [];
-      for (let k = 0; k < 8 + (n % 20); k++) words.push(wordAt(n * 11 + k * 5));
-      text = `# ${wordAt(n)} ${wordAt(n + 1)}\n\n${words.join(' ')}.\n`;
-    }
-    fs.writeFileSync(path.join(root, id), text, { mode: 0o600 });
-  }
-  // mkdir and open apply the umask: make sure of the modes the trust rule requires.
-  for (const dir of made) {
-    let d = dir;
-    while (d !== '.') {
-      fs.chmodSync(path.join(root, d), 0o700);
-      d = path.dirname(d);
-    }
-  }
-}
+import { buildTree, NOTES, scaleWorld, stopwatch, treeIds, unmountTree } from './vault.js';
 
 function ok(r: unknown): SearchResult {
   const s = r as SearchResult;
@@ -109,36 +41,16 @@ const LANTERN = (word: string): string => `# Festival\n\nThe lantern ${word} sta
 /** A server's pause between two calls: deferred index builds and the stat thread's start run here. */
 const betweenCalls = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-const isRoot = process.getuid?.() === 0;
-
 test('freshness at 100,000 notes › chmod, ACL grant, replaced file and policy edit are each seen by the very next call', async (t) => {
   t.timeout(600_000);
   t.is(new Set(ids).size, NOTES);
-  const native = getNative();
-  if (native === null) {
-    t.pass('no native bindings on this platform');
-    return;
-  }
-  const w = makeWorld({ allow: ['**'] }, 'home');
   // As root the memory root is a tmpfs of its own (owned by root, 0700, with POSIX ACLs): 100,000 files are made
   // and removed in a few seconds there, where a journaling filesystem under load takes tens of seconds.
-  let mounted = false;
-  if (isRoot) {
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'mode=0700,size=1g,nr_inodes=300k', 'tmpfs', w.root]);
-      mounted = true;
-    } catch {
-      t.log('no tmpfs could be mounted: the tree is built on the temporary directory’s filesystem');
-    }
-  }
+  const world = scaleWorld(t);
+  if (world === undefined) return;
+  const { native, w, mounted } = world;
   try {
-    let at = performance.now();
-    const lap = (): string => {
-      const now = performance.now();
-      const ms = now - at;
-      at = now;
-      return `${(ms / 1000).toFixed(1)} s`;
-    };
+    const lap = stopwatch();
     buildTree(
       w.root,
       ids,
@@ -288,7 +200,7 @@ test('freshness at 100,000 notes › chmod, ACL grant, replaced file and policy 
   } finally {
     // The stat thread may still hold a duplicate of one directory for a moment (src/trust/stat-pool.ts, "Bounds").
     statPool().settleDeferred(10_000);
-    if (mounted) execFileSync('umount', [w.root]);
+    if (mounted) unmountTree(w.root);
     fs.rmSync(w.tmp, { recursive: true, force: true });
   }
 });
