@@ -51,7 +51,8 @@ export const REASON_REMEDIES = Object.freeze({
   too_large: 'bigger than limits.max_file_bytes: split the note, or raise max_file_bytes (ceiling 1048576)',
   binary: 'contains NUL bytes: it is not a text note',
   invalid_utf8: 'not valid UTF-8: re-save the note as UTF-8',
-  bad_name: 'the name fails the names rule: rename it to letters, digits, ".", "_" and "-", or set "names": "unicode"',
+  bad_name:
+    'the name fails the names rule: under "unicode" (the default) rename it so it holds no control, line separator, bidi or invisible format character; under "portable" rename it to letters, digits, ".", "_" and "-", or set "names": "unicode"',
   hidden: 'hidden names (leading dot) are always skipped: rename it if it should be visible',
   not_markdown: 'only names ending in lowercase ".md" are notes',
   denied:

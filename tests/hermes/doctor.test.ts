@@ -256,6 +256,18 @@ test('doctor › names the first skipped paths of each reason, shown safely, and
   ]);
 });
 
+test('doctor › under the default names rule the bad_name remedy says what to remove, not to set the rule in force', (t) => {
+  const { home, root } = setup();
+  writeNote(root, 'projects/e\u202Ef.md', '# bidi\n');
+  const text = run('doctor', '--home', home).stdout;
+  const line = text.split('\n').find((l) => l.includes('× bad_name:'));
+  t.truthy(line, text);
+  t.regex(
+    line ?? '',
+    /under "unicode" \(the default\) rename it so it holds no control, line separator, bidi or invisible/,
+  );
+});
+
 test('doctor › --list accepts every reason code doctor can count, open_for_write among them', (t) => {
   const { home } = setup();
   for (const reason of ['open_for_write', 'too_deep', 'resource_exhausted', 'entry_ceiling']) {
