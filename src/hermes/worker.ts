@@ -39,12 +39,14 @@ export interface WorkerOptions {
 /**
  * One warm-up request (src/tools/warm.ts): record that it started and how it ended (src/hermes/view-state.ts, for
  * `status` and `doctor`), and answer `{ok, notes, ms}` or `unavailable`. Requests after it wait in the input until
- * it is done, so a first tool call that arrives during the build is answered from the built view.
+ * it is done, so a first tool call that arrives during the build is answered from the built view; once one waits,
+ * the passes after the build stop (`waiting`), so it waits for the build only.
  */
 async function warmUp(
   bridge: Bridge,
   caller: Caller,
   record: (home: string, state: ViewState) => void,
+  waiting: () => boolean,
 ): Promise<WarmUpResult | ErrorResult> {
   const home = caller.home;
   const start = buildingState();
@@ -53,7 +55,9 @@ async function warmUp(
   let outcome: WarmOutcome;
   try {
     outcome =
-      bridge.warm === undefined ? refused : await warmUpView((settle) => bridge.warm?.(caller, settle) ?? refused);
+      bridge.warm === undefined
+        ? refused
+        : await warmUpView((settle) => bridge.warm?.(caller, settle) ?? refused, waiting);
   } catch {
     outcome = refused;
   }
@@ -93,6 +97,9 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const notes = new RemedyNotes();
   const log = (subject: string, reason: string): void => write(`${subject} ${reason}${notes.suffix(reason)}`);
   const splitter = new LineSplitter();
+  // Lines split from the input and not yet handled; with the bytes the stream holds unread, whether a request waits.
+  let unhandled = 0;
+  const waiting = (): boolean => unhandled > 0 || input.readableLength > 0;
 
   let outputClosed = false;
   const markClosed = (): void => {
@@ -141,7 +148,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       return;
     }
     if (tool === WARM_UP) {
-      await send(replyLine(id, await warmUp(bridge, caller, options.recordViewState ?? writeViewState)));
+      await send(replyLine(id, await warmUp(bridge, caller, options.recordViewState ?? writeViewState, waiting)));
       return;
     }
     let result: ToolResult;
@@ -158,7 +165,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   try {
     for await (const chunk of input as AsyncIterable<Buffer | string>) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-      for (const event of splitter.push(bytes)) {
+      const events = splitter.push(bytes);
+      unhandled = events.length;
+      for (const event of events) {
+        unhandled--;
         await handle(event);
         if (outputClosed) return;
       }

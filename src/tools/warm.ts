@@ -47,20 +47,24 @@ export const MAX_SETTLE_PASSES = 8;
  * The whole warm-up of a view, as the worker runs it: `pass()` once to build the index, then again, after a turn of
  * the event loop each time, as the view's next calls would run: the first of them reuses the listings and starts
  * change notification, which adds a bounded number of watches per call, so passes go on while one added watches (at
- * most MAX_SETTLE_PASSES). The first tool call then finds what a warm call finds. Each pass is the whole search path
- * again (`runWarmUp`); the outcome is the last pass's, with the time of all of them.
+ * most MAX_SETTLE_PASSES), and stop as soon as a request waits (it then waits for the build only, and pays what the
+ * passes would have done itself). The first tool call then finds what a warm call finds. Each pass is the whole
+ * search path again (`runWarmUp`); the outcome is the last pass's, with the time of all of them.
  *
  * @param pass one `runWarmUp` of the caller's view (the bridge's `warm`); `settle` for the passes after the build
+ * @param waiting true when a request waits behind the warm-up (the worker's input)
  * @param held watches this process holds now (`watchesHeld`; tests pass their own)
  */
 export async function warmUpView(
   pass: (settle: boolean) => WarmOutcome,
+  waiting: () => boolean = () => false,
   held: () => number = watchesHeld,
 ): Promise<WarmOutcome> {
   let outcome = pass(false);
   let ms = outcome.ms;
   for (let i = 0; i < MAX_SETTLE_PASSES && outcome.ok; i++) {
     await new Promise((resolve) => setImmediate(resolve));
+    if (waiting()) break;
     const before = held();
     outcome = pass(true);
     ms += outcome.ms;

@@ -24,6 +24,7 @@ test('warm-up passes › settle passes go on while watches are added, then stop'
       passes++;
       return ok(10);
     },
+    () => false,
     () => watches[Math.min(passes, watches.length - 1)]!,
   );
   // Build (passes = 1: 20,000 held), a pass adding to 40,000, one to 45,000, one adding none: four in all.
@@ -32,19 +33,31 @@ test('warm-up passes › settle passes go on while watches are added, then stop'
   t.is(outcome.ms, 40, 'the time of every pass');
 });
 
-test('warm-up passes › at most MAX_SETTLE_PASSES after the build, and a refusal ends them', async (t) => {
+test('warm-up passes › at most MAX_SETTLE_PASSES after the build; a waiting request or a refusal ends them', async (t) => {
   let passes = 0;
   await warmUpView(
     () => {
       passes++;
       return ok();
     },
+    () => false,
     () => passes * 1000,
   );
   t.is(passes, 1 + MAX_SETTLE_PASSES);
+  let early = 0;
+  await warmUpView(
+    () => {
+      early++;
+      return ok();
+    },
+    () => early >= 2,
+    () => early * 1000,
+  );
+  t.is(early, 2, 'a request waiting ends the passes: it waits for the build only');
   let tried = 0;
   const refused = await warmUpView(
     () => (++tried === 1 ? ok() : { ok: false, reason: 'policy_missing', ms: 1 }),
+    () => false,
     () => tried,
   );
   t.is(tried, 2);
