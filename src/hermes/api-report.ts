@@ -9,8 +9,7 @@
  *    "register_tool": bool, "helpers": {"<module>.<helper>": bool}, "optional": {"<signal>": bool},
  *    "missing": ["<what>"], "registered": bool, "home_problem": "<reason>" | null}
  */
-import fs from 'node:fs';
-import path from 'node:path';
+import { readPluginRecord } from './plugin-record.js';
 
 /** The report's file name inside the plugin directory. */
 export const API_REPORT_FILE = 'hermes-api.json';
@@ -41,33 +40,16 @@ const isFlagMap = (v: unknown): v is Record<string, boolean> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'boolean');
 
 /**
- * Read `<pluginDir>/hermes-api.json` (O_NOFOLLOW, regular file, at most 64 KiB) and check its shape.
+ * Read `<pluginDir>/hermes-api.json` (`readPluginRecord`: O_NOFOLLOW, regular file, at most 64 KiB) and check its
+ * shape.
  *
  * @param pluginDir absolute `<home>/plugins/memory-bridge`
  * @returns the report, or why there is none; never throws
  */
 export function readApiReport(pluginDir: string): ApiReportState {
-  let fd: number;
-  try {
-    fd = fs.openSync(
-      path.join(pluginDir, API_REPORT_FILE),
-      fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK,
-    );
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'absent' } : { state: 'unreadable' };
-  }
-  let raw: unknown;
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_REPORT_BYTES) return { state: 'unreadable' };
-    raw = JSON.parse(fs.readFileSync(fd, 'utf8'));
-  } catch {
-    return { state: 'unreadable' };
-  } finally {
-    fs.closeSync(fd);
-  }
-  if (typeof raw !== 'object' || raw === null) return { state: 'unreadable' };
-  const r = raw as Record<string, unknown>;
+  const read = readPluginRecord(pluginDir, API_REPORT_FILE, MAX_REPORT_BYTES);
+  if (read.state !== 'found') return read;
+  const r = read.fields;
   if (
     r.v !== 1 ||
     typeof r.checked_at !== 'string' ||

@@ -18,6 +18,7 @@ import { replaceFile } from '../atomic-write.js';
 import type { Policy } from '../policy/types.js';
 import { viewDigest, type WarmOutcome } from '../tools/warm.js';
 import { pluginDirOf } from './home.js';
+import { readPluginRecord } from './plugin-record.js';
 
 /** The record's file name inside the plugin directory. */
 export const VIEW_STATE_FILE = 'view.json';
@@ -83,28 +84,14 @@ const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isInteg
 const isTextOrNull = (v: unknown): boolean => typeof v === 'string' || v === null;
 const isCountOrNull = (v: unknown): boolean => v === null || isCount(v);
 
-/** Read `<pluginDir>/view.json` (O_NOFOLLOW, a regular file of at most 16 KiB) and check its shape; never throws. */
+/**
+ * Read `<pluginDir>/view.json` (`readPluginRecord`: O_NOFOLLOW, a regular file of at most 16 KiB) and check its
+ * shape; never throws.
+ */
 export function readViewState(pluginDir: string): ViewStateRead {
-  let fd: number;
-  try {
-    fd = fs.openSync(
-      path.join(pluginDir, VIEW_STATE_FILE),
-      fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK,
-    );
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'absent' } : { state: 'unreadable' };
-  }
-  let raw: unknown;
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_STATE_BYTES) return { state: 'unreadable' };
-    raw = JSON.parse(fs.readFileSync(fd, 'utf8'));
-  } catch {
-    return { state: 'unreadable' };
-  } finally {
-    fs.closeSync(fd);
-  }
-  const r = raw as Record<string, unknown>;
+  const read = readPluginRecord(pluginDir, VIEW_STATE_FILE, MAX_STATE_BYTES);
+  if (read.state !== 'found') return read;
+  const r = read.fields;
   const ok =
     typeof r === 'object' &&
     r !== null &&
