@@ -268,6 +268,28 @@ test('doctor › under the default names rule the bad_name remedy says what to r
   );
 });
 
+test('doctor › --list too_deep names the notes a depth cut left out, and other listings say the cut was the depth', (t) => {
+  const { home, root } = setup({ limits: { max_depth: 3 } });
+  writeNote(root, 'projects/a/b/deep.md', '# deep\n');
+  writeNote(root, 'projects/a/b/c/deeper.md', '# deeper\n');
+  writeNote(root, 'projects/a/b/private/salary.md', '# denied stays out\n');
+  fs.symlinkSync('garden.md', path.join(root, 'projects', 'link.md'));
+  const text = run('doctor', '--home', home).stdout;
+  t.regex(text, /the scan was cut by max_depth: 2 of 3 visible notes were left out/);
+  const listLine = `the notes left out: memory-bridge doctor --home ${home} --list too_deep`;
+  t.true(text.includes(listLine), text);
+  const listed = run('doctor', '--home', home, '--list', 'too_deep', '--json');
+  t.is(listed.code, 0, listed.stderr);
+  t.deepEqual(listed.json.paths, ['projects/a/b/c/deeper.md', 'projects/a/b/deep.md']);
+  const other = run('doctor', '--home', home, '--list', 'symlink');
+  t.is(other.stdout, 'projects/link.md\n');
+  t.regex(
+    other.stderr,
+    /notes lie below limits\.max_depth: memory-bridge doctor --home \S+ --list too_deep names them/,
+  );
+  t.notRegex(other.stderr, /budget/);
+});
+
 test('doctor › --list accepts every reason code doctor can count, open_for_write among them', (t) => {
   const { home } = setup();
   for (const reason of ['open_for_write', 'too_deep', 'resource_exhausted', 'entry_ceiling']) {

@@ -11,7 +11,7 @@ import {
   listSkipped,
   TREE_REASONS,
 } from '../../hermes/doctor.js';
-import { SAMPLES_PER_REASON } from '../../hermes/skip-samples.js';
+import { listCommand, SAMPLES_PER_REASON } from '../../hermes/skip-samples.js';
 import { displayPath } from '../../text/operator.js';
 import { resolveHermesHome } from '../../hermes/home.js';
 import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
@@ -35,7 +35,9 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
                  "skipped": {"<reason>": [first paths]}}
   --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is
   --list REASON  print the paths (relative to the root, one per line) that the scan skipped for REASON: any
-                 reason code doctor counts, e.g. ${TREE_REASONS.join(', ')}`,
+                 reason code doctor counts, e.g. ${TREE_REASONS.join(', ')};
+                 too_deep prints the visible notes below limits.max_depth (to the 16-segment id limit), the
+                 ones a "cut by max_depth" line counts`,
   async run(argv) {
     const parsed = parseArgs(argv, {
       home: { type: 'string' },
@@ -60,7 +62,14 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
         process.stdout.write(`${JSON.stringify({ reason: list, root: listed.root, paths: listed.paths }, null, 2)}\n`);
       } else {
         for (const p of listed.paths) process.stdout.write(`${displayPath(p)}\n`);
-        const stopped = listed.truncated ? ' (the scan stopped at a budget: there may be more)' : '';
+        const stopped =
+          listed.cut === undefined
+            ? ''
+            : listed.cut !== 'max_depth'
+              ? ` (the scan stopped at limits.${listed.cut}: there may be more)`
+              : list === 'too_deep'
+                ? ' (notes also lie below the 16-segment id limit, which no max_depth reaches: move them up)'
+                : ` (notes lie below limits.max_depth: ${listCommand(resolved.home, 'too_deep')} names them)`;
         process.stderr.write(
           `memory-bridge doctor: ${listed.paths.length} skipped as ${list} under ${listed.root}${stopped}; ${listed.remedy}\n`,
         );

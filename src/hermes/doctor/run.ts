@@ -25,7 +25,7 @@ import { closeQuietly } from '../../trust/walk.js';
 import { notificationStatus } from '../../trust/watch.js';
 import { NO_WRITERS, type Writers } from '../../trust/writers.js';
 import { firstUntrustedDir } from '../program-trust.js';
-import { SkipSamples } from '../skip-samples.js';
+import { listCommand, SkipSamples } from '../skip-samples.js';
 import { describeWriter, MCP_RUN_KIND_NOTE, pluginStatus, policyStatus } from '../status.js';
 import { hermesApiCheck, homeCheck, platformCheck, pluginCheck } from './checks.js';
 import { describeCut } from './cut.js';
@@ -170,6 +170,8 @@ export class DoctorRun {
       if (scan.truncated) {
         const cut = describeCut(rootFd, policy, scan, native, writers);
         lines.push(cut.line);
+        if ((scan.cut ?? 'max_depth') === 'max_depth')
+          lines.push(`  the notes left out: ${listCommand(home, 'too_deep')}`);
         report.add({ name: 'tree', ok: true, reason: 'incomplete', remedy: cut.remedy }, lines);
       } else if (scan.notes.length === 0)
         report.add({ name: 'tree', ok: true, reason: 'no_visible_notes', remedy: remedyOf('no_visible_notes') }, lines);
