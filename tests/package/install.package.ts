@@ -14,6 +14,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeHome, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
+import { UNTRUSTED_EXIT } from '../../src/hermes/launch.js';
 import { REPO_ROOT } from '../cli/tree.js';
 import { connectMcp } from '../adversarial/mcp-client.js';
 import { callJson, connectHttp, waitFor } from '../server/http-world.js';
@@ -212,27 +213,26 @@ test('package › the installed HTTP server serves a client with its bearer toke
 });
 
 /**
- * The installed shim's own worker-program check (the one Hermes runs before it starts a worker), loaded from the
- * plugin directory `install` wrote: "passed", or "refused <reason>".
+ * The command the installed shim starts its worker with (its own worker-program check, the one Hermes runs before
+ * it starts a worker, loaded from the plugin directory `install` wrote): the argv, or "refused <reason>".
  */
-function shimCheck(pluginDir: string, node: string, program: string): string {
+function shimCommand(pluginDir: string, node: string, program: string): string[] | string {
   const script = [
-    'import importlib.util, sys',
+    'import importlib.util, json, sys',
     "spec = importlib.util.spec_from_file_location('memory_bridge_shim', sys.argv[1])",
     'shim = importlib.util.module_from_spec(spec)',
     'spec.loader.exec_module(shim)',
     'try:',
-    '    shim._ProgramTrust().check(sys.argv[2], sys.argv[3])',
-    "    print('passed')",
+    '    print(json.dumps(shim._program(sys.argv[2], sys.argv[3])))',
     'except shim._Refused as refused:',
-    "    print('refused', refused)",
+    "    print(json.dumps('refused ' + str(refused)))",
   ].join('\n');
   const r = run('python3', ['-B', '-c', script, path.join(pluginDir, '__init__.py'), node, program], {
     cwd: base,
     env: { PATH: installedPath(), HOME: base },
   });
   if (r.status !== 0) throw new Error(`the shim check did not run: ${r.stderr}`);
-  return r.stdout.trim();
+  return JSON.parse(r.stdout.trim()) as string[] | string;
 }
 
 test('package › the Hermes plugin installs from the installed copy; its worker passes the trust check and answers', (t) => {
@@ -249,9 +249,13 @@ test('package › the Hermes plugin installs from the installed copy; its worker
   const plugin = report.checks.find((c) => c.name === 'plugin');
   t.like(plugin, { ok: true }, doctor.stdout);
   t.is(plugin?.reason, undefined, doctor.stdout);
-  t.is(shimCheck(pluginDir, record.node, record.cli), 'passed');
+  // The shim checks node, the CLI, package.json and the launch gate, and starts the worker through the gate.
+  const command = shimCommand(pluginDir, record.node, record.cli);
+  t.deepEqual(command, [record.node, path.join(pkgDir, 'dist', 'src', 'hermes', 'launch.js'), record.cli, 'worker']);
+  const argv = command as string[];
   // The check holds for the installed tree: one dependency file others could write makes the worker untrusted
-  // for doctor (which names it: operator output may name paths) and for the shim.
+  // for doctor (which names it: operator output may name paths) and for the worker the shim starts (its launch
+  // gate refuses before any worker code loads, with the exit status the shim reports as worker_program_untrusted).
   const loose = path.join(pkgDir, 'node_modules', 'zod', 'package.json');
   const mode = fs.statSync(loose).mode & 0o7777;
   fs.chmodSync(loose, mode | 0o020);
@@ -260,7 +264,9 @@ test('package › the Hermes plugin installs from the installed copy; its worker
     t.is(refused.status, 1, refused.stdout);
     t.true(refused.stdout.includes(`not trusted: ${loose} (group_writable`), refused.stdout);
     t.regex(refused.stdout, /worker_program_untrusted/);
-    t.is(shimCheck(pluginDir, record.node, record.cli), 'refused worker_program_untrusted');
+    const gated = run(argv[0]!, argv.slice(1), { cwd: base, env: { PATH: installedPath(), HOME: base }, input: '' });
+    t.is(gated.status, UNTRUSTED_EXIT, gated.stderr);
+    t.is(gated.stdout, '');
   } finally {
     fs.chmodSync(loose, mode);
   }
@@ -272,7 +278,7 @@ test('package › the Hermes plugin installs from the installed copy; its worker
     args: { query: 'regulators' },
     caller: { home, profile: '', cron: false, subagent: false },
   };
-  const worker = run(record.node, [record.cli, 'worker'], {
+  const worker = run(argv[0]!, argv.slice(1), {
     cwd: base,
     env: { PATH: installedPath(), HOME: base },
     input: `${JSON.stringify(request)}\n`,
