@@ -54,7 +54,7 @@ export const HOSTS: readonly HostSpec[] = Object.freeze([
   },
   {
     name: 'hermes-mcp',
-    summary: "Hermes Agent's mcp_servers (one connection serves sessions, cron jobs and subagents alike)",
+    summary: "Hermes Agent's mcp_servers (one connection serves sessions, cron jobs, subagents alike)",
     optIns: { allowCron: true, allowSubagents: true },
     config: (l: Launch) => [
       `Add to ${l.home}/config.yaml:`,

@@ -47,6 +47,9 @@ for (const name of ALL_COMMANDS) {
     t.is(r.code, 0, r.stderr);
     t.regex(r.stdout, new RegExp(`^usage: memory-bridge ${name}\\b`));
     t.is(cli(['help', name]).stdout, r.stdout);
+    // Wrapped for a terminal: no line wider than the 120 columns the rest of the help uses.
+    const wide = r.stdout.split('\n').filter((line) => [...line].length > 120);
+    t.deepEqual(wide, []);
   });
 }
 

@@ -17,6 +17,21 @@ import { resolveHermesHome } from '../../hermes/home.js';
 import { boolFlag, parseArgs, stringFlag, UsageError } from '../args.js';
 import { EXIT, packageVersion, type Command } from '../command.js';
 
+/** `text` broken at spaces into lines of at most `width` columns, each indented by `indent` spaces. */
+function fillLines(text: string, indent: number, width: number): string {
+  const pad = ' '.repeat(indent);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent + line.length + 1 + word.length > width) {
+      lines.push(pad + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(pad + line);
+  return lines.join('\n');
+}
+
 export const command: Command = {
   name: 'doctor',
   summary: 'probe the policy, the root and the tree of a profile and report what to fix',
@@ -24,10 +39,11 @@ export const command: Command = {
 
 Checks, read-only: the platform bindings; the home (absolute, reached without a symbolic link); the installed
 plugin shim (its recorded node binary and CLI still exist, and everything Node would load for the worker is
-trusted, ACLs included); the Hermes API the shim found when Hermes last loaded it; the policy file (trusted path, strict parse, with the exact problem); the root directory chain from /;
-and the whole tree, counting skipped files by reason code with a remedy for each and naming the first
-${SAMPLES_PER_REASON} of each (with the --list command for the rest). Says "unverified platform"
-where the bindings were never run (macOS, Linux aarch64). The home is --home, else $HERMES_HOME, else ~/.hermes.
+trusted, ACLs included); the Hermes API the shim found when Hermes last loaded it; the policy file (trusted path,
+strict parse, with the exact problem); the root directory chain from /; and the whole tree, counting skipped
+files by reason code with a remedy for each and naming the first ${SAMPLES_PER_REASON} of each (with the --list command
+for the rest). Says "unverified platform" where the bindings were never run (macOS, Linux aarch64). The home is
+--home, else $HERMES_HOME, else ~/.hermes.
 Exit 0 when tool calls can be served, 1 when they would be unavailable.
 
   --home DIR     the Hermes profile home
@@ -35,7 +51,8 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
                  "skipped": {"<reason>": [first paths]}}
   --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is
   --list REASON  print the paths (relative to the root, one per line) that the scan skipped for REASON: any
-                 reason code doctor counts, e.g. ${TREE_REASONS.join(', ')};
+                 reason code doctor counts, e.g.
+${fillLines(`${TREE_REASONS.join(', ')};`, 17, 120)}
                  too_deep prints the visible notes below limits.max_depth (to the 16-segment id limit), the
                  ones a "cut by max_depth" line counts`,
   async run(argv) {

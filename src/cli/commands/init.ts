@@ -67,8 +67,9 @@ export const command: Command = {
 
 Write <home>/plugin-data/memory-bridge/policy.json for the notes folder --root: the root as its real path (no
 symbolic link), "allow": ["**"], the names rule the notes need (the default, unless another rule lets more of
-them be seen), the default limits written out, and the run-kind opt-ins the host needs. Directories it creates are 0700, the policy 0600. It never overwrites an existing policy. Then it checks the
-profile and the whole tree once, as memory-bridge doctor does, and prints the configuration to paste for the host.
+them be seen), the default limits written out, and the run-kind opt-ins the host needs. Directories it creates
+are 0700, the policy 0600. It never overwrites an existing policy. Then it checks the profile and the whole tree
+once, as memory-bridge doctor does, and prints the configuration to paste for the host.
 Exit 0 when the policy was written and tool calls can be served, 1 otherwise (a policy written stays).
 
   --home DIR    the profile home (a Hermes profile, or any directory; created when missing)
