@@ -116,7 +116,10 @@ export class HiddenNotices {
 function lineOf(reason: string, n: number): HiddenNotice {
   if (HIDING_REASONS.includes(reason))
     return { reason: 'hidden_notes', detail: `${reason} count=${n}; list them: ${DOCTOR} --list ${reason}` };
-  // A cut: the scan stopped (or notes lie below max_depth) after `n` notes; doctor counts what it left out.
+  // A cut: the scan stopped (or notes lie below max_depth) after `n` notes; doctor counts what it left out, and
+  // `--list too_deep` names the notes below max_depth (a budget's cut has no list: the scan stopped).
+  if (reason === 'max_depth')
+    return { reason: 'scan_cut', detail: `${reason} searched=${n}; list what was left out: ${DOCTOR} --list too_deep` };
   return { reason: 'scan_cut', detail: `${reason} searched=${n}; count what was left out: ${DOCTOR}` };
 }
 

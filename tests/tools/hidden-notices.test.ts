@@ -135,6 +135,22 @@ test('hidden › a budget cut is told at the moment it happens, with the notes s
   );
 });
 
+test('hidden › a depth cut names the doctor command that lists the notes below max_depth', (t) => {
+  const v = vault({ limits: { max_file_bytes: MAX_FILE_BYTES, max_depth: 1 } });
+  writeNote(v.root, 'folder/below.md', '# below\nlantern\n');
+  v.release();
+  const events: LogEvent[] = [];
+  const bridge = createBridge({ log: (e) => events.push(e) });
+  const r = bridge.search({ query: 'lantern' }, v.caller) as SearchResult;
+  t.true(r.incomplete);
+  const cut = events.filter((e) => e.reason === 'scan_cut');
+  t.is(cut.length, 1);
+  t.regex(
+    cut[0]!.detail ?? '',
+    /^max_depth searched=\d+; list what was left out: memory-bridge doctor --home <home> --list too_deep$/,
+  );
+});
+
 test('hidden › notes hidden on purpose (denied, dot names, not Markdown) give no line', (t) => {
   const v = vault({ deny: ['big.md', 'appending.md', 'invoice*'] });
   writeNote(v.root, '.obsidian/workspace.md', 'x');
