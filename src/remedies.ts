@@ -113,6 +113,14 @@ export const OPERATOR_REMEDIES: Readonly<Record<string, string>> = Object.freeze
     'a budget stopped the scan or notes lie below max_depth: searches answer "incomplete" and miss notes; raise the limit named above or narrow "allow"',
   no_visible_notes:
     'no note passes the policy and the trust rule, so searches find nothing: check "allow" and the counts above, or try doctor --explain ID',
+  // serve's clients file (docs/HTTP.md §The clients file), read again on every request
+  clients_missing:
+    'the clients file is gone, so every request is refused: make it again with memory-bridge clients add --clients FILE --name NAME --home DIR',
+  clients_untrusted:
+    'the clients file or a directory above it can be written by someone else: chmod 600 the file, keep it in a directory only you or root can write',
+  clients_too_large: 'the clients file is over its size limit: remove clients that are no longer used',
+  clients_invalid:
+    'the clients file is not valid: edit it only with memory-bridge clients add|remove (memory-bridge clients list names the first problem)',
   // the MCP server's own protocol checks (stdio and HTTP; docs/TOOLS.md §MCP)
   bad_call_params: 'the MCP client sent tools/call without a tool name: update the host; nothing to fix here',
   unknown_tool:
@@ -159,6 +167,36 @@ export const OPERATOR_REMEDIES: Readonly<Record<string, string>> = Object.freeze
   input_error: 'the worker could not read its input: the plugin stopped it; it is restarted on the next call',
 });
 
+/**
+ * Remedies of the refusals `serve` answers before any tool runs (the `result=` of its request log; docs/HTTP.md
+ * §What a request must pass). A table of its own: a few of these results share a word with a `Reason` of another
+ * meaning (an HTTP body `too_large` is not a note over max_file_bytes).
+ */
+export const HTTP_RESULT_REMEDIES: Readonly<Record<string, string>> = Object.freeze({
+  unauthorized:
+    'the request had no bearer token, or one no client of the clients file holds: give the node its own token (memory-bridge clients add --name NAME prints it once) in its Authorization: Bearer header; memory-bridge clients list shows who is known',
+  forbidden_host:
+    'the Host header names an address this server does not answer to (the DNS-rebinding guard): connect by the listen address, or accept the name with --allowed-host NAME[:PORT]',
+  forbidden_origin:
+    'a web page (an Origin header) sent the request and its origin is not allowed: add --allowed-origin ORIGIN only if that page should call the tools',
+  method_not_allowed:
+    'the client used a method this path does not serve (an MCP client probing for an event stream gets this routinely): nothing to fix unless a client keeps failing',
+  not_found: 'the client asked for a path other than /mcp, /healthz or /metrics: check the URL the client is given',
+  stopping: 'the server is stopping (SIGTERM or SIGINT); clients retry after it is started again',
+  clients_unusable:
+    'the clients file cannot be used (missing, untrusted or invalid), so every request is refused: fix the file (chmod 600, owned by you or root, in directories only you or root can write) or make it anew with memory-bridge clients add',
+  rate_limited:
+    'one client sent more than its rate (20 requests per second, burst 40): the client retries after Retry-After; if it is a real load, spread it over more clients',
+  busy: 'more requests were in flight than --max-concurrency allows: raise it if the machine has room, or spread the load',
+  too_large: 'the request body was over 1 MiB: nothing to fix unless a client keeps sending such requests',
+  timeout: 'the client sent its request too slowly or the answer could not be written in time: check the network path',
+  bad_json: 'the body was not JSON: the client is not an MCP client or is broken; update it',
+  batch: 'the client sent a JSON-RPC batch, which MCP no longer allows: update the client',
+  bad_http: 'the bytes received were not valid HTTP: something other than an MCP client connected',
+  tls_error: 'a TLS handshake failed: check that the client trusts the certificate and connects with https',
+  internal: REASON_REMEDIES.internal,
+});
+
 /** Every internal refusal reason, in table order: what `doctor --list` accepts (the tree scan counts only these). */
 export const REASON_CODES: readonly Reason[] = Object.freeze(Object.keys(REASON_REMEDIES) as Reason[]);
 
@@ -189,5 +227,17 @@ export class RemedyNotes {
     if (this.told.has(reason)) return '';
     this.told.add(reason);
     return ` → ${remedyOf(reason)}`;
+  }
+
+  /**
+   * ` → <remedy>` for an HTTP refusal result (`HTTP_RESULT_REMEDIES`) the first time it is seen by this instance,
+   * else the empty string (also for a result the table does not hold, such as `ok`).
+   */
+  httpSuffix(result: string): string {
+    if (!Object.hasOwn(HTTP_RESULT_REMEDIES, result)) return '';
+    const key = `http:${result}`;
+    if (this.told.has(key)) return '';
+    this.told.add(key);
+    return ` → ${HTTP_RESULT_REMEDIES[result]}`;
   }
 }

@@ -6,7 +6,7 @@ import test from 'ava';
 import fs from 'node:fs';
 import path from 'node:path';
 import { LISTABLE_REASONS } from '../../src/hermes/doctor.js';
-import { OPERATOR_REMEDIES, REASON_REMEDIES } from '../../src/remedies.js';
+import { HTTP_RESULT_REMEDIES, OPERATOR_REMEDIES, REASON_REMEDIES } from '../../src/remedies.js';
 import { cli, REPO_ROOT } from './tree.js';
 
 const docsDir = path.join(REPO_ROOT, 'docs');
@@ -52,10 +52,12 @@ for (const name of names) {
   });
 }
 
-/** The rows of docs/CLI.md §Refusals and remedies: each code of a row's first cell → the row's remedy cell. */
-function remedyRows(): Map<string, string> {
-  const text = fs.readFileSync(path.join(docsDir, 'CLI.md'), 'utf8');
-  const section = text.slice(text.indexOf('## Refusals and remedies'));
+/** The rows of a remedies table (docs/CLI.md §Refusals and remedies by default): each code of a row's first cell → the row's remedy cell. */
+function remedyRows(file = 'CLI.md', heading = '## Refusals and remedies'): Map<string, string> {
+  const text = fs.readFileSync(path.join(docsDir, file), 'utf8');
+  const from = text.indexOf(heading);
+  const next = text.indexOf('\n## ', from + heading.length);
+  const section = file === 'CLI.md' ? text.slice(from) : text.slice(from, next === -1 ? undefined : next);
   const rows = new Map<string, string>();
   for (const line of section.split('\n')) {
     const m = /^\| (`[a-z0-9_]+`(?:, `[a-z0-9_]+`)*) \| (.*) \|$/.exec(line);
@@ -74,6 +76,12 @@ test('docs › the remedies table of docs/CLI.md is the one the code uses, for e
   const rows = remedyRows();
   for (const [code, remedy] of Object.entries(ALL_REMEDIES)) t.is(rows.get(code), cell(remedy), code);
   for (const code of rows.keys()) t.true(Object.hasOwn(ALL_REMEDIES, code), `documented but unknown: ${code}`);
+});
+
+test('docs › the HTTP refusals table of docs/HTTP.md §Operator log is the one serve logs', (t) => {
+  const rows = remedyRows('HTTP.md', '## Operator log');
+  t.deepEqual([...rows.keys()], Object.keys(HTTP_RESULT_REMEDIES));
+  for (const [code, remedy] of Object.entries(HTTP_RESULT_REMEDIES)) t.is(rows.get(code), cell(remedy), code);
 });
 
 test('docs › doctor --list accepts every reason code of the table', (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { remedyOf } from '../../src/remedies.js';
+import { HTTP_RESULT_REMEDIES, remedyOf } from '../../src/remedies.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -322,6 +322,36 @@ test('serve › names at start a client whose calls would all be refused, and lo
     t.is(refused.length, 2, s.stderr());
     t.true(refused[0]!.endsWith(` → ${remedyOf('policy_missing')}`));
     t.false(refused[1]!.includes('→'));
+  } finally {
+    s.child.kill('SIGTERM');
+    t.is(await s.exit, 0);
+  }
+});
+
+test('serve › a refusal before any tool runs (a wrong token, a body that is not JSON) logs its remedy once', async (t) => {
+  const file = path.join(cfgDir('http-refusals'), 'clients.json');
+  const token = cli(['clients', 'add', '--clients', file, '--name', 'node-a', '--home', world.workHome]).stdout.trim();
+  const s = await spawnServe(['--clients', file]);
+  try {
+    for (let i = 0; i < 2; i++) {
+      t.is((await rawRequest(s.port, { headers: mcpHeaders(s.port, 'mbt_wrong'), body: '{}' })).status, 401);
+      t.is((await rawRequest(s.port, { headers: mcpHeaders(s.port, token), body: '{"jsonrpc":' })).status, 400);
+    }
+    const lines = (result: string): string[] =>
+      s
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes(` result=${result} `));
+    t.true(await waitFor(() => lines('unauthorized').length === 2 && lines('bad_json').length === 2), s.stderr());
+    for (const result of ['unauthorized', 'bad_json']) {
+      const [first, second] = lines(result);
+      t.true(first!.endsWith(` → ${HTTP_RESULT_REMEDIES[result]}`), first);
+      t.false(second!.includes('→'), second);
+    }
+    // The remedies name commands and roles, never the token, the clients file or the home.
+    for (const l of s.stderr().split('\n')) {
+      for (const secret of [token, 'mbt_wrong', file, world.workHome]) t.false(l.includes(secret), l);
+    }
   } finally {
     s.child.kill('SIGTERM');
     t.is(await s.exit, 0);

@@ -36,13 +36,16 @@ function say(line: string): void {
 
 /**
  * The request log with remedies: a line carrying `reason=CODE` ends with that reason's remedy the first time the
- * server logs it (src/remedies.ts `RemedyNotes`); every other line is written as it is.
+ * server logs it, and a refusal before any tool ran (`result=CODE` of `HTTP_RESULT_REMEDIES`, no reason) with
+ * that refusal's remedy the first time (src/remedies.ts `RemedyNotes`); every other line is written as it is.
  */
 function requestLog(): (line: string) => void {
   const notes = new RemedyNotes();
   return (line) => {
-    const m = / reason=([a-z_]{1,64})(?: |$)/.exec(line);
-    say(m === null ? line : `${line}${notes.suffix(m[1]!)}`);
+    const reason = / reason=([a-z_]{1,64})(?: |$)/.exec(line);
+    if (reason !== null) return say(`${line}${notes.suffix(reason[1]!)}`);
+    const result = /(?:^| )result=([a-z_]{1,64})(?: |$)/.exec(line);
+    say(result === null ? line : `${line}${notes.httpSuffix(result[1]!)}`);
   };
 }
 
