@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import test from 'ava';
-import { getNative } from '../../native/index.js';
 import { loadPolicyAndWriters } from '../../src/policy/load.js';
 import { pluginDirOf } from '../../src/hermes/home.js';
 import { collectStatus, formatStatus } from '../../src/hermes/status.js';
@@ -16,6 +15,7 @@ import { readViewState, type ViewState, viewWarmth, writeViewState } from '../..
 import { runWorker } from '../../src/hermes/worker.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import { viewDigest } from '../../src/tools/warm.js';
+import { openCounter } from '../tools/world.js';
 import { makeHome, makeTempDir, mkdirs, removeTree, writeNote, type ParsedJson } from '../helpers/fixtures.js';
 
 const tmp = makeTempDir('mb-warm-');
@@ -34,13 +34,7 @@ function line(id: string, tool: string, args: unknown, who = home): string {
 
 /** Serve `lines` with a real bridge; the replies, the view records written, and how many notes were opened. */
 async function serve(lines: string[]): Promise<{ replies: ParsedJson[]; records: ViewState[]; opens: number }> {
-  const native = getNative()!;
-  const original = native.openFileAt;
-  let opens = 0;
-  native.openFileAt = (dirfd: number, name: string) => {
-    if (name.endsWith('.md')) opens++;
-    return original.call(native, dirfd, name);
-  };
+  const counter = openCounter();
   const output = new PassThrough();
   const chunks: Buffer[] = [];
   output.on('data', (c: Buffer) => chunks.push(c));
@@ -55,10 +49,10 @@ async function serve(lines: string[]): Promise<{ replies: ParsedJson[]; records:
       recordViewState: (_home, state) => records.push(state),
     });
   } finally {
-    native.openFileAt = original;
+    counter.stop();
   }
   const text = Buffer.concat(chunks).toString('utf8').trimEnd();
-  return { replies: text === '' ? [] : text.split('\n').map((l) => JSON.parse(l)), records, opens };
+  return { replies: text === '' ? [] : text.split('\n').map((l) => JSON.parse(l)), records, opens: counter.opens() };
 }
 
 test.serial(

@@ -57,8 +57,11 @@ export function worldTracker(): { world(fields?: Record<string, unknown>): World
   };
 }
 
-/** Count note opens (`.md` names; the policy file is opened on every call) on the real bindings while `fn` runs. */
-export function countingOpens<T>(fn: () => T): { value: T; opens: number } {
+/**
+ * Starts counting note opens (`.md` names; the policy file is opened on every call) on the real bindings: `opens()`
+ * is the count so far, `stop()` puts the binding back. For work that is not one synchronous call (a worker run).
+ */
+export function openCounter(): { opens: () => number; stop: () => void } {
   const native = getNative()!;
   const original = native.openFileAt;
   let opens = 0;
@@ -66,9 +69,16 @@ export function countingOpens<T>(fn: () => T): { value: T; opens: number } {
     if (name.endsWith('.md')) opens++;
     return original.call(native, dirfd, name);
   };
+  return { opens: () => opens, stop: () => (native.openFileAt = original) };
+}
+
+/** Count note opens (`.md` names; the policy file is opened on every call) on the real bindings while `fn` runs. */
+export function countingOpens<T>(fn: () => T): { value: T; opens: number } {
+  const counter = openCounter();
   try {
-    return { value: fn(), opens };
+    const value = fn();
+    return { value, opens: counter.opens() };
   } finally {
-    native.openFileAt = original;
+    counter.stop();
   }
 }
