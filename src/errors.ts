@@ -77,6 +77,9 @@ export type Reason =
  * @param code   public code sent to the model (docs/TOOLS.md)
  * @param reason operator reason code (stderr logs, doctor counts)
  * @param hint   only for `invalid_request`: which argument and what it must be, e.g. "limit: an integer from 1 to 10"
+ * @param subject what the reason is about when it is not the requested note: `root` when the policy's root (or a
+ *   directory above it) failed its trusted walk, so the operator log says `root_untrusted root=<reason>` and not a
+ *   bare `<reason>` that reads as a note's (docs/CLI.md §Refusals and remedies); the model never sees it
  */
 export class BridgeError extends Error {
   override readonly name = 'BridgeError';
@@ -84,6 +87,7 @@ export class BridgeError extends Error {
     readonly code: PublicCode,
     readonly reason: Reason,
     readonly hint?: string,
+    readonly subject?: 'root',
   ) {
     super(`${code}: ${reason}`);
   }

@@ -60,7 +60,8 @@ export const REASON_REMEDIES = Object.freeze({
   too_deep: 'deeper than limits.max_depth: raise max_depth (ceiling 16) or move the note up',
   missing: 'it does not exist (check the path and its spelling, byte for byte)',
   sticky_tmp: 'a shared sticky temp directory cannot be the root or hold the policy: use a private directory',
-  root_untrusted: 'the root or a directory above it can be written by someone else: fix its owner, mode or ACL',
+  root_untrusted:
+    "the policy's root or a directory above it fails the trust rule for the reason after root= in the same line (someone else could write it): fix its owner, mode or ACL; memory-bridge doctor --home <home> shows the root check",
   entry_ceiling:
     'more than 1,000,000 directory entries would be listed: narrow "allow" so unrelated directories are skipped, or choose a smaller root',
   io_error: 'an I/O error: check the filesystem (dmesg) and permissions',
@@ -213,6 +214,27 @@ export function remedyOf(reason: string): string {
   return FALLBACK_REMEDY;
 }
 
+/** What a refusal is about when it is not the requested note (src/errors.ts `BridgeError.subject`). */
+export type RefusalSubject = 'root';
+
+/**
+ * The words of a refusal in an operator log line: the reason code, or, for the policy's root, `root_untrusted
+ * root=<reason>` (e.g. `root_untrusted root=group_writable`), so a refused root does not read as a refused note.
+ * Never a path (docs/CLI.md §Refusals and remedies).
+ */
+export function refusalWords(reason: string, subject?: RefusalSubject): string {
+  return subject === 'root' ? `root_untrusted root=${reason}` : reason;
+}
+
+/**
+ * The one-line remedy of a refusal: `remedyOf(reason)`, or, for the policy's root, that remedy said of the root
+ * and a pointer to `doctor`, which names the root and the directory that fails. Never a path.
+ */
+export function refusalRemedy(reason: string, subject?: RefusalSubject): string {
+  if (subject !== 'root') return remedyOf(reason);
+  return `the policy's root (the notes folder) or a directory above it fails the trust rule (${reason}), so every call is refused until it is fixed: ${remedyOf(reason)}; memory-bridge doctor --home <home> shows the root check`;
+}
+
 /**
  * Remedies for a long-running process's log: each reason's remedy is given the first time that reason is logged,
  * and afterwards the line is the short code alone, so a busy server's log stays one short line per refusal while
@@ -222,11 +244,15 @@ export function remedyOf(reason: string): string {
 export class RemedyNotes {
   private readonly told = new Set<string>();
 
-  /** ` → <remedy>` the first time `reason` is seen by this instance, else the empty string. */
-  suffix(reason: string): string {
-    if (this.told.has(reason)) return '';
-    this.told.add(reason);
-    return ` → ${remedyOf(reason)}`;
+  /**
+   * ` → <remedy>` (`refusalRemedy`) the first time this instance sees `reason` with this `subject`, else the empty
+   * string: a refused root and a refused note with the same reason are told apart.
+   */
+  suffix(reason: string, subject?: RefusalSubject): string {
+    const key = refusalWords(reason, subject);
+    if (this.told.has(key)) return '';
+    this.told.add(key);
+    return ` → ${refusalRemedy(reason, subject)}`;
   }
 
   /**

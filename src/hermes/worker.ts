@@ -7,7 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { errorResult, type ErrorResult } from '../errors.js';
-import { RemedyNotes } from '../remedies.js';
+import { refusalWords, RemedyNotes } from '../remedies.js';
 import type { Bridge, Caller, LogEvent, ToolResult } from '../tools/types.js';
 import { type WarmOutcome, warmUpView } from '../tools/warm.js';
 import {
@@ -71,7 +71,8 @@ function logSafe(text: string, most = 128): string {
 }
 
 /**
- * Format a bridge log event as one worker log line: `<tool> <reason>[ (<detail>)][ profile=<name>]`, then
+ * Format a bridge log event as one worker log line: `<tool> <reason>[ (<detail>)][ profile=<name>]` (`<reason>` is
+ * `root_untrusted root=<reason>` for a refused root: src/remedies.ts `refusalWords`), then
  * ` → <remedy>` the first time `notes` sees the reason (src/remedies.ts; a notice's detail is its own remedy).
  */
 export function formatLogEvent(event: LogEvent, notes?: RemedyNotes): string {
@@ -79,8 +80,8 @@ export function formatLogEvent(event: LogEvent, notes?: RemedyNotes): string {
   // A notice's detail is a sentence with a command (docs/TRUST.md §Hidden notes): room for it whole.
   const detail = event.detail === undefined ? '' : ` (${logSafe(event.detail, 512)})`;
   const told = event.detail === undefined || event.reason === 'internal';
-  const remedy = notes === undefined || !told ? '' : notes.suffix(event.reason);
-  return `${event.tool} ${event.reason}${detail}${profile}${remedy}`;
+  const remedy = notes === undefined || !told ? '' : notes.suffix(event.reason, event.subject);
+  return `${event.tool} ${refusalWords(event.reason, event.subject)}${detail}${profile}${remedy}`;
 }
 
 /**

@@ -28,6 +28,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createBridge } from '../tools/bridge.js';
+import { refusalWords } from '../remedies.js';
 import { isHiddenNotice } from '../tools/hidden-notices.js';
 import type { Bridge, BridgeOptions, LogEvent, ToolName } from '../tools/types.js';
 import { BodyGate } from './http-body.js';
@@ -242,8 +243,8 @@ class HttpServer implements GateServer {
           this.log(
             `client=${this.current?.client ?? '-'} tool=${event.tool} notice=${event.reason} ${event.detail ?? ''}`,
           );
-        else if (this.current !== null) this.current.reason = event.reason;
-        else this.log(`tool=${event.tool} reason=${event.reason}`);
+        else if (this.current !== null) this.current.reason = refusalWords(event.reason, event.subject);
+        else this.log(`tool=${event.tool} reason=${refusalWords(event.reason, event.subject)}`);
       },
     });
     // `--metrics FILE`: the token file must be usable now; it is judged and read again on every scrape.

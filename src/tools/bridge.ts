@@ -8,7 +8,7 @@ import type { CallContext } from '../audit/record.js';
 import { errorResult, type ErrorResult } from '../errors.js';
 import type { Policy } from '../policy/types.js';
 import { bridgeErrorOf } from '../trust/refusal.js';
-import { RemedyNotes } from '../remedies.js';
+import { refusalWords, RemedyNotes } from '../remedies.js';
 import { profileOf } from './caller.js';
 import { HiddenNotices } from './hidden-notices.js';
 import { runRead } from './read.js';
@@ -27,7 +27,8 @@ import type {
 } from './types.js';
 
 /**
- * The default operator log: one line on stderr per event, `<prog>: <tool> <reason>` (plus the class of an internal
+ * The default operator log: one line on stderr per event, `<prog>: <tool> <reason>` (`root_untrusted root=<reason>`
+ * when the policy's root was refused: src/remedies.ts `refusalWords`; plus the class of an internal
  * error or a notice's sentence), ending with ` → <remedy>` the first time this logger sees that reason
  * (src/remedies.ts `RemedyNotes`). Each call makes a logger with its own memory of what it has told.
  *
@@ -38,8 +39,9 @@ export function stderrLogger(prog = 'memory-bridge'): (event: LogEvent) => void 
   return (event) => {
     const detail = event.detail === undefined ? '' : ` (${event.detail})`;
     // A notice's detail already is its remedy.
-    const remedy = event.detail === undefined || event.reason === 'internal' ? notes.suffix(event.reason) : '';
-    process.stderr.write(`${prog}: ${event.tool} ${event.reason}${detail}${remedy}\n`);
+    const told = event.detail === undefined || event.reason === 'internal';
+    const remedy = told ? notes.suffix(event.reason, event.subject) : '';
+    process.stderr.write(`${prog}: ${event.tool} ${refusalWords(event.reason, event.subject)}${detail}${remedy}\n`);
   };
 }
 
@@ -101,7 +103,12 @@ export function createBridge(options: BridgeOptions = {}): Bridge {
         const who = profile === undefined ? {} : { profile };
         const refusal = bridgeErrorOf(err);
         if (refusal !== undefined) {
-          emit({ tool, reason: refusal.reason, ...who });
+          emit({
+            tool,
+            reason: refusal.reason,
+            ...who,
+            ...(refusal.subject === undefined ? {} : { subject: refusal.subject }),
+          });
           return { result: errorResult(refusal.code, refusal.hint), reason: refusal.reason };
         }
         emit({ tool, reason: 'internal', detail: className(err), ...who });

@@ -91,6 +91,8 @@ export interface LogEvent {
    * and the doctor command that lists what a search could not consider (`hidden_notes`, `scan_cut`).
    */
   detail?: string;
+  /** `root` when `reason` is about the policy's root, not a note (src/errors.ts `BridgeError.subject`). */
+  subject?: 'root';
 }
 
 /**

@@ -1,9 +1,9 @@
 import test from 'ava';
-import { HTTP_RESULT_REMEDIES, remedyOf } from '../../src/remedies.js';
+import { HTTP_RESULT_REMEDIES, refusalRemedy, remedyOf } from '../../src/remedies.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { FOREIGN_UID, mkdirs, removeTree } from '../helpers/fixtures.js';
+import { FOREIGN_UID, makeHome, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
 import { CLI } from '../cli/tree.js';
 import { tokenHash } from '../../src/server/clients.js';
 import {
@@ -404,4 +404,48 @@ test('serve › SIGTERM stops accepting, lets the request in flight finish, and 
     .filter((l) => l.includes('client=work-laptop'));
   t.is(lines.length, 2);
   for (const l of lines) t.false(l.includes(token) || l.includes('heron'));
+});
+
+test('serve › names at start a client whose root is group-writable as the root, and each refused request as the root', async (t) => {
+  const dir = cfgDir('bad-root');
+  const file = path.join(dir, 'clients.json');
+  const root = mkdirs(world.base, 'group-notes');
+  writeNote(root, 'heron.md', '# Heron\n\nThe heron visits the pond.\n');
+  fs.chmodSync(root, 0o770);
+  const { home } = makeHome(world.base, { version: 1, root, allow: ['**'] }, 'group-root-home');
+  const token = cli(['clients', 'add', '--clients', file, '--name', 'team', '--home', home]).stdout.trim();
+  const s = await spawnServe(['--clients', file]);
+  try {
+    const remedy = refusalRemedy('group_writable', 'root');
+    t.true(
+      s
+        .stderr()
+        .includes(
+          `memory-bridge serve: client team: every call will be unavailable until this is fixed: root_untrusted root=group_writable (root ${root}) → ${remedy}\n`,
+        ),
+      s.stderr(),
+    );
+    const c = await connectHttp(`${s.origin}/mcp`, token);
+    const refused = await callJson(c, 'memory_bridge_search', { query: 'heron' });
+    t.deepEqual(refused, { ok: false, error: { code: 'unavailable', message: 'Memory is unavailable.' } });
+    const lines = (): string[] =>
+      s
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('tool=memory_bridge_search'));
+    await waitFor(() => lines().length >= 1);
+    t.regex(lines()[0]!, / reason=root_untrusted root=group_writable status=200 ms=[0-9.]+ → /, s.stderr());
+    t.true(lines()[0]!.endsWith(` → ${remedy}`));
+    // Fixed while serve runs: the next request is served.
+    fs.chmodSync(root, 0o700);
+    const hits = await callJson(c, 'memory_bridge_search', { query: 'heron' });
+    t.deepEqual(
+      hits.results.map((r: { id: string }) => r.id),
+      ['heron.md'],
+    );
+    await c.close();
+  } finally {
+    s.child.kill('SIGTERM');
+    t.is(await s.exit, 0);
+  }
 });

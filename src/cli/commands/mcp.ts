@@ -15,17 +15,17 @@ import { CALLER_FLAGS, CALLER_FLAGS_HELP } from './caller-flags.js';
  * stderr names the reason and what to do.
  */
 async function loadBridge(caller: Caller): Promise<Bridge> {
-  const [{ createBridge }, { refusalAtStart }, { remedyOf }] = await Promise.all([
+  const [{ createBridge }, { refusalAtStart, startRefusalText }] = await Promise.all([
     import('../../tools/bridge.js'),
     import('../../tools/start.js'),
-    import('../../remedies.js'),
   ]);
-  // Said once at start, so a host configuration that can only be refused is seen before the first call; every
-  // call still reads the policy again, and an edit made while the server runs applies at the next call.
+  // Said once at start, so a host configuration (or a root) that can only be refused is seen before the first
+  // call; every call still reads the policy and judges the root again, and a fix made while the server runs applies
+  // at the next call.
   const refusal = refusalAtStart(caller);
   if (refusal !== null)
     process.stderr.write(
-      `memory-bridge mcp: every call will be unavailable until this is fixed: ${refusal} → ${remedyOf(refusal)}\n`,
+      `memory-bridge mcp: every call will be unavailable until this is fixed: ${startRefusalText(refusal)}\n`,
     );
   return createBridge({ transport: 'stdio' });
 }
@@ -41,8 +41,8 @@ at launch; nothing a tool call sends can change it.
 ${CALLER_FLAGS_HELP}
 
 At start (once the host has listed the tools, or at its first tool call), when a call as this home and run kind
-would be refused (no home, a policy that does not load, a run kind the policy does not serve), one line on stderr
-names the reason and what to do. stdout carries only MCP
+would be refused (no home, a policy that does not load, a run kind the policy does not serve, a root that fails
+the trust rule), one line on stderr names the reason and what to do. stdout carries only MCP
 messages; operator logs (short reason codes, each with its remedy the first time it appears) go to stderr.`,
   async run(argv) {
     const parsed = parseArgs(argv, CALLER_FLAGS);

@@ -5,9 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BridgeError } from '../../errors.js';
-import { remedyOf, RemedyNotes } from '../../remedies.js';
+import { RemedyNotes } from '../../remedies.js';
 import { callerOf, ClientsFileError, loadClients } from '../../server/clients.js';
-import { refusalAtStart } from '../../tools/start.js';
+import { refusalAtStart, startRefusalText } from '../../tools/start.js';
 import {
   DEFAULT_MAX_CONCURRENCY,
   DEFAULT_MAX_CONNECTIONS_PER_PEER,
@@ -42,8 +42,10 @@ function say(line: string): void {
 function requestLog(): (line: string) => void {
   const notes = new RemedyNotes();
   return (line) => {
-    const reason = / reason=([a-z_]{1,64})(?: |$)/.exec(line);
-    if (reason !== null) return say(`${line}${notes.suffix(reason[1]!)}`);
+    // `reason=root_untrusted root=CODE` is the root's refusal (src/remedies.ts `refusalWords`).
+    const reason = / reason=([a-z_]{1,64})(?: root=([a-z_]{1,64}))?(?: |$)/.exec(line);
+    if (reason !== null)
+      return say(`${line}${reason[2] === undefined ? notes.suffix(reason[1]!) : notes.suffix(reason[2], 'root')}`);
     const result = /(?:^| )result=([a-z_]{1,64})(?: |$)/.exec(line);
     say(result === null ? line : `${line}${notes.httpSuffix(result[1]!)}`);
   };
@@ -119,7 +121,8 @@ one. A health check and every refusal close their connection.
 Each client may make ${HTTP_SETTING_TABLE.ratePerSecond.default} requests per second (burst ${HTTP_SETTING_TABLE.rateBurst.default}); more get 429 with Retry-After. A body over ${formatHttpSetting(HTTP_SETTING_TABLE.maxBodyBytes)} gets 413.
 One line per request goes to stderr (client, tool, result, status, milliseconds; a refusal's reason code, with its
 remedy the first time it appears); never a token, query, id or path. At start, a client whose calls would all be
-refused (no policy, a run kind the policy does not serve, …) is named with the reason and what to do.
+refused (no policy, a run kind the policy does not serve, a root that fails the trust rule, …) is named with the
+reason and what to do.
 SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUTDOWN_GRACE_MS / 1000} s), exit 0.`,
   async run(argv) {
     const parsed = parseArgs(argv, {
@@ -188,7 +191,7 @@ SIGTERM or SIGINT: stop accepting, let requests in flight finish (at most ${SHUT
         const refusal = refusalAtStart(callerOf(client));
         if (refusal !== null)
           say(
-            `client ${client.name}: every call will be unavailable until this is fixed: ${refusal} → ${remedyOf(refusal)}`,
+            `client ${client.name}: every call will be unavailable until this is fixed: ${startRefusalText(refusal)}`,
           );
       }
       const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
