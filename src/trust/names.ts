@@ -61,7 +61,12 @@ export function codePointLength(text: string): number {
 
 /** True when an id is within the read tool's syntax limits (512 code points, 16 segments): search returns no other. */
 export function idWithinLimits(id: string, segments: number): boolean {
-  return segments <= MAX_ID_SEGMENTS && (id.length <= MAX_ID_CHARS || codePointLength(id) <= MAX_ID_CHARS);
+  return segments <= MAX_ID_SEGMENTS && idCharsWithinLimit(id);
+}
+
+/** True when an id has at most 512 code points (the read tool's length limit, docs/TRUST.md), whatever its depth. */
+export function idCharsWithinLimit(id: string): boolean {
+  return id.length <= MAX_ID_CHARS || codePointLength(id) <= MAX_ID_CHARS;
 }
 
 const ID_HINT = 'id: a relative document path as returned by memory_bridge_search';

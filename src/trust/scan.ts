@@ -41,11 +41,11 @@ import {
   runningUid,
   type RootPlace,
 } from './rule.js';
-import { isNoteName } from './names.js';
+import { idCharsWithinLimit, isNoteName } from './names.js';
 import { ReadNote, TextArena } from './note-text.js';
 import { NO_WRITERS, type Writers } from './writers.js';
 import {
-  MAX_ID_SEGMENTS,
+  LOOK_AHEAD_SEGMENTS,
   rawCeilingOf,
   type IdentityKey,
   type KnownNotes,
@@ -439,8 +439,9 @@ class TreeScan {
     }
     const prefix = prefixOf(e);
     if (depth >= this.limits.maxDepth) {
-      // Its notes would be deeper than max_depth. Once truncated is set, looking further cannot change anything.
-      if (this.truncated) return;
+      // Its notes would be deeper than max_depth. Once truncated is set, looking further cannot change anything
+      // (unless an operator count wants every such note: `limits.onDeep`).
+      if (this.truncated && this.limits.onDeep === undefined) return;
       const child = this.openChild(parentFd, e.name!, true);
       if (child === null) return;
       try {
@@ -465,9 +466,11 @@ class TreeScan {
 
   /**
    * Depth look-ahead below an open trusted directory at depth `dirDepth` (fstat `dirStat`): true as soon as a name
-   * that would be a candidate (note name, allowed, within the read id limits) exists below it through trusted
-   * same-device directories the filter may enter. Names decide first; only a file whose name would be a candidate
-   * is statted and opened, to check that it passes the trust rule.
+   * that would be a candidate (note name, allowed, at most 512 code points) exists below it through trusted
+   * same-device directories the filter may enter, down to LOOK_AHEAD_SEGMENTS: a note below the 16-segment id limit
+   * counts too, since the depth is all that hides it. Names decide first; only a file whose name would be a
+   * candidate is statted and opened, to check that it passes the trust rule. With `limits.onDeep` every such note
+   * is reported and the walk goes on.
    */
   private lookBelow(fd: number, dirStat: FileStat, prefix: string, dirDepth: number): boolean {
     const depth = dirDepth + 1;
@@ -478,33 +481,33 @@ class TreeScan {
       if (err instanceof NativeError) return false;
       throw err;
     }
+    const onDeep = this.limits.onDeep;
+    let found = false;
+    // The notes of this directory first, then its subdirectories: a note one level down ends the look-ahead
+    // without descending a long chain first.
+    const dirs: Entry[] = [];
     for (const e of listing.entries) {
-      if (e.name === null || e.nameReason !== null) continue;
+      if (e.name === null || e.nameReason !== null || !idCharsWithinLimit(e.id)) continue;
       const type = this.entryType(fd, e);
       if (type === DT.DIR) {
-        // Notes below would have more than 16 segments or 512 code points: the read tool could never accept them.
-        if (depth >= MAX_ID_SEGMENTS || !e.withinLimits || !this.enters(e)) continue;
-        const child = this.openChild(fd, e.name, false);
-        if (child === null) continue;
-        let found: boolean;
-        try {
-          found = this.lookBelow(child.fd, child.stat, prefixOf(e), depth);
-        } finally {
-          closeQuietly(this.native, child.fd);
-        }
-        if (found) return true;
-      } else if (
-        type !== null &&
-        type !== DT.LNK &&
-        e.note &&
-        this.allows(e) &&
-        e.withinLimits &&
-        this.trustedFileAt(fd, e.name)
-      ) {
-        return true;
+        if (depth < LOOK_AHEAD_SEGMENTS && this.enters(e)) dirs.push(e);
+      } else if (type !== null && type !== DT.LNK && e.note && this.allows(e) && this.trustedFileAt(fd, e.name)) {
+        found = true;
+        if (onDeep === undefined) return true;
+        onDeep(e.id);
       }
     }
-    return false;
+    for (const e of dirs) {
+      const child = this.openChild(fd, e.name!, false);
+      if (child === null) continue;
+      try {
+        if (this.lookBelow(child.fd, child.stat, prefixOf(e), depth)) found = true;
+      } finally {
+        closeQuietly(this.native, child.fd);
+      }
+      if (found && onDeep === undefined) return true;
+    }
+    return found;
   }
 
   /**

@@ -59,6 +59,12 @@ export interface ScanLimits {
    * scan skips (a name that is not UTF-8 is shown decoded with replacement characters). Never set for tool calls.
    */
   onSkip?: ((reason: string, path: string) => void) | undefined;
+  /**
+   * Operator counts only (doctor): told the root-relative id of every allowed, trusted note the depth look-ahead
+   * finds below `maxDepth`, those below the 16-segment id limit included (down to LOOK_AHEAD_SEGMENTS). With it set
+   * the look-ahead visits every such note instead of stopping at the first. Never set for tool calls.
+   */
+  onDeep?: ((id: string) => void) | undefined;
 }
 
 /** Hard ceiling on raw directory entries listed per call (docs/TRUST.md): more → `unavailable`. */
@@ -73,6 +79,14 @@ export function rawCeilingOf(limits: Pick<ScanLimits, 'rawEntryCeiling'>): numbe
 /** Read-id syntax limits (docs/TRUST.md): over these an id is `invalid_request`, and search never returns one. */
 export const MAX_ID_CHARS = 512;
 export const MAX_ID_SEGMENTS = 16;
+
+/**
+ * Deepest id, in segments, the depth look-ahead looks at (docs/TRUST.md §Budgets). A note below the 16-segment id
+ * limit can never be read whatever `max_depth` says, yet its folder is one the policy allows: the look-ahead still
+ * finds it (the scan is `truncated`, doctor lists it under `too_deep`), so the operator learns to move it up. The
+ * bound keeps one call's open descriptors and recursion to a fixed number of levels.
+ */
+export const LOOK_AHEAD_SEGMENTS = 32;
 
 /**
  * Identity of a verified note: device, inode, size, mtime and ctime. Any change of content, mode, owner or ACL

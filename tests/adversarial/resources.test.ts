@@ -193,40 +193,43 @@ test.serial(
   },
 );
 
-test.serial('resources › a 1,000-level directory chain stops at max_depth (and the look-ahead at 16 segments)', (t) => {
-  const a = arena({ limits: { max_depth: 8 } });
-  // Built with relative mkdir and chdir: the full path is far beyond PATH_MAX.
-  const cwd = process.cwd();
-  try {
-    process.chdir(a.root);
-    for (let i = 0; i < 1000; i++) {
-      fs.mkdirSync('d', { mode: 0o700 });
-      process.chdir('d');
-      fs.writeFileSync('n.md', '# L\n\nlantern level\n', { mode: 0o600 });
+test.serial(
+  'resources › a 1,000-level directory chain stops at max_depth (and the look-ahead at the first note below it)',
+  (t) => {
+    const a = arena({ limits: { max_depth: 8 } });
+    // Built with relative mkdir and chdir: the full path is far beyond PATH_MAX.
+    const cwd = process.cwd();
+    try {
+      process.chdir(a.root);
+      for (let i = 0; i < 1000; i++) {
+        fs.mkdirSync('d', { mode: 0o700 });
+        process.chdir('d');
+        fs.writeFileSync('n.md', '# L\n\nlantern level\n', { mode: 0o600 });
+      }
+    } finally {
+      process.chdir(cwd);
     }
-  } finally {
-    process.chdir(cwd);
-  }
-  const r = a.search('lantern', 10);
-  t.true(r.ok && 'truncated' in r && r.truncated);
-  const ids = idsOf(r) ?? [];
-  t.true(ids.length > 0 && ids.every((id) => id.split('/').length <= 8), ids.join(' '));
-  const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
-  const counting = countingNative(native);
-  const fd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  try {
-    scanTwoWays(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
-  } finally {
-    fs.closeSync(fd);
-  }
-  t.true((counting.calls.openDirAt ?? 0) <= 16, `opened ${counting.calls.openDirAt} directories`);
-  t.is(JSON.stringify(a.read(`${'d/'.repeat(8)}n.md`)), NOT_FOUND);
-  t.true(a.read(`${'d/'.repeat(7)}n.md`).ok);
-  a.setPolicy({ limits: { max_depth: 16 } });
-  const deep = a.search('lantern', 10);
-  t.true(deep.ok && 'truncated' in deep && deep.truncated);
-  t.true((idsOf(deep) ?? []).every((id) => id.split('/').length <= 16));
-});
+    const r = a.search('lantern', 10);
+    t.true(r.ok && 'truncated' in r && r.truncated);
+    const ids = idsOf(r) ?? [];
+    t.true(ids.length > 0 && ids.every((id) => id.split('/').length <= 8), ids.join(' '));
+    const policy = parsePolicyBytes(fs.readFileSync(a.policyPath));
+    const counting = countingNative(native);
+    const fd = fs.openSync(a.root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      scanTwoWays(fd, policy, scanLimitsOf(policy), { has: () => false }, counting.native);
+    } finally {
+      fs.closeSync(fd);
+    }
+    t.true((counting.calls.openDirAt ?? 0) <= 16, `opened ${counting.calls.openDirAt} directories`);
+    t.is(JSON.stringify(a.read(`${'d/'.repeat(8)}n.md`)), NOT_FOUND);
+    t.true(a.read(`${'d/'.repeat(7)}n.md`).ok);
+    a.setPolicy({ limits: { max_depth: 16 } });
+    const deep = a.search('lantern', 10);
+    t.true(deep.ok && 'truncated' in deep && deep.truncated);
+    t.true((idsOf(deep) ?? []).every((id) => id.split('/').length <= 16));
+  },
+);
 
 test.serial(
   'resources › read and the policy loader judge a FIFO, socket or device node by a no-follow stat and never open it',

@@ -280,7 +280,7 @@ test('doctor › --list too_deep names the notes a depth cut left out, and other
   t.true(text.includes(listLine), text);
   const listed = run('doctor', '--home', home, '--list', 'too_deep', '--json');
   t.is(listed.code, 0, listed.stderr);
-  t.deepEqual(listed.json.paths, ['projects/a/b/c/deeper.md', 'projects/a/b/deep.md']);
+  t.deepEqual(listed.json.paths, ['projects/a/b/deep.md', 'projects/a/b/c/deeper.md']);
   const other = run('doctor', '--home', home, '--list', 'symlink');
   t.is(other.stdout, 'projects/link.md\n');
   t.regex(
@@ -288,6 +288,21 @@ test('doctor › --list too_deep names the notes a depth cut left out, and other
     /notes lie below limits\.max_depth: memory-bridge doctor --home \S+ --list too_deep names them/,
   );
   t.notRegex(other.stderr, /budget/);
+});
+
+test('doctor › a note below the 16-segment id limit is counted, named and listed as too_deep, whatever max_depth', (t) => {
+  const deep = `projects/${Array.from({ length: 15 }, (_, i) => `d${i}`).join('/')}/kestrel.md`;
+  for (const limits of [{ max_depth: 16 }, {}]) {
+    const { home, root } = setup({ limits });
+    writeNote(root, deep, '# Kestrel\n\nkestrel\n');
+    const text = run('doctor', '--home', home).stdout;
+    t.regex(text, /the scan was cut by max_depth: 1 of 2 visible notes were left out/, text);
+    t.true(text.includes(`e.g. ${deep}`), text);
+    t.regex(text, /move the notes below 16 segments up/);
+    const listed = run('doctor', '--home', home, '--list', 'too_deep', '--json');
+    t.is(listed.code, 0, listed.stderr);
+    t.deepEqual(listed.json.paths, [deep]);
+  }
 });
 
 test('doctor › --list accepts every reason code doctor can count, open_for_write among them', (t) => {

@@ -151,6 +151,56 @@ test('hidden › a depth cut names the doctor command that lists the notes below
   );
 });
 
+/** A 17-segment id: `d0/d1/…/d15/<name>`, one segment below the 16-segment id limit. */
+function belowIdLimit(name: string): string {
+  return `${Array.from({ length: 16 }, (_, i) => `d${i}`).join('/')}/${name}`;
+}
+
+for (const maxDepth of [16, undefined]) {
+  test(`hidden › a note below the 16-segment id limit is a depth cut (max_depth ${maxDepth ?? 'default'}): incomplete, one line, doctor counts it`, (t) => {
+    const limits = { max_file_bytes: MAX_FILE_BYTES, ...(maxDepth === undefined ? {} : { max_depth: maxDepth }) };
+    const v = vault({ limits });
+    v.release();
+    writeNote(v.root, belowIdLimit('kestrel.md'), '# Kestrel\n\nkestrel hovering\n');
+    const events: LogEvent[] = [];
+    const bridge = createBridge({ log: (e) => events.push(e) });
+    const first = bridge.search({ query: 'kestrel' }, v.caller) as SearchResult;
+    t.deepEqual(first.results, []);
+    t.true(first.truncated);
+    t.true(first.incomplete);
+    // Narrowing never changes the flag: a within that selects nothing answers the same (no name oracle).
+    const narrowed = bridge.search({ query: 'kestrel', within: ['nothing/**'] }, v.caller) as SearchResult;
+    t.true(narrowed.incomplete);
+    bridge.search({ query: 'lantern' }, v.caller);
+    const cut = events.filter((e) => e.reason === 'scan_cut');
+    t.is(cut.length, 1, JSON.stringify(events));
+    t.regex(
+      cut[0]!.detail ?? '',
+      /^max_depth searched=\d+; list what was left out: memory-bridge doctor --home <home> --list too_deep$/,
+    );
+    t.false(JSON.stringify(events).includes('kestrel'));
+    const text = [...runDoctor(v.home).details.values()].flat().join('\n');
+    t.regex(text, /the scan was cut by max_depth: 1 of \d+ visible notes were left out/);
+    t.true(text.includes(belowIdLimit('kestrel.md')), text);
+  });
+}
+
+test('hidden › below the id limit, a denied, untrusted or non-Markdown name sets no flag and gives no line', (t) => {
+  const v = vault({ limits: { max_file_bytes: MAX_FILE_BYTES, max_depth: 16 }, deny: ['**/secret.md'] });
+  v.release();
+  writeNote(v.root, belowIdLimit('secret.md'), '# Secret\n');
+  writeNote(v.root, belowIdLimit('open.md'), '# Open\n', 0o666);
+  writeNote(v.root, belowIdLimit('picture.png'), 'x');
+  const events: LogEvent[] = [];
+  const bridge = createBridge({ log: (e) => events.push(e) });
+  const r = bridge.search({ query: 'secret' }, v.caller) as SearchResult;
+  t.is(r.incomplete, undefined);
+  t.deepEqual(
+    events.filter((e) => e.reason === 'scan_cut'),
+    [],
+  );
+});
+
 test('hidden › notes hidden on purpose (denied, dot names, not Markdown) give no line', (t) => {
   const v = vault({ deny: ['big.md', 'appending.md', 'invoice*'] });
   writeNote(v.root, '.obsidian/workspace.md', 'x');

@@ -280,14 +280,25 @@ test('scan › the depth look-ahead ignores denied, non-Markdown, hidden and unt
   t.true(scan(root, ALLOW_ALL, lim).truncated, 'the same tree with everything allowed is truncated');
 });
 
-test('scan › the depth look-ahead does not count names beyond the read tool’s 16-segment id limit', (t) => {
+test('scan › a note below the 16-segment id limit cuts the scan (no max_depth reaches it); the look-ahead stops at 32', (t) => {
   const root = freshRoot();
   const sixteen = Array.from({ length: 15 }, () => 'd').join('/');
   writeNote(root, `${sixteen}/ok.md`, 'x'); // 16 segments
-  writeNote(root, `${sixteen}/d/too-deep.md`, 'x'); // 17 segments
   const r = scan(root, ALLOW_ALL, limits({ maxDepth: 16 }));
   t.deepEqual(ids(r), [`${sixteen}/ok.md`]);
   t.false(r.truncated);
+  writeNote(root, `${sixteen}/e/too-deep.md`, 'x'); // 17 segments: the read tool refuses its id
+  const cut = scan(root, ALLOW_ALL, limits({ maxDepth: 16 }));
+  t.deepEqual(ids(cut), [`${sixteen}/ok.md`]);
+  t.true(cut.truncated);
+  t.is(cut.cut, 'max_depth');
+  const deep: string[] = [];
+  scan(root, ALLOW_ALL, limits({ maxDepth: 16, onDeep: (id: string) => deep.push(id) }));
+  t.deepEqual([...new Set(deep)], [`${sixteen}/e/too-deep.md`]); // told once per scan (scanTwoWays runs two)
+  // Past 32 segments the look-ahead does not look: a chain that deep costs a bounded number of opens.
+  const far = freshRoot();
+  writeNote(far, `${Array.from({ length: 32 }, () => 'd').join('/')}/far.md`, 'x'); // 33 segments
+  t.false(scan(far, ALLOW_ALL, limits({ maxDepth: 16 })).truncated);
 });
 
 test('scan › ids longer than 512 code points are skipped (search never returns an id read refuses)', (t) => {

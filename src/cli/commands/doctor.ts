@@ -53,8 +53,8 @@ Exit 0 when tool calls can be served, 1 when they would be unavailable.
   --list REASON  print the paths (relative to the root, one per line) that the scan skipped for REASON: any
                  reason code doctor counts, e.g.
 ${fillLines(`${TREE_REASONS.join(', ')};`, 17, 120)}
-                 too_deep prints the visible notes below limits.max_depth (to the 16-segment id limit), the
-                 ones a "cut by max_depth" line counts`,
+                 too_deep prints the visible notes below limits.max_depth (also those below the 16-segment id
+                 limit, which no max_depth reaches), the ones a "cut by max_depth" line counts`,
   async run(argv) {
     const parsed = parseArgs(argv, {
       home: { type: 'string' },
@@ -84,9 +84,7 @@ ${fillLines(`${TREE_REASONS.join(', ')};`, 17, 120)}
             ? ''
             : listed.cut !== 'max_depth'
               ? ` (the scan stopped at limits.${listed.cut}: there may be more)`
-              : list === 'too_deep'
-                ? ' (notes also lie below the 16-segment id limit, which no max_depth reaches: move them up)'
-                : ` (notes lie below limits.max_depth: ${listCommand(resolved.home, 'too_deep')} names them)`;
+              : ` (notes lie below limits.max_depth: ${listCommand(resolved.home, 'too_deep')} names them)`;
         process.stderr.write(
           `memory-bridge doctor: ${listed.paths.length} skipped as ${list} under ${listed.root}${stopped}; ${listed.remedy}\n`,
         );

@@ -9,7 +9,7 @@ import { REASON_CODES } from '../../remedies.js';
 import { displayPath, shellWord } from '../../text/operator.js';
 import { openTrustedDir } from '../../trust/path.js';
 import { scanTree } from '../../trust/scan.js';
-import { MAX_ID_SEGMENTS, type ScanResult } from '../../trust/types.js';
+import type { ScanResult } from '../../trust/types.js';
 import { closeQuietly } from '../../trust/walk.js';
 import { NO_WRITERS } from '../../trust/writers.js';
 import { listCommand } from '../skip-samples.js';
@@ -62,9 +62,9 @@ export const LISTABLE_REASONS: readonly string[] = REASON_CODES;
  * The paths below the root that the tree scan skipped for `reason` (`doctor --list REASON`), in scan order,
  * root-relative. The scan is the one tool calls run (policy, name rule, trust checks), with an operator-only hook
  * that names each skipped object (ScanLimits.onSkip). A scan that stops at a budget lists what it saw until then.
- * `too_deep` lists the visible notes below `limits.max_depth` (down to the 16-segment id limit): the same scan with
- * only the depth raised to that limit, keeping the notes deeper than the policy's `max_depth`, so the notes doctor's
- * "cut by max_depth" line counts can be named.
+ * `too_deep` lists the visible notes below `limits.max_depth`, those below the 16-segment id limit included (which
+ * no `max_depth` reaches): the depth look-ahead of the same scan names each one (ScanLimits.onDeep), so the notes
+ * doctor's "cut by max_depth" line counts can be named.
  *
  * @returns `paths`, the root, the remedy of the reason and `cut`, the limit that cut the listing scan (absent when
  *   nothing did); or `problem` (a sentence saying what to run instead) when the policy does not load or the root
@@ -93,19 +93,19 @@ export function listSkipped(
     const tooDeep = reason === 'too_deep';
     const limits = {
       ...scanLimitsOf(policy),
-      ...(tooDeep ? { maxDepth: MAX_ID_SEGMENTS } : {}),
       keepText: false,
       writers,
       onSkip: (r: string, p: string) => r === reason && paths.push(p),
+      ...(tooDeep ? { onDeep: (id: string) => paths.push(id) } : {}),
     };
     const scan = scanTree(rootFd, policy, limits, { has: () => false }, native);
-    if (tooDeep)
-      for (const note of scan.notes) if (note.id.split('/').length > policy.limits.max_depth) paths.push(note.id);
+    // The depth cut is what too_deep lists, whole; only a budget can leave that listing short.
+    const cut = scan.truncated ? (scan.cut ?? 'max_depth') : undefined;
     return {
       paths,
       root: policy.root,
       remedy: remedyOf(reason, writers !== NO_WRITERS, policy.limits),
-      ...(scan.truncated ? { cut: scan.cut ?? 'max_depth' } : {}),
+      ...(cut !== undefined && !(tooDeep && cut === 'max_depth') ? { cut } : {}),
     };
   } catch (err) {
     return { problem: `the scan stopped (${reasonOf(err)}): run \`${doctor}\` for the remedy` };

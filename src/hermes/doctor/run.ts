@@ -22,6 +22,7 @@ import { openTrustedDir, readTrustedFile } from '../../trust/path.js';
 import { runningUid } from '../../trust/rule.js';
 import { scanTree } from '../../trust/scan.js';
 import { closeQuietly } from '../../trust/walk.js';
+import { displayPath } from '../../text/operator.js';
 import { notificationStatus } from '../../trust/watch.js';
 import { NO_WRITERS, type Writers } from '../../trust/writers.js';
 import { firstUntrustedDir } from '../program-trust.js';
@@ -170,8 +171,11 @@ export class DoctorRun {
       if (scan.truncated) {
         const cut = describeCut(rootFd, policy, scan, native, writers);
         lines.push(cut.line);
-        if ((scan.cut ?? 'max_depth') === 'max_depth')
+        if ((scan.cut ?? 'max_depth') === 'max_depth') {
+          if (cut.tooDeep !== undefined && cut.tooDeep.length > 0)
+            lines.push(`  e.g. ${cut.tooDeep.map(displayPath).join(', ')}`);
           lines.push(`  the notes left out: ${listCommand(home, 'too_deep')}`);
+        }
         report.add({ name: 'tree', ok: true, reason: 'incomplete', remedy: cut.remedy }, lines);
       } else if (scan.notes.length === 0)
         report.add({ name: 'tree', ok: true, reason: 'no_visible_notes', remedy: remedyOf('no_visible_notes') }, lines);
