@@ -31,7 +31,7 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from '
 import { ReadNote } from '../trust/note-text.js';
 import type { ScannedNote } from '../trust/types.js';
 import { type ColdMessage, type ColdReply, type ColdWorkerData, SIGNAL, SIGNAL_WORDS } from './cold-worker.js';
-import type { BuiltIndex } from './index.js';
+import type { BuiltIndex } from './index/built.js';
 
 /** Notes a first call's scan has accepted when the worker is started. */
 export const COLD_THREAD_START = 2_500;

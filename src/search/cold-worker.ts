@@ -23,7 +23,7 @@
  */
 import { isMainThread, type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { decodeNoteBytes } from '../trust/note-text.js';
-import { type BuiltIndex, builtBuffers, IndexBuilder } from './index.js';
+import { type BuiltIndex, builtBuffers, IndexBuilder } from './index/built.js';
 
 /** Words of the signal buffer (Int32Array): DONE is 1 once the answer is posted; PROGRESS counts notes read. */
 export const SIGNAL = { DONE: 0, PROGRESS: 1 } as const;

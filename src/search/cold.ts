@@ -6,11 +6,11 @@
  * Contract: for notes that all carry text, `rankCold(notes, q, max)` equals `NoteIndex.rank(q, max)` and
  * `searchCold(notes, q, limit, limits)` equals `NoteIndex.search(q, limit, limits)` of a fresh index after
  * `sync(notes)` — same ids, coverage, scores to the bit, matched terms, titles, snippets and `truncated`. The
- * ranking rules are those documented in src/search/index.ts; this module reproduces them from:
- * - field texts from `fieldTexts` of index.ts (own title, '' when there is none; body; front matter tags and aliases
+ * ranking rules are those documented in src/search/index/scoring.ts; this module reproduces them from:
+ * - field texts from `fieldTexts` (own title, '' when there is none; body; front matter tags and aliases
  *   joined by '\n'; the file name without `.md`; section headings one per line);
  * - field length = distinct terms in the field; average field length = exact integer sum / note count;
- * - BM25+ per (term, field), document frequency = notes holding the term in that field (`bm25` of index.ts);
+ * - BM25+ per (term, field), document frequency = notes holding the term in that field (`bm25`);
  * - the index's visiting order, which fixes the floating-point summation order per note: per query term the exact
  *   term, then prefix expansions, then typo expansions, each in lexicographic order and capped as the index caps
  *   them, each in field order title, body, meta.
@@ -20,6 +20,7 @@
  */
 import { carriesText } from '../trust/note-text.js';
 import type { ScannedNote } from '../trust/types.js';
+import { NoteIndex } from './index/note-index.js';
 import {
   bm25Of,
   inverseDocumentFrequency,
@@ -28,10 +29,9 @@ import {
   fieldTexts,
   keepMostInOrder,
   MAX_QUERY_TERMS,
-  NoteIndex,
-  oneEditApart,
   prefixCap,
-} from './index.js';
+} from './index/scoring.js';
+import { oneEditApart } from './index/term-dictionary.js';
 import {
   bestMatches,
   boundedHits,
@@ -399,7 +399,7 @@ interface ColdMatch {
 
 /**
  * The best `max` matches of `query` over `notes` (all matches when `max` is omitted), exactly as
- * `NoteIndex.rank(query, max)` after a fresh index's `sync(notes)` returns them (ranking rules in src/search/index.ts).
+ * `NoteIndex.rank(query, max)` after a fresh index's `sync(notes)` returns them (ranking rules in index/scoring.ts).
  *
  * @param notes this call's scanned notes, every one with text, in scan order
  * @throws Error when a note has no text or an id repeats

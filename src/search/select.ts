@@ -1,5 +1,5 @@
 /**
- * What the built index (`NoteIndex`, index.ts) and the first call's ranking straight from texts (`searchCold`,
+ * What the built index (`NoteIndex`, index/) and the first call's ranking straight from texts (`searchCold`,
  * cold.ts) share, so that both answer alike by construction: the order and weights in which a query's terms and
  * their expansions are scored (`scoreQuery`), choosing the best matches (`bestMatches`), and bounding the response
  * (`boundedHits`, docs/TOOLS.md). The two differ only in where postings come from.
@@ -81,7 +81,7 @@ export interface TermSource<T> {
   prefixes(term: string): Iterable<readonly [string, T]>;
   /** Terms at edit distance 1 of `term` with that distance, in lexicographic order, bounded as NoteIndex.rank says. */
   typos(term: string): Iterable<readonly [string, T, number]>;
-  /** Adds weight × field boost × BM25+ of every posting of `data` to `sheet`, fields in FIELDS order (index.ts). */
+  /** Adds weight × field boost × BM25+ of every posting of `data` to `sheet`, in FIELDS order (index/scoring.ts). */
   score(data: T, weight: number, sheet: ScoreSheet): void;
 }
 

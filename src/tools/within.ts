@@ -2,7 +2,7 @@
  * memory_bridge_search's `within` (docs/DESIGN.md "Narrowing a search"): compiling a list once per distinct text
  * (a small cache of compiled lists, least recently used dropped first), and the `NoteScope` a list selects in the
  * profile's view. Narrowing never makes a view of its own: the profile's scan and index serve every `within`, and
- * the ranking counts its statistics over the selected notes (src/search/index.ts `rank`).
+ * the ranking counts its statistics over the selected notes (src/search/index/note-index.ts `rank`).
  */
 import { PatternSet } from '../policy/glob.js';
 import type { NoteScope } from '../search/types.js';
