@@ -114,6 +114,23 @@ export const OPERATOR_REMEDIES: Readonly<Record<string, string>> = Object.freeze
     'a budget stopped the scan or notes lie below max_depth: searches answer "incomplete" and miss notes; raise the limit named above or narrow "allow"',
   no_visible_notes:
     'no note passes the policy and the trust rule, so searches find nothing: check "allow" and the counts above, or try doctor --explain ID',
+  // the persisted index (docs/DESIGN.md §The persisted index): refused and ignored, the call answers without it
+  index_missing:
+    'no persisted index: first calls read and index every note; build one with memory-bridge index --home <home> (from a timer to keep it fresh)',
+  index_untrusted:
+    'the persisted index or a directory above it fails the trust rule (owner, group/world write, ACL, symlink, hard link): remove it and run memory-bridge index --home <home> as the user that runs memory-bridge',
+  index_readable:
+    'the persisted index may be read by group or others: remove it and run memory-bridge index --home <home>, which writes it with mode 0600',
+  index_too_large:
+    'the persisted index is over 1 GiB: narrow "allow" or lower max_total_bytes, then run memory-bridge index --home <home>',
+  index_truncated: 'the persisted index is cut short: run memory-bridge index --home <home> again',
+  index_corrupt: 'the persisted index fails its checksum or structure: run memory-bridge index --home <home> again',
+  index_version:
+    'the persisted index comes from another memory-bridge version: run memory-bridge index --home <home> again',
+  index_foreign:
+    'the persisted index was built for another home, root or names rule: run memory-bridge index --home <home> again',
+  index_stale:
+    'the persisted index is older than some notes, which first calls index again from their text: run memory-bridge index --home <home> (from a timer to keep it fresh)',
   // serve's clients file (docs/HTTP.md §The clients file), read again on every request
   clients_missing:
     'the clients file is gone, so every request is refused: make it again with memory-bridge clients add --clients FILE --name NAME --home DIR',

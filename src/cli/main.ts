@@ -33,6 +33,7 @@ const COMMANDS = {
   status: () => import('./commands/status.js'),
   doctor: () => import('./commands/doctor.js'),
   'export-fleet': () => import('./commands/export-fleet.js'),
+  index: () => import('./commands/index.js'),
   serve: () => import('./commands/serve.js'),
   clients: () => import('./commands/clients.js'),
   audit: () => import('./commands/audit.js'),

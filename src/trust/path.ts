@@ -5,7 +5,7 @@
  * fstat and the ACL before going on. Never a multi-component path string, never realpath.
  */
 import path from 'node:path';
-import { NativeError, type Native } from '../../native/types.js';
+import { NativeError, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import {
   checkDirDescriptor,
@@ -206,6 +206,22 @@ export function readTrustedFile(
   native: Native = requireNative(),
   memo?: WalkMemo,
 ): Buffer {
+  return readTrustedFileAndStat(absPath, maxBytes, native, memo).bytes;
+}
+
+/**
+ * `readTrustedFile`, also giving the stat of the descriptor the bytes were read from (as `readSettled` confirmed
+ * it), for a caller whose own rule looks at more than the trust rule does (the persisted index must also be
+ * unreadable by others: src/tools/persisted-index.ts).
+ *
+ * @throws as `readTrustedFile`
+ */
+export function readTrustedFileAndStat(
+  absPath: string,
+  maxBytes: number,
+  native: Native = requireNative(),
+  memo?: WalkMemo,
+): { bytes: Buffer; stat: FileStat } {
   if (!isNormalAbsolute(absPath) || absPath === '/') refuse('bad_name');
   if (underProc(absPath)) refuse('denied');
   const uid = runningUid();
@@ -228,7 +244,7 @@ export function readTrustedFile(
     if (st.size > maxBytes) refuse('too_large');
     const bytes = readSettled(native, dirFd, name, fd, st);
     if (bytes === null) refuse('io_error');
-    return bytes;
+    return { bytes, stat: st };
   } catch (err) {
     if (err instanceof NativeError) refuse('io_error');
     throw err;

@@ -1,0 +1,230 @@
+/**
+ * The persisted index of a profile view (docs/DESIGN.md, "The persisted index"): where it lives, how the operator
+ * command builds it, and how it is loaded. The file's format is src/search/persisted.ts; the command that writes it
+ * is `memory-bridge index` (src/cli/commands/index.ts). The tool path never writes it.
+ *
+ * - **Where.** `<home>/plugin-data/memory-bridge/search-index.mbi`, beside the policy, in the trusted plugin-data
+ *   directory; mode 0600.
+ * - **What.** One view's postings, term dictionary, field lengths and per-entry note identity, from one scan through
+ *   the profile's own policy and trust rule (`buildPersistedIndex`): it names only notes that profile saw, and holds
+ *   no note text.
+ * - **Load.** Read with the trust rule of every trusted file there (`readTrustedFileAndStat`: descriptor walk from
+ *   `/`, owner root or this user, no group or world write, no ACL write grant, one link, no symlink), and also
+ *   readable by its owner only; then checksum, version and structure (`decodePersisted`); then the view: a file built
+ *   for another home, root or names rule is refused. Any refusal is an operator reason code
+ *   (`PersistedRefusal`) and the file is ignored: the call answers as without it.
+ * - **Use.** An entry is used only for a note this call's own scan returned, with the identity the entry holds
+ *   (`revalidate`); anything else is rebuilt from the note's verified text.
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { Native } from '../../native/types.js';
+import { BridgeError } from '../errors.js';
+import { scanLimitsOf } from '../policy/scan-limits.js';
+import type { Policy } from '../policy/types.js';
+import { FIELDS, IndexBuilder } from '../search/index.js';
+import {
+  decodePersisted,
+  encodePersisted,
+  entryIdentity,
+  type PersistedFormatRefusal,
+  type PersistedIndex,
+} from '../search/persisted.js';
+import { readTrustedFileAndStat } from '../trust/path.js';
+import { scanTree } from '../trust/scan.js';
+import type { KnownNotes, ScanResult } from '../trust/types.js';
+import { parseCaller } from './caller.js';
+import { IndexCache } from './index-cache.js';
+import { policyAndRoot } from './start.js';
+
+/** The persisted index's file name in the plugin-data directory. */
+export const PERSISTED_INDEX_FILE = 'search-index.mbi';
+/** Largest persisted index read, in bytes (about 0.4 × the notes' bytes; the default max_total_bytes is 1 GiB). */
+export const MAX_PERSISTED_BYTES = 1024 * 1024 * 1024;
+/** The command that builds or refreshes it (what status and doctor print). */
+export function refreshCommand(home: string): string {
+  return `memory-bridge index --home ${home}`;
+}
+
+/** `<home>/plugin-data/memory-bridge/search-index.mbi` for an absolute `home`. */
+export function persistedIndexPath(home: string): string {
+  return path.posix.join(home, 'plugin-data', 'memory-bridge', PERSISTED_INDEX_FILE);
+}
+
+/**
+ * The view a persisted index belongs to: SHA-256 (hex) of `IndexCache.keyOf(home, policy)` (profile home, root,
+ * names rule), so a file copied from another home or built under another root or names rule is refused.
+ */
+export function viewOf(home: string, policy: Pick<Policy, 'root' | 'names'>): string {
+  return createHash('sha256').update(IndexCache.keyOf(home, policy)).digest('hex');
+}
+
+/**
+ * Why a persisted index was not used (operator reason codes, never shown to the model):
+ * `index_untrusted` (the trust rule refused the file or a directory above it; `detail` is its reason, e.g.
+ * `untrusted_owner`, `group_writable`, `symlink`, `hard_link`), `index_readable` (group or others may read it),
+ * `index_too_large`, `index_truncated`, `index_corrupt` (checksum, magic or structure), `index_version` (another
+ * format), `index_foreign` (built for another view).
+ */
+export type PersistedRefusal =
+  | 'index_untrusted'
+  | 'index_readable'
+  | 'index_too_large'
+  | 'index_truncated'
+  | 'index_corrupt'
+  | 'index_version'
+  | 'index_foreign';
+
+const FORMAT_REFUSAL: Readonly<Record<PersistedFormatRefusal, PersistedRefusal>> = Object.freeze({
+  truncated: 'index_truncated',
+  corrupt: 'index_corrupt',
+  version: 'index_version',
+});
+
+/** A load's outcome. `bytes` is the file's size; `ageMs` how long ago it was built (by its header). */
+export type PersistedLoad =
+  | { state: 'absent' }
+  | { state: 'refused'; reason: PersistedRefusal; detail?: string }
+  | { state: 'loaded'; index: PersistedIndex; bytes: number; ageMs: number };
+
+/**
+ * Load the persisted index of the view (`home`, `policy`) under the rule of the module comment.
+ *
+ * @param home   absolute profile home
+ * @param policy this call's policy (its root and names rule name the view)
+ * @returns absent, refused with its reason, or loaded; never throws for anything about the file
+ * @throws ResourceExhaustedError (out of descriptors or memory), which is not a verdict on the file
+ */
+export function loadPersistedIndex(
+  home: string,
+  policy: Pick<Policy, 'root' | 'names'>,
+  native?: Native,
+  now: number = Date.now(),
+): PersistedLoad {
+  let read: ReturnType<typeof readTrustedFileAndStat>;
+  try {
+    read = readTrustedFileAndStat(persistedIndexPath(home), MAX_PERSISTED_BYTES, native);
+  } catch (err) {
+    if (!(err instanceof BridgeError)) throw err;
+    if (err.reason === 'missing') return { state: 'absent' };
+    if (err.reason === 'too_large') return { state: 'refused', reason: 'index_too_large' };
+    return { state: 'refused', reason: 'index_untrusted', detail: err.reason };
+  }
+  if ((read.stat.mode & 0o077) !== 0) return { state: 'refused', reason: 'index_readable' };
+  const decoded = decodePersisted(read.bytes);
+  if ('refused' in decoded) return { state: 'refused', reason: FORMAT_REFUSAL[decoded.refused] };
+  if (decoded.fields !== FIELDS.length) return { state: 'refused', reason: 'index_version' };
+  if (decoded.view !== viewOf(home, policy)) return { state: 'refused', reason: 'index_foreign' };
+  return { state: 'loaded', index: decoded, bytes: read.bytes.length, ageMs: Math.max(0, now - decoded.builtAtMs) };
+}
+
+/** A scan's known notes when nothing is known: every note is opened, judged and read. */
+const NOTHING_KNOWN: KnownNotes = Object.freeze({ has: () => false });
+
+/** What `buildPersistedIndex` made: the file's bytes and the counts the command reports. */
+export interface PersistedBuild {
+  bytes: Buffer;
+  notes: number;
+  terms: number;
+  postings: number;
+  /** Notes changed within the racy margin of the scan: their entries never match a later scan's key (rebuilt). */
+  racy: number;
+  /** The scan was cut by a budget (max_entries, max_total_bytes, max_depth): the index holds what it returned. */
+  cut: ScanResult['cut'];
+  skipped: Partial<Record<string, number>>;
+}
+
+/** How `buildPersistedIndex` runs. */
+export interface PersistedBuildOptions {
+  /** Told the notes read so far, after the scan and after each 1,000 notes indexed. */
+  progress?: (phase: 'scanned' | 'indexed', notes: number) => void;
+  /** ScanLimits.racyMarginMs of the scan (undefined: the trust layer's default; tests that write notes pass 0). */
+  racyMarginMs?: number;
+  /** The clock the header's build time is read from (ms since the epoch). */
+  now?: () => number;
+}
+
+/**
+ * Build the persisted index of `home`'s view: the profile's policy read through the trusted walk, the root opened
+ * through it, every note scanned, judged and read exactly as a first search call does (the policy's allow and deny,
+ * its limits and named writers, the trust rule), each read note indexed by `IndexBuilder` (the steps of a fresh
+ * index's sync), and the result encoded without titles, tags or text, with each note's identity from this scan.
+ *
+ * @param home absolute profile home
+ * @throws BridgeError('unavailable', reason) when the policy or the root is refused (as a tool call would be)
+ */
+export function buildPersistedIndex(home: string, native: Native, options: PersistedBuildOptions = {}): PersistedBuild {
+  const { progress = () => undefined, now = Date.now } = options;
+  const caller = parseCaller({ home, cron: false, subagent: false });
+  const { policy, writers, rootFd } = policyAndRoot(caller, native, () => undefined);
+  let scan: ScanResult;
+  try {
+    const limits = { ...scanLimitsOf(policy), writers, racyMarginMs: options.racyMarginMs };
+    scan = scanTree(rootFd, policy, limits, NOTHING_KNOWN, native);
+  } finally {
+    native.close(rootFd);
+  }
+  const builtAtMs = now();
+  progress('scanned', scan.notes.length);
+  const builder = new IndexBuilder();
+  for (const note of scan.notes) {
+    builder.add(note.id, note.text!);
+    if (builder.count % 1000 === 0) progress('indexed', builder.count);
+  }
+  const built = builder.finish();
+  progress('indexed', built.count);
+  const n = scan.notes.length;
+  const ident = {
+    mode: new Uint32Array(n),
+    uid: new Uint32Array(n),
+    gid: new Uint32Array(n),
+    nlink: new Uint32Array(n),
+  };
+  let racy = 0;
+  for (let i = 0; i < n; i++) {
+    const note = scan.notes[i]!;
+    const id = entryIdentity(note.stat);
+    ident.mode[i] = id.mode;
+    ident.uid[i] = id.uid;
+    ident.gid[i] = id.gid;
+    ident.nlink[i] = id.nlink;
+    if (note.key.endsWith(':racy')) racy++;
+  }
+  const persisted: PersistedIndex = {
+    view: viewOf(home, policy),
+    builtAtMs,
+    fields: FIELDS.length,
+    count: n,
+    ids: built.ids,
+    keys: scan.notes.map((note) => note.key),
+    ...ident,
+    terms: built.table.terms,
+    liveTerms: built.liveTerms,
+    postings: built.postings,
+    // The builder's slot arrays end at the last list; the file has one slot per (term, field).
+    listAt: widened(built.listAt, built.table.terms.length * FIELDS.length),
+    listSize: widened(built.listSize, built.table.terms.length * FIELDS.length),
+    big: built.big,
+    listCount: built.listCount,
+    sorted: built.sorted,
+    fieldLength: built.fieldLength,
+    lengthSum: built.lengthSum,
+  };
+  return {
+    bytes: encodePersisted(persisted),
+    notes: n,
+    terms: built.liveTerms,
+    postings: built.postings.length,
+    racy,
+    cut: scan.cut,
+    skipped: scan.skipped,
+  };
+}
+
+/** `a` extended with zeros to `length` items. */
+function widened(a: Int32Array, length: number): Int32Array {
+  if (a.length >= length) return a;
+  const out = new Int32Array(length);
+  out.set(a);
+  return out;
+}
