@@ -9,8 +9,8 @@
  * - term-dictionary.ts: the terms in lexicographic order, for prefix ranges and typo neighbourhoods;
  * - term-lists.ts: the term side (interned terms, their lists, the dictionary, staged postings);
  * - synced.ts: the held notes and `sync`, which keeps them equal to one call's notes (the invariant);
- * - note-index.ts: `NoteIndex`, the query side (`rank`, `search`, `recent`, narrowed selections);
- * - built.ts: the transfer form the cold thread builds (`BuiltIndex`, `IndexBuilder`).
+ * - built.ts: the transfer form the cold thread builds (`BuiltIndex`, `IndexBuilder`);
+ * - note-index.ts: `NoteIndex`, the query side (`rank`, `search`, `recent`, narrowed selections).
  */
 export { type BuiltIndex, builtBuffers, IndexBuilder } from './index/built.js';
 export { NoteIndex } from './index/note-index.js';
