@@ -89,20 +89,17 @@ function unreadable(home: string, err: unknown): string {
   return `memory-bridge audit: ${dir} could not be read (${err instanceof Error ? err.name : 'error'})`;
 }
 
-async function verify(homes: Homes): Promise<number> {
+/**
+ * Run `read` on each home in order and give the command's exit code: 1 when `read` said a trail failed its check
+ * (it wrote the line) or a home could not be read (its operator line on stderr, `unreadable`), else 0. A home found
+ * by `--all-homes` without a trail is skipped and counted (`sayWithout`).
+ */
+async function eachHome(homes: Homes, read: (home: string) => Promise<boolean> | boolean): Promise<number> {
   let code: number = EXIT.OK;
   let without = 0;
   for (const home of homes.list) {
     try {
-      const r = await verifyTrail(home);
-      const start = r.start === null || r.start === GENESIS ? 'the start of the trail' : `a removed record ${r.start}`;
-      if (r.broken === undefined) {
-        process.stdout.write(`${r.dir}: ${r.records} records in ${r.files} files, chain intact (from ${start})\n`);
-      } else {
-        const why = r.broken.why === 'chain' ? 'its prev is not the SHA-256 of the record before it' : 'not a record';
-        process.stdout.write(`${r.dir}: chain broken at ${r.broken.file} line ${r.broken.line}: ${why}\n`);
-        code = EXIT.FAILURE;
-      }
+      if (!(await read(home))) code = EXIT.FAILURE;
     } catch (err) {
       if (noTrail(homes, home, err)) without++;
       else {
@@ -113,6 +110,21 @@ async function verify(homes: Homes): Promise<number> {
   }
   sayWithout(without);
   return code;
+}
+
+/** `audit verify`: each home's chain intact (one line) or where it breaks (exit 1). */
+function verify(homes: Homes): Promise<number> {
+  return eachHome(homes, async (home) => {
+    const r = await verifyTrail(home);
+    const start = r.start === null || r.start === GENESIS ? 'the start of the trail' : `a removed record ${r.start}`;
+    if (r.broken === undefined) {
+      process.stdout.write(`${r.dir}: ${r.records} records in ${r.files} files, chain intact (from ${start})\n`);
+      return true;
+    }
+    const why = r.broken.why === 'chain' ? 'its prev is not the SHA-256 of the record before it' : 'not a record';
+    process.stdout.write(`${r.dir}: chain broken at ${r.broken.file} line ${r.broken.line}: ${why}\n`);
+    return false;
+  });
 }
 
 export const command: Command = {
@@ -154,30 +166,19 @@ Exit 0 when every home's trail was read, 1 when one could not be.
     if (sub === 'verify') return verify(homes);
     const filter = filterOf(parsed);
     const json = boolFlag(parsed, 'json');
-    let code: number = EXIT.OK;
-    let without = 0;
     const prefix = homes.list.length > 1;
-    for (const home of homes.list) {
-      try {
-        let out: string[] = [];
-        const flush = (): void => {
-          if (out.length > 0) process.stdout.write(`${out.join('\n')}\n`);
-          out = [];
-        };
-        queryTrail(home, filter, (record, line) => {
-          out.push(json ? line.toString('utf8') : prefix ? `${home}: ${formatRecord(record)}` : formatRecord(record));
-          if (out.length >= 1024) flush();
-        });
-        flush();
-      } catch (err) {
-        if (noTrail(homes, home, err)) without++;
-        else {
-          process.stderr.write(`${unreadable(home, err)}\n`);
-          code = EXIT.FAILURE;
-        }
-      }
-    }
-    sayWithout(without);
-    return code;
+    return eachHome(homes, (home) => {
+      let out: string[] = [];
+      const flush = (): void => {
+        if (out.length > 0) process.stdout.write(`${out.join('\n')}\n`);
+        out = [];
+      };
+      queryTrail(home, filter, (record, line) => {
+        out.push(json ? line.toString('utf8') : prefix ? `${home}: ${formatRecord(record)}` : formatRecord(record));
+        if (out.length >= 1024) flush();
+      });
+      flush();
+      return true;
+    });
   },
 };
