@@ -23,6 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ScannedNote } from '../trust/types.js';
+import { TF_MASK } from './index/postings.js';
 
 /** The first 8 bytes of every persisted index. */
 export const PERSISTED_MAGIC = Buffer.from('MBINDEX\n', 'latin1');
@@ -34,8 +35,8 @@ const CHECKSUM_BYTES = 32;
 const PREAMBLE_BYTES = 16;
 /** Largest header accepted (the header is a few hundred bytes). */
 const MAX_HEADER_BYTES = 64 * 1024;
-/** Bits of a posting that hold the term frequency (as in src/search/index.ts; the rest is the note number). */
-const TF_BITS = 10;
+/** Bits of a posting that hold the term frequency (TF_MASK's width; the rest is the note number). */
+const TF_BITS = 32 - Math.clz32(TF_MASK);
 
 /** Why a persisted index was not used (operator reason codes; docs/DESIGN.md "The persisted index"). */
 export type PersistedFormatRefusal = 'truncated' | 'corrupt' | 'version';

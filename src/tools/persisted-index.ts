@@ -22,17 +22,20 @@ import type { Native } from '../../native/types.js';
 import { BridgeError } from '../errors.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
 import type { Policy } from '../policy/types.js';
-import { FIELDS, IndexBuilder } from '../search/index.js';
+import { FIELDS, IndexBuilder, type NoteIndex } from '../search/index.js';
+import { builtFromPersisted } from '../search/persisted-adopt.js';
 import {
   decodePersisted,
   encodePersisted,
   entryIdentity,
   type PersistedFormatRefusal,
   type PersistedIndex,
+  revalidate,
 } from '../search/persisted.js';
+import { remedyOf } from '../remedies.js';
 import { readTrustedFileAndStat } from '../trust/path.js';
 import { scanTree } from '../trust/scan.js';
-import type { KnownNotes, ScanResult } from '../trust/types.js';
+import type { KnownNotes, ScannedNote, ScanResult } from '../trust/types.js';
 import { parseCaller } from './caller.js';
 import { IndexCache } from './index-cache.js';
 import { policyAndRoot } from './start.js';
@@ -227,4 +230,98 @@ function widened(a: Int32Array, length: number): Int32Array {
   const out = new Int32Array(length);
   out.set(a);
   return out;
+}
+
+/** What the last first call of a view did with its persisted index (status and doctor show it; `lastUseOf`). */
+export type PersistedUse =
+  | { state: 'absent' }
+  | { state: 'refused'; reason: PersistedRefusal; detail?: string }
+  | { state: 'used'; revalidated: number; rebuilt: number; unused: number; ageMs: number };
+
+/** True unless MEMORY_BRIDGE_PERSISTED_INDEX=0 (read on every first call). */
+export function persistedIndexOn(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.MEMORY_BRIDGE_PERSISTED_INDEX !== '0';
+}
+
+/** Most views whose last use is remembered (one per profile home and root, usually a handful). */
+const MAX_USES = 64;
+const uses = new Map<string, PersistedUse & { at: number }>();
+
+/** The last use recorded for a view (`IndexCache.keyOf`) in this process, with when (ms since the epoch). */
+export function lastUseOf(key: string): (PersistedUse & { at: number }) | undefined {
+  return uses.get(key);
+}
+
+function remember(key: string, use: PersistedUse): PersistedUse {
+  uses.delete(key);
+  uses.set(key, { ...use, at: Date.now() });
+  if (uses.size > MAX_USES) uses.delete(uses.keys().next().value!);
+  return use;
+}
+
+/**
+ * The persisted index a first call of the view `key` may use: loaded under the rule of the module comment, or
+ * undefined (off, absent or refused; a refusal is told to `notice` with its reason code and remedy, and the call
+ * answers as without the file).
+ */
+export function persistedForFirstCall(
+  home: string,
+  policy: Pick<Policy, 'root' | 'names'>,
+  key: string,
+  native: Native,
+  notice: (reason: string, detail: string) => void,
+): PersistedIndex | undefined {
+  if (!persistedIndexOn()) return undefined;
+  const load = loadPersistedIndex(home, policy, native);
+  if (load.state === 'loaded') return load.index;
+  remember(key, load);
+  if (load.state === 'refused')
+    notice(
+      load.reason,
+      `the persisted index was ignored${load.detail === undefined ? '' : ` (${load.detail})`}: ${remedyOf(load.reason)}`,
+    );
+  return undefined;
+}
+
+/**
+ * Make the empty `index` hold exactly `notes` (a first call's scan, every note read and verified in this call) from
+ * `persisted`: the entries that revalidate against this scan (`revalidate`) are adopted (`builtFromPersisted`,
+ * `NoteIndex.adoptBuilt`), and one `sync` of the whole scan then indexes every other note from its text and keeps
+ * the adopted ones. A stale or foreign entry is never used. Told to `notice` when notes had to be indexed again
+ * (`index_stale`).
+ *
+ * @returns false (index unchanged) when no entry revalidated or the entries do not describe this scan; the call
+ *   then builds as without the file
+ * @throws Error from the adoption's sync (the caller drops the view, as after any failed sync)
+ */
+export function adoptPersisted(
+  index: NoteIndex,
+  notes: readonly ScannedNote[],
+  persisted: PersistedIndex,
+  key: string,
+  notice: (reason: string, detail: string) => void,
+  now: number = Date.now(),
+): boolean {
+  const check = revalidate(persisted, notes);
+  const ageMs = Math.max(0, now - persisted.builtAtMs);
+  const made = check.revalidated === 0 ? null : builtFromPersisted(persisted, notes, check.entryOf);
+  if (made === null || !index.adoptBuilt(made.notes, made.built)) {
+    remember(key, { state: 'used', revalidated: 0, rebuilt: notes.length, unused: persisted.count, ageMs });
+    if (notes.length > 0)
+      notice('index_stale', `no entry of the persisted index matched this scan: ${remedyOf('index_stale')}`);
+    return false;
+  }
+  index.sync(notes.map((note, pos) => (check.entryOf[pos]! >= 0 ? knownAs(note) : note)));
+  remember(key, { state: 'used', revalidated: check.revalidated, rebuilt: check.rebuilt, unused: check.unused, ageMs });
+  if (check.rebuilt > 0)
+    notice(
+      'index_stale',
+      `${check.rebuilt} of ${notes.length} notes were indexed again from their text: ${remedyOf('index_stale')}`,
+    );
+  return true;
+}
+
+/** `note` as the scan gives a note the index already holds under its key: without text. */
+function knownAs(note: ScannedNote): ScannedNote {
+  return { id: note.id, key: note.key, stat: note.stat, text: undefined };
 }

@@ -29,6 +29,8 @@ import { parseCaller } from './caller.js';
 import type { HiddenNotices } from './hidden-notices.js';
 import { IndexCache } from './index-cache.js';
 import { policyAndRoot } from './start.js';
+import { adoptPersisted, persistedForFirstCall } from './persisted-index.js';
+import type { PersistedIndex } from '../search/persisted.js';
 import type { SearchHit, SearchResult } from './types.js';
 
 export { DEFAULT_MAX_INDEX_BYTES, DEFAULT_MAX_INDEXES, IndexCache } from './index-cache.js';
@@ -202,18 +204,26 @@ interface SearchPass {
 /** One scan and search of `runSearch` (see there); a large first call of a view builds on the cold thread. */
 function searchOnce(call: SearchCall): SearchPass {
   const index = call.indexes.get(call.key);
-  // A first call of this view: a large one builds the view's index on the cold thread while the scan reads
-  // (src/search/cold-thread.ts), so no build is left for after the answer.
-  const feed = index.size === 0 ? coldThread().feed() : null;
+  // A first call of this view: a trusted persisted index of the view stands in for the build, entry by revalidated
+  // entry (src/tools/persisted-index.ts); else a large one builds the view's index on the cold thread while the scan
+  // reads (src/search/cold-thread.ts), so no build is left for after the answer.
+  const persisted =
+    index.size === 0 ? persistedForFirstCall(call.home, call.policy, call.key, call.native, call.notice) : undefined;
+  const feed = index.size === 0 && persisted === undefined ? coldThread().feed() : null;
   try {
-    return scanAndSearch(call, index, feed);
+    return scanAndSearch(call, index, feed, persisted);
   } finally {
     feed?.close();
   }
 }
 
 /** The body of `searchOnce` once the view's index and the cold feed (or null) are known. */
-function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null): SearchPass {
+function scanAndSearch(
+  call: SearchCall,
+  index: NoteIndex,
+  feed: ColdFeed | null,
+  persisted: PersistedIndex | undefined,
+): SearchPass {
   const { query, limit, scope, filtered, sort, policy, writers, rootFd, key, indexes, native, notice } = call;
   const { limits } = policy;
   const scan = scanTree(
@@ -241,7 +251,12 @@ function scanAndSearch(call: SearchCall, index: NoteIndex, feed: ColdFeed | null
   // index a sync of those notes gives, and the call answers from it as any warm call does.
   let adopted = false;
   try {
-    adopted = index.size === 0 && scan.notes.length > 0 && adoptColdBuild(index, scan, feed);
+    adopted =
+      index.size === 0 &&
+      scan.notes.length > 0 &&
+      (persisted === undefined
+        ? adoptColdBuild(index, scan, feed)
+        : adoptPersisted(index, scan.notes, persisted, key, notice));
   } catch (err) {
     indexes.drop(key);
     throw err;

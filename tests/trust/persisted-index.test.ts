@@ -20,6 +20,8 @@ import {
   type PersistedLoad,
 } from '../../src/tools/persisted-index.js';
 import { policyAndRoot } from '../../src/tools/start.js';
+import { createBridge } from '../../src/tools/bridge.js';
+import type { LogEvent } from '../../src/tools/types.js';
 import { scanTree } from '../../src/trust/scan.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import { FOREIGN_GID, FOREIGN_UID, isRoot, makeHome, makeTempDir, removeTree, writeNote } from '../helpers/fixtures.js';
@@ -256,3 +258,36 @@ test.serial('absent is not a refusal; every prefix of a good file is refused, ne
     t.true('refused' in result, `prefix of ${n} bytes`);
   }
 });
+
+/** A first search through a fresh bridge, its answer and the operator events it logged. */
+function firstSearch(home: string, args: Record<string, unknown>, off = false) {
+  const events: LogEvent[] = [];
+  if (off) process.env.MEMORY_BRIDGE_PERSISTED_INDEX = '0';
+  try {
+    const answer = createBridge({ racyMarginMs: 0, log: (e) => events.push(e) }).search(args, {
+      home,
+      cron: false,
+      subagent: false,
+    });
+    return { answer: JSON.stringify(answer), reasons: events.map((e) => e.reason) };
+  } finally {
+    delete process.env.MEMORY_BRIDGE_PERSISTED_INDEX;
+  }
+}
+
+for (const spoiler of SPOILERS) {
+  test.serial(`through the bridge, ${spoiler.name}: logged as ${spoiler.reason}, the answer still right`, (t) => {
+    if (!linux || (spoiler.rootOnly === true && !isRoot)) return t.pass();
+    const { home } = world(12);
+    const other = world(12);
+    writeIndex(home);
+    writeIndex(other.home);
+    const args = { query: 'zebra fox', limit: 5 };
+    const without = firstSearch(home, args, true);
+    t.deepEqual(firstSearch(home, args), { answer: without.answer, reasons: [] }, 'used, nothing to say');
+    spoiler.spoil(persistedIndexPath(home), other.home);
+    const refused = firstSearch(home, args);
+    t.is(refused.answer, without.answer);
+    t.deepEqual(refused.reasons, [spoiler.reason]);
+  });
+}
