@@ -19,8 +19,9 @@ import { loadPolicy } from '../src/policy/load.js';
 import { NoteIndex } from '../src/search/index.js';
 import { scanLimitsOf } from '../src/policy/scan-limits.js';
 import { openTrustedDir } from '../src/trust/path.js';
-import { ScanMemo, scanTree } from '../src/trust/scan.js';
-import { statPool } from '../src/trust/stat-pool.js';
+import { scanTree } from '../src/trust/scan.js';
+import { CallerView } from '../src/trust/view.js';
+import { statPool } from '../src/trust/warm/stat-pool.js';
 import { QUERIES, seedFor, vocabularySource } from './config.js';
 import { generateCorpus, loadVocabulary, reusedCorpus } from './corpus.js';
 import { median } from './stats.js';
@@ -34,7 +35,7 @@ interface Phases {
   total: number;
 }
 
-function once(home: string, index: NoteIndex, memo: ScanMemo, query: string): Phases {
+function once(home: string, index: NoteIndex, memo: CallerView, query: string): Phases {
   const native = getNative();
   if (native === null) throw new Error('no native bindings on this platform');
   const t0 = performance.now();
@@ -44,7 +45,7 @@ function once(home: string, index: NoteIndex, memo: ScanMemo, query: string): Ph
   const t2 = performance.now();
   try {
     const scan = scanTree(rootFd, policy, scanLimitsOf(policy), index, native, {
-      memo,
+      view: memo,
       statThread: statPool(),
       watch: process.env.MEMORY_BRIDGE_WATCH !== '0',
     });
@@ -90,9 +91,9 @@ async function main(): Promise<void> {
     // verified and re-indexed again by the next call, which would put a full re-index into the first warm calls.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3100);
     const index = new NoteIndex();
-    const memo = new ScanMemo();
+    const memo = new CallerView();
     show('cold first search', [once(corpus.home, index, memo, QUERIES[0]!)]);
-    // The stat thread starts on the next turn of the event loop after a large scan (src/trust/stat-pool.ts); let it
+    // The stat thread starts on the next turn of the event loop after a large scan (src/trust/warm/stat-pool.ts); let it
     // start, as it does in the server between calls, so warm scans here use it too.
     await new Promise((resolve) => setImmediate(resolve));
     await statPool().whenReady(5000);

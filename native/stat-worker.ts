@@ -3,7 +3,7 @@
  * per-note `statx` calls in parallel with the main thread, on descriptors of the directories the main thread opened
  * and judged (descriptors belong to the process, so both threads name the same open directory).
  *
- * This module is also imported by the main thread (src/trust/stat-pool.ts) for the shared-memory layout below and
+ * This module is also imported by the main thread (src/trust/warm/stat-pool.ts) for the shared-memory layout below and
  * for `jobDescriptorCalls` (the pool's own `dup`/`close`); its loop only runs when the module is a worker's entry
  * point with this module's `workerData` tag. In the worker it loads koffi and binds only glibc `statx` (reading
  * koffi's per-thread errno) and `gettid` with `setpriority` for its own nice value; it imports
@@ -32,7 +32,7 @@
  * after its last one (the stat of a claimed slot lies in between); it is the only thread that uses a job's
  * descriptor, and only between a successful claim and the next attempt. The main thread never waits for it: an
  * entry this thread holds is statted by the main thread itself, and a popped job's descriptor is closed once every
- * slot is claimed and HELD does not name the job (src/trust/stat-pool.ts proves why that is after this thread's
+ * slot is claimed and HELD does not name the job (src/trust/warm/stat-pool.ts proves why that is after this thread's
  * last use of it).
  *
  * Idle back-off: with nothing to claim this thread spins briefly (a new job usually follows within microseconds on
@@ -185,7 +185,7 @@ const WORKER_NICE = 19;
  * Gives this thread nice 19 (setpriority(PRIO_PROCESS, gettid(), 19); lowering one's own priority needs no
  * privilege). On an idle second core the worker runs at full speed; on a busy machine the scheduler prefers every
  * other thread, so the worker seldom takes processor time the main thread could use; the main thread never waits
- * for it (src/trust/stat-pool.ts), so a descheduled worker costs a scan nothing but the stats it did not take.
+ * for it (src/trust/warm/stat-pool.ts), so a descheduled worker costs a scan nothing but the stats it did not take.
  * Best effort: a libc without gettid (before glibc 2.30) keeps the default priority.
  */
 function lowerPriority(libc: ReturnType<typeof Koffi.load>): void {

@@ -16,7 +16,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readTrustedFile } from '../trust/path.js';
-import { watchesHeld } from '../trust/watch.js';
+import { watchesHeld } from '../trust/view.js';
 import { TOOL_NAMES, type Bridge } from '../tools/types.js';
 import { ServeConfigError } from './http-hosts.js';
 

@@ -1,11 +1,11 @@
 /**
  * The per-view search indexes a bridge keeps between calls (docs/DESIGN.md, "Why warm calls are cheap and still
  * safe" and "The first search of a view"): one `NoteIndex` per (profile home, root, names rule), bounded in number
- * and in the memory they take (index, scan memo, pending notes), with the first call's deferred build.
+ * and in the memory they take (index, caller view, pending notes), with the first call's deferred build.
  */
 import type { Policy } from '../policy/types.js';
 import { NoteIndex } from '../search/index.js';
-import { ScanMemo } from '../trust/scan.js';
+import { CallerView } from '../trust/view.js';
 import { releaseMemory } from './collect.js';
 import type { ScannedNote } from '../trust/types.js';
 
@@ -13,17 +13,12 @@ import type { ScannedNote } from '../trust/types.js';
 export const DEFAULT_MAX_INDEXES = 8;
 /**
  * Default bound on the memory all held views take (BridgeOptions.maxIndexBytes): 512 MiB, as `IndexCache.bytes`
- * counts it (index, scan memo, pending notes). One view of 100,000 generated notes (197 MB of note files) takes
+ * counts it (index, caller view, pending notes). One view of 100,000 generated notes (197 MB of note files) takes
  * about 400 MB, one of 10,000 about 45 MB (docs/DESIGN.md "Memory"), so this keeps a worker serving many large homes
  * bounded. It only ever drops other views: the view just searched is kept whole even when it alone is larger (a
  * vault within max_entries and max_total_bytes is never cut by it).
  */
 export const DEFAULT_MAX_INDEX_BYTES = 512 * 1024 * 1024;
-/**
- * Heap bytes per note a scan memo keeps between calls (listing entry, raw name, FileStat and its bigints, identity
- * key, the known-note record): about 700 in a heap snapshot at 10,000 generated notes.
- */
-const MEMO_ENTRY_BYTES = 700;
 /**
  * Pending bytes from which a deferred build is followed by `releaseMemory`: a full collection costs about as much as
  * the heap is large, whatever the view, and a small view's build leaves little to give back (10,000 notes of about
@@ -39,25 +34,17 @@ const PENDING_NOTE_BYTES = 120;
  */
 interface View {
   readonly index: NoteIndex;
-  /** What this view's scans keep between calls (listings, raw stats; src/trust/scan-memo.ts). */
-  readonly memo: ScanMemo;
+  /** What this view's scans keep between calls and when it may stand in for a statx (src/trust/view.ts). */
+  readonly caller: CallerView;
   /** Notes verified by this view's cold call, still to be synced into `index` (which is empty meanwhile). */
   pending: readonly ScannedNote[] | undefined;
   /** Memory of `pending` (0 when nothing is pending): text bytes and records, counted against the byte bound. */
   pendingBytes: number;
 }
 
-/** What a scan memo keeps, in bytes (estimated per listing entry; see MEMO_ENTRY_BYTES). */
-function memoBytes(memo: ScanMemo): number {
-  let bytes = 0;
-  for (const listing of memo.listings.values())
-    bytes += listing.entries.length * MEMO_ENTRY_BYTES + listing.snaps.byteLength;
-  return bytes;
-}
-
-/** Memory a view holds or is about to hold, in bytes (what the byte bound counts): index, scan memo, pending notes. */
+/** Memory a view holds or is about to hold, in bytes (what the byte bound counts): index, caller view, pending notes. */
 function viewBytes(view: View): number {
-  return view.index.memoryBytes + memoBytes(view.memo) + view.pendingBytes;
+  return view.index.memoryBytes + view.caller.memoryBytes + view.pendingBytes;
 }
 
 /**
@@ -100,7 +87,7 @@ export class IndexCache {
 
   /**
    * Memory of the held views, in bytes: each index's `memoryBytes` (text store, postings, terms, per-note records),
-   * its scan memo (per listing entry) and its pending notes (text bytes and records).
+   * its caller view (per listing entry) and its pending notes (text bytes and records).
    */
   get bytes(): number {
     let sum = 0;
@@ -147,22 +134,31 @@ export class IndexCache {
     if (view !== undefined) {
       this.views.delete(key);
       if (view.pending !== undefined && !this.build(view)) {
-        view.memo.close();
+        view.caller.close();
         view = undefined;
       }
     }
-    view ??= { index: new NoteIndex(), memo: new ScanMemo(), pending: undefined, pendingBytes: 0 };
+    view ??= { index: new NoteIndex(), caller: new CallerView(), pending: undefined, pendingBytes: 0 };
     this.views.set(key, view);
     while (this.views.size > this.max) this.drop(this.views.keys().next().value!);
     return view.index;
   }
 
   /**
-   * The scan memo of a view (call right after `get`, which creates the view); a view not held gets a fresh memo that
-   * lives for one scan.
+   * The caller view of a held view (what its scans keep, src/trust/view.ts; call right after `get`, which creates
+   * the view); a view not held gets a fresh one that lives for one scan.
    */
-  memoOf(key: string): ScanMemo {
-    return this.views.get(key)?.memo ?? new ScanMemo();
+  callerOf(key: string): CallerView {
+    return this.views.get(key)?.caller ?? new CallerView();
+  }
+
+  /**
+   * The caller view of `key`, its view made held first exactly as `get` makes it (pending notes synced, most
+   * recently used): the one the call's scans use and its search protocol asks (`CallerView.answer`).
+   */
+  heldCallerOf(key: string): CallerView {
+    this.get(key);
+    return this.views.get(key)!.caller;
   }
 
   /**
@@ -213,11 +209,11 @@ export class IndexCache {
   }
 
   /**
-   * Forget a view (evicted, or after a failure that may have left its index half-updated), giving back what its memo
+   * Forget a view (evicted, or after a failure that may have left its index half-updated), giving back what its caller view
    * holds outside the heap (inotify watches and instance).
    */
   drop(key: string): void {
-    this.views.get(key)?.memo.close();
+    this.views.get(key)?.caller.close();
     this.views.delete(key);
   }
 

@@ -19,8 +19,8 @@ import type { Policy } from '../policy/types.js';
 import { searchCold } from '../search/cold.js';
 import { coldThread, type ColdFeed } from '../search/cold-thread.js';
 import { scanTree } from '../trust/scan.js';
-import { statPool } from '../trust/stat-pool.js';
 import type { ScanResult } from '../trust/types.js';
+import { statPool, type ViewPass } from '../trust/view.js';
 import type { Writers } from '../trust/writers.js';
 import { parseSearchArgs } from './args.js';
 import { filterScope, hasFilters, narrowScope } from './filters.js';
@@ -69,9 +69,11 @@ function onlyNamesRule(policy: Policy, skipped: Partial<Record<string, number>>)
  * Run one search. Steps, in order: arguments (`within` compiled and validated here, before the policy is read);
  * caller home; platform bindings; policy (fresh); run kind; limit lowered to the policy's max_results (default
  * default_results); open the root through the trust walk; the view's index (pending notes of its last call synced
- * first, see IndexCache); scan with that index as KnownNotes; sync; rank and bound the response. When the view's
- * index is empty (its first call), the answer comes from the scanned texts (`searchCold`, the same answer) and the
- * sync is deferred until after it (`IndexCache.defer`). The root descriptor is closed on every path.
+ * first, see IndexCache); then the view's caller view (src/trust/view.ts) is asked for the answer of one pass —
+ * scan with that index as KnownNotes; sync; rank and bound the response — and decides whether it stands or the
+ * pass runs again (`CallerView.answer`: vouch → recheck → redo). When the view's index is empty (its first call),
+ * the answer comes from the scanned texts (`searchCold`, the same answer) and the sync is deferred until after it
+ * (`IndexCache.defer`). The root descriptor is closed on every path.
  *
  * `within` never changes the scan or the view (docs/DESIGN.md "Narrowing a search"): the profile's view is scanned,
  * synced and kept exactly as without it, and only the ranking is narrowed to the notes a `within` pattern matches,
@@ -130,29 +132,9 @@ export function runSearch(
     hidden,
   };
   try {
-    const first = searchOnce(call);
-    const memo = indexes.memoOf(key);
-    const cut = first.cut === 'max_entries' || first.cut === 'max_total_bytes';
-    memo.budgetCut = cut;
-    if (first.vouched === 0) return first.answer;
-    // A budget cut (max_entries, max_total_bytes) depends on every note counted before it, not only on the hits: a
-    // vouched note whose stat moved without an event (a store through a shared writable mapping, which a statx would
-    // show, so the note would be opened and refused while the mapping holds it open for writing) would take the
-    // place of a note a scan that stats every note returns. So a cut scan that vouched for notes is redone with
-    // every kept answer voided (docs/DESIGN.md §Change notification, "Budget cuts").
-    if (cut) memo.voidKept();
-    // Notes vouched for by change notification are statted again before they are returned (docs/DESIGN.md §Change
-    // notification, "Returned notes"); on any difference every kept answer is voided (ScanMemo.recheck) and the call
-    // scans once more, statting every note, so nothing that second scan returns was vouched for.
-    else if (
-      memo.recheck(
-        native,
-        rootFd,
-        first.answer.results.map((h) => h.id),
-      )
-    )
-      return first.answer;
-    return searchOnce(call).answer;
+    // The view decides whether the answer stands: a pass that vouched for notes has its returned notes statted again,
+    // or is redone statting every note (docs/DESIGN.md §Change notification, "Returned notes", "Budget cuts").
+    return indexes.heldCallerOf(key).answer(native, rootFd, () => searchOnce(call));
   } finally {
     native.close(rootFd);
   }
@@ -194,15 +176,8 @@ interface SearchCall {
   hidden: HiddenNotices | undefined;
 }
 
-/** The answer of one scan and search, the notes change notification spared a statx, and the limit that cut the scan. */
-interface SearchPass {
-  answer: SearchResult;
-  vouched: number;
-  cut: ScanResult['cut'];
-}
-
 /** One scan and search of `runSearch` (see there); a large first call of a view builds on the cold thread. */
-function searchOnce(call: SearchCall): SearchPass {
+function searchOnce(call: SearchCall): ViewPass<SearchResult> {
   const index = call.indexes.get(call.key);
   // A first call of this view: a trusted persisted index of the view stands in for the build, entry by revalidated
   // entry (src/tools/persisted-index.ts); else a large one builds the view's index on the cold thread while the scan
@@ -223,7 +198,7 @@ function scanAndSearch(
   index: NoteIndex,
   feed: ColdFeed | null,
   persisted: PersistedIndex | undefined,
-): SearchPass {
+): ViewPass<SearchResult> {
   const { query, limit, scope, filtered, sort, policy, writers, rootFd, key, indexes, native, notice } = call;
   const { limits } = policy;
   const scan = scanTree(
@@ -238,13 +213,12 @@ function scanAndSearch(
     index,
     native,
     {
-      memo: indexes.memoOf(key),
+      view: indexes.callerOf(key),
       statThread: statPool(),
       watch: indexes.watch && indexes.holds(key),
       noteSink: feed ?? undefined,
     },
   );
-  const vouched = scan.unstatted ?? 0;
   if (scan.notes.length === 0 && onlyNamesRule(policy, scan.skipped)) notice('no_candidate_names', NAMES_REMEDY);
   for (const line of call.hidden?.report(call.home, key, scan) ?? []) notice(line.reason, line.detail);
   // A first call of this view whose index the cold thread built from exactly this scan's notes: adopted, it is the
@@ -278,7 +252,7 @@ function scanAndSearch(
     // A query that reaches very many terms was answered from the index, built in the call (see searchCold).
     if (index.size > 0) indexes.fit(key);
     else indexes.defer(key, scan.notes);
-    return { answer: answerOf(answer, scan, policy), vouched, cut: scan.cut };
+    return passOf(answerOf(answer, scan, policy), scan);
   }
   if (!adopted) {
     try {
@@ -291,7 +265,12 @@ function scanAndSearch(
   indexes.fit(key);
   const ranked =
     query === undefined ? index.recent(limit, limits, scope) : index.search(query, limit, limits, scope, sort);
-  return { answer: answerOf(ranked, scan, policy), vouched, cut: scan.cut };
+  return passOf(answerOf(ranked, scan, policy), scan);
+}
+
+/** One pass of `CallerView.answer`: the answer, its scan, and the notes it returns. */
+function passOf(answer: SearchResult, scan: ScanResult): ViewPass<SearchResult> {
+  return { answer, scan, returned: answer.results.map((h) => h.id) };
 }
 
 /**

@@ -17,7 +17,7 @@ import type { HiddenNotices } from './hidden-notices.js';
 import { IndexCache } from './index-cache.js';
 import { runSearch } from './search.js';
 import { createHash } from 'node:crypto';
-import { watchesHeld } from '../trust/watch.js';
+import { watchesHeld } from '../trust/view.js';
 
 /** The arguments of the search a warm-up's first pass runs: one result in mtime order, so the index is built in the call. */
 export const WARM_UP_ARGS = Object.freeze({ query: 'warm', limit: 1, sort: 'modified' });
@@ -39,7 +39,7 @@ export function viewDigest(home: string, policy: Pick<Policy, 'root' | 'names'>)
 
 /**
  * Most passes after the build (`warmUpView`): change notification adds at most MAX_ADDS_PER_CALL watches per call
- * (src/trust/watch.ts), so 100,000 notes take five, and one more to see that nothing was added.
+ * (src/trust/warm/watch.ts), so 100,000 notes take five, and one more to see that nothing was added.
  */
 export const MAX_SETTLE_PASSES = 8;
 

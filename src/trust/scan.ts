@@ -3,31 +3,16 @@
  * byte order of their raw names, every directory and note judged on its own open descriptor, with the per-call
  * budgets (candidates, bytes, depth, raw entries) and the `truncated` rules of docs/TRUST.md §Budgets.
  *
- * The steps, each a method of `TreeScan`: `walk` a judged directory (its listing from the memo, src/trust/scan-memo.ts)
- * → per entry `verdictOf` → `enter` a subdirectory (`openChild`, the shared descriptor walk of src/trust/walk.ts)
- * or `lookBelow` it past the depth limit → `candidate` for a note (`statNote`, the trust rule, `charge`, read).
+ * The steps, each a method of `TreeScan`: `walk` a judged directory (its listing from the caller view,
+ * src/trust/view.ts, which also places its watches and the stat thread's job) → per entry `verdictOf` → `enter` a
+ * subdirectory (`openChild`, the shared descriptor walk of src/trust/walk.ts) or `lookBelow` it past the depth limit
+ * → `candidate` for a note (the view's `stat`, the trust rule, `charge`, `known` or `read`). What may stand in for a
+ * statx, and everything kept between calls, is the view's: the scan asks it and never writes what it keeps.
  */
-import {
-  DT,
-  NativeError,
-  RAW,
-  RAW_STAT_WORDS,
-  fileStatFromRaw,
-  type FileStat,
-  type Native,
-} from '../../native/types.js';
+import { DT, NativeError, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
-import {
-  RACY_MARGIN_MS,
-  RawEntryBudget,
-  ScanMemo,
-  UNDECIDED,
-  sameWords,
-  type Entry,
-  type Listing,
-} from './scan-memo.js';
-import { NOT_TAKEN, type StatThread } from './stat-pool.js';
-import { countVouched } from './watch.js';
+import { RawEntryBudget } from './raw-entries.js';
+import { CallerView, RACY_MARGIN_MS, UNDECIDED, type ListedDir, type ListedEntry } from './view.js';
 import {
   fileDescriptorReason,
   identityKey,
@@ -52,53 +37,18 @@ import {
   type NoteFilter,
   type ScanLimits,
   type ScannedNote,
+  type ScanOptions,
   type ScanResult,
 } from './types.js';
 import { closeQuietly, openFailureReason, walkDirs } from './walk.js';
 
-export { RACY_MARGIN_MS, ScanMemo } from './scan-memo.js';
-
-/** What a caller hands a scan beyond the policy: what to keep between calls, and a second stat thread. */
-export interface ScanOptions {
-  /**
-   * What this caller view keeps between calls (src/trust/scan-memo.ts): listings reused by directory identity,
-   * policy answers, the last raw stat of each note. Without one, the scan uses a fresh memo for this call only:
-   * every directory is listed and every note statted as on a first call.
-   */
-  memo?: ScanMemo;
-  /**
-   * A second thread that may issue part of the notes' statx calls (src/trust/stat-pool.ts; production passes the
-   * process's `statPool()`). Same call, same descriptor, same name bytes: which thread issued it never changes the
-   * result. Without one, every stat is the main thread's.
-   */
-  statThread?: StatThread;
-  /**
-   * Change notification (docs/DESIGN.md §Change notification; needs `memo`): a note whose inotify watch has
-   * reported nothing since its last statx, in a directory whose listing this scan reuses, keeps that statx's answer
-   * instead of asking again. Off (the default): every candidate note is statted. Turning it off closes the memo's
-   * instance.
-   */
-  watch?: boolean;
-  /**
-   * Called with each note as it joins the result, in scan order (a note once pushed stays in the result, also when a
-   * budget stops the scan later): the cold thread's feed (src/search/cold-thread.ts). With a sink, the texts
-   * read in this call are kept in shared chunks (`TextArena`), which the sink may hand to another thread to read.
-   * The sink only observes: it never changes what the scan checks, charges or returns.
-   */
-  noteSink?: { accept(note: ScannedNote): void } | undefined;
-}
+export type { ScanOptions } from './types.js';
 
 /** d_type for a stat result, for entries the filesystem listed as DT_UNKNOWN. */
 function typeOf(st: FileStat): number {
   if (isDirectory(st)) return DT.DIR;
   if (isSymlink(st)) return DT.LNK;
   return DT.REG;
-}
-
-/** `${id}/` of a directory entry, built once per listing entry. */
-function prefixOf(e: Entry): string {
-  if (e.prefix === undefined) e.prefix = `${e.id}/`;
-  return e.prefix;
 }
 
 /**
@@ -116,18 +66,18 @@ function prefixOf(e: Entry): string {
  * budget or a flag (docs/TRUST.md §Budgets). A charged note is read exactly and validated (binary or invalid
  * UTF-8 → skipped, still charged, the same cold and warm).
  *
- * Warm calls: with `options.memo` (see `ScanMemo`), listings are reused by directory identity, policy answers per
+ * Warm calls: with `options.view` (see `CallerView`), listings are reused by directory identity, policy answers per
  * listing and filter object, and the last raw stat of each note, so an unchanged note costs one statx, a word
  * comparison, the trust rule on its (reused) FileStat and `known.has`. Returned `ScannedNote` objects of unchanged
  * known notes are the same objects call after call; treat them as read-only.
  *
  * @param rootFd  open descriptor of the trusted root (not closed here)
  * @param filter  the policy's allow/enter decisions; for one filter object they must be a pure function of the id
- *   (a `Policy` is frozen), since the memo keeps them
+ *   (a `Policy` is frozen), since the view keeps them
  * @param limits  per-call budgets from the policy
  * @param known   identities whose verified text the index already holds
  * @param native  bindings (defaults to this platform's; tests pass a counting wrapper of the real ones)
- * @param options the caller view's memo and the stat thread (see `ScanOptions`)
+ * @param options the caller view and the stat thread (see `ScanOptions`)
  * @returns notes in scan order, `truncated`, the raw entry count and skip counts by reason
  * @throws BridgeError('unavailable', 'entry_ceiling') when more raw entries than the call's ceiling would be listed
  *   (`rawCeilingOf(limits)`); BridgeError('unavailable', 'io_error') when the root itself cannot be stat'ed or
@@ -156,20 +106,9 @@ export function scanTree(
 class TreeScan {
   private readonly uid = runningUid();
   private readonly rootPlace: RootPlace;
-  private readonly memo: ScanMemo;
-  private readonly thread: StatThread | null;
+  /** What this caller view keeps, and what may stand in for a statx (src/trust/view.ts). */
+  private readonly view: CallerView;
   private readonly callStarted = Date.now();
-  private readonly racyMargin: number;
-  /** Scratch for one raw stat answer. */
-  private readonly words = new Uint32Array(RAW_STAT_WORDS);
-  /** Candidate notes statted in this scan (the stat thread starts after a large scan). */
-  private rawStats = 0;
-  /** Candidate notes whose kept answer stood in for a statx (`ScanResult.unstatted`). */
-  private unstatted = 0;
-  /** Change notification is on in this scan (`ScanOptions.watch`): watches are added and kept answers marked. */
-  private watching = false;
-  /** Kept answers may stand in for a statx in this scan (`watching`, and the view's last scan was not budget-cut). */
-  private vouching = false;
 
   private readonly notes: ScannedNote[] = [];
   private readonly skipped: Partial<Record<string, number>> = {};
@@ -186,8 +125,6 @@ class TreeScan {
   private stopped = false;
   /** This call's named writers (docs/TRUST.md §Named writers); every check below the root uses them. */
   private readonly writers: Writers;
-  /** This call's inputs of the note metadata rule besides the stat (`ScanMemo.rulesFor`; see `candidate`). */
-  private readonly rules: object;
 
   constructor(
     private readonly rootStat: FileStat,
@@ -201,41 +138,38 @@ class TreeScan {
     this.budget = new RawEntryBudget(rawCeilingOf(limits));
     this.keepText = limits.keepText ?? true;
     this.texts = new TextArena(options.noteSink !== undefined);
-    this.memo = options.memo ?? new ScanMemo();
+    this.view = options.view ?? new CallerView();
     this.writers = limits.writers ?? NO_WRITERS;
-    this.memo.begin(rootStat, limits.names, this.writers.tag);
-    this.rules = this.memo.rulesFor(
-      `${this.uid}:${rootStat.dev}:${rootStat.mntId ?? '-'}:${limits.maxFileBytes}:${this.writers.tag}`,
+    // The inputs of the note metadata rule besides the stat, spelled out: a kept verdict stands only under equal ones.
+    const ruleKey = `${this.uid}:${rootStat.dev}:${rootStat.mntId ?? '-'}:${limits.maxFileBytes}:${this.writers.tag}`;
+    const racy = { startedMs: this.callStarted, marginMs: limits.racyMarginMs ?? RACY_MARGIN_MS };
+    this.view.beginScan(
+      native,
+      rootStat,
+      { names: limits.names, writers: this.writers.tag, ruleKey, racy },
+      options.statThread,
     );
-    this.racyMargin = limits.racyMarginMs ?? RACY_MARGIN_MS;
-    this.thread = options.statThread?.beginScan() === true ? options.statThread : null;
   }
 
   /** Walks from the root; the result. */
   run(rootFd: number): ScanResult {
     try {
-      if (this.options.memo !== undefined && (this.options.watch === true || this.memo.watch !== null))
-        this.watching = this.memo.watchFor(this.native, rootFd, this.options.watch === true);
-      this.vouching = this.watching && !this.memo.budgetCut;
+      this.view.notify(rootFd, this.options.view !== undefined, this.options.watch === true);
       this.walk(rootFd, this.rootStat, '', 0);
     } catch (err) {
       if (err instanceof NativeError) throw new BridgeError('unavailable', 'io_error');
       throw err;
     } finally {
-      this.thread?.endScan();
+      this.view.endThread();
     }
-    this.options.statThread?.noteScan(this.rawStats, this.native);
-    this.memo.end();
+    const unstatted = this.view.endScan();
     const result: ScanResult = {
       notes: this.notes,
       truncated: this.truncated,
       rawEntries: this.budget.used,
       skipped: this.skipped,
     };
-    if (this.unstatted > 0) {
-      result.unstatted = this.unstatted;
-      countVouched(this.unstatted);
-    }
+    if (unstatted > 0) result.unstatted = unstatted;
     if (this.truncated) result.cut = this.cut ?? 'max_depth';
     return result;
   }
@@ -262,41 +196,47 @@ class TreeScan {
    * name is no note name (`Pasted image 1.png` under "portable"). Never opened or statted; for such an entry
    * `allows` keeps the answer (1: `bad_name`), decided once per listing and filter like any policy answer.
    */
-  private nameSkipOf(e: Entry, prefix: string): Reason {
+  private nameSkipOf(e: ListedEntry, prefix: string): Reason {
     const reason = e.nameReason!;
     if (reason !== 'bad_name') return reason;
     const note = isNoteName(e.name!);
+    let allowed = e.allows === 1;
     if (e.allows === UNDECIDED) {
       const id = prefix + e.name!;
       const dir = e.type === DT.DIR || e.type === DT.UNKNOWN;
       const file = e.type !== DT.DIR;
-      e.allows = (dir && this.filter.mayEnter(id)) || (file && note && this.filter.allowsNote(id)) ? 1 : 0;
+      allowed = this.view.keepAllows(
+        e,
+        (dir && this.filter.mayEnter(id)) || (file && note && this.filter.allowsNote(id)),
+      );
     }
-    if (e.allows === 1) return 'bad_name';
+    if (allowed) return 'bad_name';
     return e.type === DT.DIR || e.type === DT.UNKNOWN || note ? 'denied' : 'not_markdown';
   }
 
-  private allows(e: Entry): boolean {
-    if (e.allows === UNDECIDED) e.allows = this.filter.allowsNote(e.id) ? 1 : 0;
+  /** The policy's `allowsNote` for the entry, asked once per listing and filter (the view keeps it). */
+  private allows(e: ListedEntry): boolean {
+    if (e.allows === UNDECIDED) return this.view.keepAllows(e, this.filter.allowsNote(e.id));
     return e.allows === 1;
   }
 
-  private enters(e: Entry): boolean {
-    if (e.enters === UNDECIDED) e.enters = this.filter.mayEnter(e.id) ? 1 : 0;
+  /** The policy's `mayEnter` for the entry, asked once per listing and filter (the view keeps it). */
+  private enters(e: ListedEntry): boolean {
+    if (e.enters === UNDECIDED) return this.view.keepEnters(e, this.filter.mayEnter(e.id));
     return e.enters === 1;
   }
 
   /** The listing of the judged directory `fd` (fstat `st`) whose entries are at `depth` segments. */
-  private listingOf(fd: number, st: FileStat, prefix: string, depth: number): Listing {
+  private listingOf(fd: number, st: FileStat, prefix: string, depth: number): ListedDir {
     const at = { prefix, depth, names: this.limits.names, filter: this.filter };
-    return this.memo.listing(this.native, fd, st, at, this.budget);
+    return this.view.listing(this.native, fd, st, at, this.budget);
   }
 
   /**
    * What the walk does with an entry whose name passed, given its type: 'dir' (enter it), a skip reason, or null (a
    * candidate note). One decision for `walkEntries` and `isCandidate`.
    */
-  private verdictOf(e: Entry, type: number): Reason | 'dir' | null {
+  private verdictOf(e: ListedEntry, type: number): Reason | 'dir' | null {
     if (type === DT.DIR) return 'dir';
     if (type === DT.LNK) return 'symlink';
     if (!e.note) return 'not_markdown';
@@ -309,65 +249,25 @@ class TreeScan {
    * True for an entry the walk hands to `candidate` without a stat of its own (listed type, name rule, note name,
    * allowed, within the id limits): the entries a stat thread job may carry.
    */
-  private readonly isCandidate = (e: Entry): boolean =>
+  private readonly isCandidate = (e: ListedEntry): boolean =>
     e.name !== null && e.nameReason === null && e.type !== DT.UNKNOWN && this.verdictOf(e, e.type) === null;
-
-  /**
-   * True when the kept raw stat of the note entry `e` stands for this call's statx (docs/DESIGN.md §Change
-   * notification): notification is on in this scan, the listing was reused in this scan (the directory's identity
-   * is unchanged since it was listed, so the name names the inode it named when the watch was added and the kept
-   * statx was issued), the entry has a watch, and the kept answer was taken under it in the current epoch with no
-   * event reported since.
-   */
-  private isClean(e: Entry, listing: Listing): boolean {
-    return (
-      this.vouching &&
-      e.clean === this.memo.watch!.epoch &&
-      e.wd > 0 &&
-      e.stat !== undefined &&
-      listing.reusedAt === this.memo.generation
-    );
-  }
-
-  /**
-   * With notification on and the listing reused: watches every candidate entry that has none yet, before any
-   * statx of this call (the worker's included) is issued for it, so the answer it keeps was taken under the watch.
-   * Entries that were statted with more than one link are left unwatched (they are refused anyway, and two names of
-   * one inode would share one watch). Returns how many candidate entries are not clean (this scan stats them).
-   */
-  private addWatches(dirFd: number, listing: Listing): number {
-    const watch = this.memo.watch!;
-    let dirty = 0;
-    for (const e of listing.entries) {
-      if (!this.isCandidate(e)) continue;
-      if (this.isClean(e, listing)) continue;
-      dirty++;
-      if (e.wd > 0 || (e.stat !== undefined && e.stat.nlink !== 1)) continue;
-      watch.add(dirFd, e);
-    }
-    return dirty;
-  }
 
   /** Scans one open trusted directory (fstat `dirStat`) whose id has `dirDepth` segments (the root has 0). */
   private walk(dirFd: number, dirStat: FileStat, prefix: string, dirDepth: number): void {
     const depth = dirDepth + 1; // depth of the entries listed here
     const listing = this.listingOf(dirFd, dirStat, prefix, depth);
-    const watched = this.watching && listing.reusedAt === this.memo.generation;
-    // Clean entries are not statted at all, so they are not the worker's either; a listing with none left to stat
-    // is not published.
-    const dirty = watched ? this.addWatches(dirFd, listing) : -1;
-    const wanted = watched ? (e: Entry): boolean => this.isCandidate(e) && !this.isClean(e, listing) : this.isCandidate;
-    // Before this returns (and the caller closes dirFd), retire takes back every entry the worker has not answered.
-    const job = this.thread === null || dirty === 0 ? -1 : this.thread.publish(dirFd, listing, wanted);
+    // Watches for the candidates, and the stat thread's job; before this returns (and the caller closes dirFd), the
+    // view takes back every entry the worker has not answered.
+    const job = this.view.openDirectory(dirFd, listing, this.isCandidate);
     try {
       this.walkEntries(dirFd, listing, prefix, depth, job);
     } finally {
-      if (job >= 0) this.thread!.retire(job);
+      this.view.closeDirectory(job);
     }
   }
 
   /** The entries of `walk`'s listing, in order. */
-  private walkEntries(dirFd: number, listing: Listing, prefix: string, depth: number, job: number): void {
+  private walkEntries(dirFd: number, listing: ListedDir, prefix: string, depth: number, job: number): void {
     const tracked = this.limits.onSkip !== undefined;
     for (const e of listing.entries) {
       if (this.stopped) return;
@@ -402,7 +302,7 @@ class TreeScan {
   }
 
   /** Entry type, resolving DT_UNKNOWN with a no-follow stat; null when that stat fails. */
-  private entryType(dirFd: number, e: Entry): number | null {
+  private entryType(dirFd: number, e: ListedEntry): number | null {
     if (e.type !== DT.UNKNOWN) return e.type;
     try {
       return typeOf(this.native.statAt(dirFd, e.name!));
@@ -432,12 +332,12 @@ class TreeScan {
   }
 
   /** A directory entry at `depth` segments: skip, look ahead, or open, check and recurse. */
-  private enter(parentFd: number, e: Entry, depth: number): void {
+  private enter(parentFd: number, e: ListedEntry, depth: number): void {
     if (!this.enters(e)) {
       this.skip('denied');
       return;
     }
-    const prefix = prefixOf(e);
+    const prefix = this.view.prefixOf(e);
     if (depth >= this.limits.maxDepth) {
       // Its notes would be deeper than max_depth. Once truncated is set, looking further cannot change anything
       // (unless an operator count wants every such note: `limits.onDeep`).
@@ -474,7 +374,7 @@ class TreeScan {
    */
   private lookBelow(fd: number, dirStat: FileStat, prefix: string, dirDepth: number): boolean {
     const depth = dirDepth + 1;
-    let listing: Listing;
+    let listing: ListedDir;
     try {
       listing = this.listingOf(fd, dirStat, prefix, depth);
     } catch (err) {
@@ -485,7 +385,7 @@ class TreeScan {
     let found = false;
     // The notes of this directory first, then its subdirectories: a note one level down ends the look-ahead
     // without descending a long chain first.
-    const dirs: Entry[] = [];
+    const dirs: ListedEntry[] = [];
     for (const e of listing.entries) {
       if (e.name === null || e.nameReason !== null || !idCharsWithinLimit(e.id)) continue;
       const type = this.entryType(fd, e);
@@ -501,7 +401,7 @@ class TreeScan {
       const child = this.openChild(fd, e.name!, false);
       if (child === null) continue;
       try {
-        if (this.lookBelow(child.fd, child.stat, prefixOf(e), depth)) found = true;
+        if (this.lookBelow(child.fd, child.stat, this.view.prefixOf(e), depth)) found = true;
       } finally {
         closeQuietly(this.native, child.fd);
       }
@@ -563,60 +463,14 @@ class TreeScan {
   }
 
   /**
-   * This call's no-follow stat of the note entry `e` in `dirFd`. The raw answer is compared word for word with the
-   * entry's snapshot; when equal, the FileStat built from the snapshot (equal in every field to what this answer
-   * would build) is returned, else a new one is built and the snapshot replaced. With the stat thread, the answer
-   * may come from the worker (`job` >= 0): the same statx of the same name bytes in the same descriptor.
-   *
-   * @throws NativeError from the stat (whichever thread issued it)
-   */
-  private statNote(dirFd: number, e: Entry, listing: Listing, job: number): FileStat {
-    const words = this.words;
-    if (this.isClean(e, listing)) {
-      const snaps = listing.snaps;
-      for (let i = 0, at = e.slot; i < RAW_STAT_WORDS; i++, at++) words[i] = snaps[at]!;
-      e.vouched = this.memo.generation;
-      this.unstatted++;
-      return e.stat!;
-    }
-    this.rawStats++;
-    e.clean = 0;
-    const taken = job < 0 ? NOT_TAKEN : this.thread!.take(job, e.slot / RAW_STAT_WORDS, words);
-    if (taken === NOT_TAKEN) this.native.statRawAt(dirFd, e.cname, words);
-    // The watch (when the entry has one) was added before this statx was issued, and the drain at the start of the
-    // next scan reads every event since: from here on the answer is clean until an event says otherwise.
-    e.clean = this.watching && e.wd > 0 && listing.reusedAt === this.memo.generation ? this.memo.watch!.epoch : 0;
-    if (e.stat !== undefined && sameWords(listing.snaps, e.slot, words)) return e.stat;
-    listing.snaps.set(words, e.slot);
-    e.stat = fileStatFromRaw(words);
-    e.key = undefined;
-    e.known = undefined;
-    e.passed = undefined;
-    return e.stat;
-  }
-
-  /**
-   * The identity key under which a note verified in this call is stored. Kernel timestamps are coarse (a clock
-   * tick of a few ms; 2 s on FAT), so a chmod, an ACL change or a write in the same tick as the note's last change,
-   * and after this verification, would leave device, inode, size, mtime and ctime as they were. When this call
-   * started within the racy margin of the note's ctime, the key gets a suffix that no stat ever produces, so the
-   * warm path does not vouch for it and the next call verifies the note again (git's "racy" rule for its index).
-   */
-  /**
    * The identity key a note is stored and looked up under: its identity plus the writers it was judged with, so a
    * note verified under other writers (an ACL entry naming a writer since removed, which no stat field shows) is
    * never vouched for by its unchanged identity: it is opened and judged again.
    */
-  private keyOf(st: FileStat): IdentityKey {
+  private readonly keyOf = (st: FileStat): IdentityKey => {
     const tag = this.writers.tag;
     return tag === '' ? identityKey(st) : [identityKey(st), tag].join(':');
-  }
-
-  /** True while a note whose stat is `st` is within the racy margin of its last change (see `verifiedKey`). */
-  private isRacy(st: FileStat): boolean {
-    const margin = this.racyMargin;
-    return margin > 0 && this.callStarted - Number(st.ctimeNs / 1_000_000n) <= margin;
-  }
+  };
 
   /**
    * The checks a read of the racy note `name` in `dirFd` would make before reading (docs/DESIGN.md §Change
@@ -644,76 +498,69 @@ class TreeScan {
     }
   }
 
-  private verifiedKey(st: FileStat): IdentityKey {
-    const key = this.keyOf(st);
-    // A margin of 0 turns the rule off (tests that count opens of notes written a moment before).
-    return this.isRacy(st) ? `${key}:racy` : key;
-  }
-
   /**
-   * A candidate note: one stat by name and the metadata checks; a note the index does not know by identity is also
-   * opened and re-checked on its descriptor (fstat, ACL). Only then is it charged against `maxEntries` and
-   * `maxTotalBytes` (an untrusted note never moves a budget or a flag), and the text read and validated. A known
-   * note is returned without text and never opened.
+   * A candidate note: one stat by name (or the view's kept answer) and the metadata checks; a note the index does
+   * not know by identity is also opened and re-checked on its descriptor (`read`). Only then is it charged against
+   * `maxEntries` and `maxTotalBytes` (an untrusted note never moves a budget or a flag), and the text read and
+   * validated. A known note (`knownKey`) is returned without text and never opened.
    */
-  private candidate(dirFd: number, e: Entry, listing: Listing, job: number): void {
-    const { native, uid, rootPlace, writers } = this;
-    const name = e.name!;
-    const id = e.id;
+  private candidate(dirFd: number, e: ListedEntry, listing: ListedDir, job: number): void {
+    const view = this.view;
     let st: FileStat;
     try {
-      st = this.statNote(dirFd, e, listing, job);
+      st = view.stat(dirFd, e, listing, job);
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;
       this.skip(err.code === 'ENOENT' ? 'missing' : 'io_error');
       return;
     }
-    const memoized = e.stat === st;
+    const memoized = view.isKept(e, st);
     // The metadata rule is a function of the stat's fields and this call's rule inputs only. When this call's statx
-    // answered the very words that passed it before (`statNote` returned the FileStat built from them) under the same
+    // answered the very words that passed it before (the view returned the FileStat built from them) under the same
     // inputs, it passes again: its verdict is reused instead of computed again. Any other answer is judged afresh.
-    if (!memoized || e.passed !== this.rules) {
-      const metaReason = noteStatReason(st, uid, rootPlace, this.limits.maxFileBytes, writers);
+    if (!memoized || !view.passedBefore(e)) {
+      const metaReason = noteStatReason(st, this.uid, this.rootPlace, this.limits.maxFileBytes, this.writers);
       if (metaReason !== null) {
         this.skip(metaReason);
         return;
       }
-      if (memoized) e.passed = this.rules;
+      if (memoized) view.keepPassed(e);
     }
-    let key: IdentityKey;
-    if (!memoized) key = this.keyOf(st);
-    else {
-      key = e.key ?? this.keyOf(st);
-      e.key = key;
-    }
-    let known = this.known.has(id, key, memoized ? e.known : undefined, this.notes.length);
-    if (!known && e.vouched === this.memo.generation && this.isRacy(st) && this.known.has(id, `${key}:racy`)) {
-      // Racy notes under notification (docs/DESIGN.md §Change notification): the note was last read after a statx
-      // issued under its watch, and no event has come since, so nothing changed after that read, even within the
-      // timestamp tick the racy key guards against. The text held under the racy key is current. A scan without
-      // notification reads such a note again, and that read refuses it when it is open for writing (or its
-      // descriptor fails the rule): the bytes are spared, not that check, and only while the note is racy (after the
-      // margin it is read once more, as without notification, and stored under its plain key).
-      const verdict = this.racyDescriptor(dirFd, name, key);
-      if (verdict === 'same') {
-        key = `${key}:racy`;
-        known = true;
-      } else if (verdict !== 'changed') {
-        this.skip(verdict);
-        return;
-      }
-    }
-    if (known) {
+    const key = this.knownKey(dirFd, e, st, memoized);
+    if (key === null) this.read(dirFd, e.name!, e.id);
+    else if (key !== undefined) {
       // st.size, read from this call's raw answer (the words st was built from) rather than from the FileStat object.
-      if (!this.charge(this.words[RAW.SIZE_HI]! * 0x1_0000_0000 + this.words[RAW.SIZE_LO]!)) return;
-      let note = memoized ? e.known : undefined;
-      if (note === undefined || note.key !== key) {
-        note = { id, key, stat: st, text: undefined };
-        if (memoized) e.known = note;
-      }
-      this.push(note);
-      return;
+      if (!this.charge(view.rawSize())) return;
+      this.push(view.knownNote(e, memoized, e.id, key, st));
     }
+  }
+
+  /**
+   * The key under which the index already holds the verified text of the candidate `e` (stat `st`, the view's
+   * kept FileStat when `memoized`); null when it holds none (the note is read); undefined when the note was skipped
+   * (its racy check failed).
+   */
+  private knownKey(dirFd: number, e: ListedEntry, st: FileStat, memoized: boolean): IdentityKey | null | undefined {
+    const view = this.view;
+    const id = e.id;
+    const key = memoized ? view.keptKey(e, this.keyOf) : this.keyOf(st);
+    if (this.known.has(id, key, memoized ? view.keptNote(e) : undefined, this.notes.length)) return key;
+    if (!view.racyTextCurrent(e, st) || !this.known.has(id, `${key}:racy`)) return null;
+    // The bytes are spared, not the checks a read would make before reading (`racyDescriptor`).
+    const verdict = this.racyDescriptor(dirFd, e.name!, key);
+    if (verdict === 'same') return `${key}:racy`;
+    if (verdict === 'changed') return null;
+    this.skip(verdict);
+    return undefined;
+  }
+
+  /**
+   * A candidate note the index does not hold: opened, judged on its own descriptor, charged, read exactly and
+   * validated (binary or invalid UTF-8: skipped, still charged), then pushed under the key the view stores it by
+   * (`CallerView.storedKey`: the racy form within the racy margin of its last change).
+   */
+  private read(dirFd: number, name: string, id: string): void {
+    const native = this.native;
     let fd: number;
     try {
       fd = native.openFileAt(dirFd, name);
@@ -741,7 +588,7 @@ class TreeScan {
         return;
       }
       this.candidates++;
-      const key = this.verifiedKey(fst);
+      const key = this.view.storedKey(this.keyOf(fst), fst);
       this.push(this.keepText ? new ReadNote(id, key, fst, raw, this.texts) : { id, key, stat: fst, text: undefined });
     } catch (err) {
       if (!(err instanceof NativeError)) throw err;

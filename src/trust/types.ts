@@ -4,6 +4,7 @@
  * policy or search (dependencies point one way: tools → policy/search → trust → native).
  */
 import type { FileStat } from '../../native/types.js';
+import type { CallerView, StatThread } from './view.js';
 import type { Writers } from './writers.js';
 
 /** Name rule of docs/POLICY.md `names`. */
@@ -140,4 +141,34 @@ export interface ScanResult {
    * (docs/DESIGN.md §Change notification); absent when every candidate was statted.
    */
   unstatted?: number;
+}
+
+/** What a caller hands a scan beyond the policy: its view (what to keep between calls), and a second stat thread. */
+export interface ScanOptions {
+  /**
+   * What this caller view keeps between calls (src/trust/view.ts): listings reused by directory identity, policy
+   * answers, the last raw stat of each note, its watches. Without one, the scan uses a fresh view for this call
+   * only: every directory is listed and every note statted as on a first call.
+   */
+  view?: CallerView;
+  /**
+   * A second thread that may issue part of the notes' statx calls (src/trust/warm/stat-pool.ts; production passes the
+   * process's `statPool()`). Same call, same descriptor, same name bytes: which thread issued it never changes the
+   * result. Without one, every stat is the main thread's.
+   */
+  statThread?: StatThread;
+  /**
+   * Change notification (docs/DESIGN.md §Change notification; needs `view`): a note whose inotify watch has
+   * reported nothing since its last statx, in a directory whose listing this scan reuses, keeps that statx's answer
+   * instead of asking again. Off (the default): every candidate note is statted. Turning it off closes the view's
+   * instance.
+   */
+  watch?: boolean;
+  /**
+   * Called with each note as it joins the result, in scan order (a note once pushed stays in the result, also when a
+   * budget stops the scan later): the cold thread's feed (src/search/cold-thread.ts). With a sink, the texts
+   * read in this call are kept in shared chunks (`TextArena`), which the sink may hand to another thread to read.
+   * The sink only observes: it never changes what the scan checks, charges or returns.
+   */
+  noteSink?: { accept(note: ScannedNote): void } | undefined;
 }

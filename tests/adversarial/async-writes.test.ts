@@ -13,7 +13,7 @@ import { getNative } from '../../native/index.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { Bridge } from '../../src/tools/types.js';
 import { openTrustedDir } from '../../src/trust/path.js';
-import { IN, notesVouched } from '../../src/trust/watch.js';
+import { IN, notesVouched } from '../../src/trust/warm/watch.js';
 import { removeTree, writeNote } from '../helpers/fixtures.js';
 import { makeWorld, type World } from '../tools/world.js';
 import { aioPwrite, uringWrite } from './async-io.js';

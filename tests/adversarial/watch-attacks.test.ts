@@ -20,7 +20,7 @@ import { getNative } from '../../native/index.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { Bridge, ToolResult } from '../../src/tools/types.js';
 import { openTrustedDir } from '../../src/trust/path.js';
-import { notesVouched } from '../../src/trust/watch.js';
+import { notesVouched } from '../../src/trust/warm/watch.js';
 import { isRoot, makeTempDir, mkdirs, removeTree, writeNote } from '../helpers/fixtures.js';
 import { MARK, idsOf } from './support.js';
 import { makeWorld, type World } from '../tools/world.js';

@@ -12,7 +12,8 @@ import { getNative } from '../../native/index.js';
 import { scanTree, type ScanOptions } from '../../src/trust/scan.js';
 import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import type { Native } from '../../native/types.js';
-import { NOT_TAKEN, statPool, type StatThread } from '../../src/trust/stat-pool.js';
+import { statPool } from '../../src/trust/warm/stat-pool.js';
+import { NOT_TAKEN, type StatThread } from '../../src/trust/warm/stat-thread.js';
 
 /** True when the tests run as root (chown, mount and foreign owners need it). */
 export const isRoot = process.getuid?.() === 0;
@@ -166,7 +167,7 @@ export function addAclEntry(file: string, kind: 'user' | 'group', id: number, pe
 /**
  * Number of descriptors this process holds (entries of /proc/self/fd, minus the one used to list it), counted once
  * the stat pool has closed any directory duplicate it deferred: right after a scan its worker may still sit in the
- * middle of a call on one (src/trust/stat-pool.ts, "Bounds"); a duplicate it never closes still counts. Linux only.
+ * middle of a call on one (src/trust/warm/stat-pool.ts, "Bounds"); a duplicate it never closes still counts. Linux only.
  */
 export function openDescriptorCount(): number {
   statPool().settleDeferred(10_000);

@@ -19,8 +19,8 @@ import path from 'node:path';
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
 import type { ReadResult, SearchResult } from '../../src/tools/types.js';
-import { statPool } from '../../src/trust/stat-pool.js';
-import { notesVouched, watchCeiling, watchesRefusedForSpace } from '../../src/trust/watch.js';
+import { statPool } from '../../src/trust/warm/stat-pool.js';
+import { notesVouched, watchCeiling, watchesRefusedForSpace } from '../../src/trust/warm/watch.js';
 import { ACL_TAG, aclBytes, grantMaskedUserWrite, setXattr } from '../helpers/fixtures.js';
 import { buildTree, NOTES, scaleWorld, stopwatch, treeIds, unmountTree } from './vault.js';
 
@@ -117,7 +117,7 @@ test('freshness at 100,000 notes › chmod, ACL grant, replaced file and policy 
         const r = counted(() => idsOf(query));
         t.is(r.policyOpens, 1, 'the policy file is opened and read again by the call');
         if (watch) {
-          // A hit vouched for is statted again before it is returned (ScanMemo.recheck): up to 10 stats beyond the view.
+          // A hit vouched for is statted again before it is returned (CallerView.answer): up to 10 stats beyond the view.
           t.true(
             r.noteStats + r.vouched >= inView && r.noteStats + r.vouched <= inView + 10,
             `every candidate note is statted or vouched for: ${r.noteStats} + ${r.vouched} of ${inView}`,
@@ -198,7 +198,7 @@ test('freshness at 100,000 notes › chmod, ACL grant, replaced file and policy 
     };
     for (const watch of [false, true]) await scenario(watch);
   } finally {
-    // The stat thread may still hold a duplicate of one directory for a moment (src/trust/stat-pool.ts, "Bounds").
+    // The stat thread may still hold a duplicate of one directory for a moment (src/trust/warm/stat-pool.ts, "Bounds").
     statPool().settleDeferred(10_000);
     if (mounted) unmountTree(w.root);
     fs.rmSync(w.tmp, { recursive: true, force: true });

@@ -17,7 +17,7 @@ import test from 'ava';
 import type { ViewState } from '../../src/hermes/view-state.js';
 import { runWorker } from '../../src/hermes/worker.js';
 import { createBridge } from '../../src/tools/bridge.js';
-import { statPool } from '../../src/trust/stat-pool.js';
+import { statPool } from '../../src/trust/warm/stat-pool.js';
 import type { ParsedJson } from '../helpers/fixtures.js';
 import { buildTree, NOTES, scaleWorld, stopwatch, treeIds, unmountTree } from './vault.js';
 import fs from 'node:fs';
@@ -99,7 +99,7 @@ test('warm-up at 100,000 notes › one build; the search sent during it is answe
     await served;
   } finally {
     native.openFileAt = openFileAt;
-    // The stat thread may still hold a duplicate of one directory for a moment (src/trust/stat-pool.ts, "Bounds").
+    // The stat thread may still hold a duplicate of one directory for a moment (src/trust/warm/stat-pool.ts, "Bounds").
     statPool().settleDeferred(10_000);
     if (mounted) unmountTree(w.root);
     fs.rmSync(w.tmp, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
 import { DEFAULT_MAX_INDEXES, IndexCache, runSearch } from '../../src/tools/search.js';
-import { RACY_MARGIN_MS } from '../../src/trust/scan-memo.js';
+import { RACY_MARGIN_MS } from '../../src/trust/view.js';
 import { markdownFiles, TLDR, VAULT } from '../helpers/corpora.js';
 import { countingOpens, type World, worldTracker } from './world.js';
 

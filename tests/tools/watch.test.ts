@@ -6,7 +6,7 @@
  * bridge without notification over the same tree.
  *
  * The search tool's scan memo keeps a listing for reuse only when it was taken more than 3 s after its directory's
- * last change (ScanMemo's racy margin; BridgeOptions.racyMarginMs is the notes' margin, not the listings'), so the
+ * last change (CallerView's racy margin; BridgeOptions.racyMarginMs is the notes' margin, not the listings'), so the
  * trees are written when this file loads and the tests start once they are that old. Tests are serial: the count of
  * watches held is per process.
  */
@@ -21,7 +21,7 @@ import { IndexCache, runSearch } from '../../src/tools/search.js';
 import type { ErrorResult } from '../../src/errors.js';
 import type { SearchResult } from '../../src/tools/types.js';
 import { openTrustedDir } from '../../src/trust/path.js';
-import { watchesHeld } from '../../src/trust/watch.js';
+import { watchesHeld } from '../../src/trust/warm/watch.js';
 import { writeNote } from '../helpers/fixtures.js';
 import { worldTracker, type World } from './world.js';
 
@@ -145,25 +145,20 @@ function toolOf(w: World) {
   const key = IndexCache.keyOf(w.home, loadPolicy(w.home));
   return {
     search: (args: { query: string; limit?: number }): SearchResult => runSearch(args, w.caller, indexes),
-    memo: () => indexes.memoOf(key),
+    memo: () => indexes.callerOf(key),
     /**
      * Stands in for changes whose inotify events never came: reads the queued events (as the next call would),
      * then marks the entries of `lost` clean again, so their kept (now stale) answers would stand in for a statx.
      */
     loseEvents(lost: readonly string[]): void {
-      const memo = indexes.memoOf(key);
+      const memo = indexes.callerOf(key);
       const fd = openTrustedDir(w.root, 'root', native);
       try {
         t_assert(memo.watch!.begin(native, fd));
       } finally {
         native.close(fd);
       }
-      for (const id of lost) {
-        const slash = id.lastIndexOf('/');
-        const e = memo.listings.get(id.slice(0, slash + 1))!.entries.find((x) => x.id === id)!;
-        t_assert(e.wd > 0 && e.clean === 0, 'the event came and dirtied the entry');
-        e.clean = memo.watch!.epoch;
-      }
+      for (const id of lost) t_assert(memo.restoreCleanForTests(id), 'the event came and dirtied the entry');
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The scan memo (src/trust/scan.ts `ScanMemo`): listings reused by directory identity, raw stat snapshots per note,
+ * The caller view's listings and kept answers (src/trust/view.ts `CallerView`): listings reused by directory identity, raw stat snapshots per note,
  * policy answers per filter object. Reuse must never change what a scan returns, and every change to a note or a
  * directory must be seen by the very next call. Tests that need reuse give the memo a clock far ahead of the
  * directories' timestamps (so the racy margin is passed) and wait one clock tick after a scan before changing the
@@ -10,7 +10,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { openTrustedDir } from '../../src/trust/path.js';
-import { ScanMemo, scanTree, type ScanOptions } from '../../src/trust/scan.js';
+import { scanTree, type ScanOptions } from '../../src/trust/scan.js';
+import { CallerView } from '../../src/trust/view.js';
 import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import {
   ACL_TAG,
@@ -34,14 +35,14 @@ function freshRoot(): string {
 }
 
 /** A memo that treats every listing as old enough to reuse (its clock is an hour ahead). */
-function eagerMemo(): ScanMemo {
-  return new ScanMemo(undefined, () => Date.now() + 3_600_000);
+function eagerMemo(): CallerView {
+  return new CallerView(undefined, () => Date.now() + 3_600_000);
 }
 
 function scan(root: string, known: KnownNotes, filter: NoteFilter = ALLOW_ALL, lim: ScanLimits = limits()): ScanResult {
   const fd = openTrustedDir(root, 'root', native);
   try {
-    return scanTree(fd, filter, lim, known, native, known instanceof Learning ? { memo: known.memo } : {});
+    return scanTree(fd, filter, lim, known, native, known instanceof Learning ? { view: known.memo } : {});
   } finally {
     native.close(fd);
   }
@@ -146,7 +147,7 @@ test('scan memo › the very next call sees a new note, a removed note, a replac
 
 test('scan memo › with the real clock a directory changed moments ago is listed afresh on every call', (t) => {
   const root = tree();
-  const memo = new ScanMemo();
+  const memo = new CallerView();
   const known = new Learning(memo);
   known.learn(scan(root, known));
   writeNote(root, 'd/e/same-tick.md', 'x');
@@ -257,9 +258,9 @@ test('scan memo › without a memo every call lists and stats everything; with o
     t.is(counting.calls.statAt, 10, 'one statAt per candidate, one more per note read (the settled check)');
   }
   t.is(known.memo.stats.listed + known.memo.stats.reused, 0);
-  known.learn(once({ memo: known.memo }));
+  known.learn(once({ view: known.memo }));
   t.is(counting.calls.listDir, 3);
-  const warm = once({ memo: known.memo });
+  const warm = once({ view: known.memo });
   t.deepEqual(ids(warm), ids(fresh(root)));
   t.is(counting.calls.listDir ?? 0, 0, 'every listing reused');
   t.is(counting.calls.statAt, 5, 'one stat per note; known notes are never read');

@@ -1,5 +1,5 @@
 /**
- * The stat pool (src/trust/stat-pool.ts, native/stat-worker.ts): a worker thread performs part of a warm scan's
+ * The stat pool (src/trust/warm/stat-pool.ts, native/stat-worker.ts): a worker thread performs part of a warm scan's
  * per-note statx calls on the main thread's descriptors. Scans with the pool must return exactly what scans without
  * it return, through every kind of change; the worker's answers must equal the main thread's own raw stat (or its
  * errno); no descriptor may leak; and a process that started the pool must still exit normally.
@@ -12,7 +12,8 @@ import test, { type ExecutionContext } from 'ava';
 import { NativeError, RAW_STAT_WORDS } from '../../native/types.js';
 import { openTrustedDir } from '../../src/trust/path.js';
 import { scanTree } from '../../src/trust/scan.js';
-import { NOT_TAKEN, TAKEN, nextPause, statPool } from '../../src/trust/stat-pool.js';
+import { nextPause, statPool } from '../../src/trust/warm/stat-pool.js';
+import { NOT_TAKEN, TAKEN } from '../../src/trust/warm/stat-thread.js';
 import type { NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 import {
   addAclEntry,
@@ -38,7 +39,7 @@ pool.configure({ minCandidates: 0, useEnvironment: false, adaptive: false });
 function scan(root: string, known: Learning, filter: NoteFilter = ALLOW_ALL, lim: ScanLimits = limits()): ScanResult {
   const fd = openTrustedDir(root, 'root', native);
   try {
-    return known.learn(scanTree(fd, filter, lim, known, native, { memo: known.memo, statThread: pool }));
+    return known.learn(scanTree(fd, filter, lim, known, native, { view: known.memo, statThread: pool }));
   } finally {
     native.close(fd);
   }
@@ -433,15 +434,16 @@ function scanningChild(root: string): string {
   return `
 import { getNative } from ${JSON.stringify(moduleUrl('../../native/index.js'))};
 import { openTrustedDir } from ${JSON.stringify(moduleUrl('../../src/trust/path.js'))};
-import { ScanMemo, scanTree } from ${JSON.stringify(moduleUrl('../../src/trust/scan.js'))};
-import { statPool } from ${JSON.stringify(moduleUrl('../../src/trust/stat-pool.js'))};
+import { scanTree } from ${JSON.stringify(moduleUrl('../../src/trust/scan.js'))};
+import { CallerView } from ${JSON.stringify(moduleUrl('../../src/trust/view.js'))};
+import { statPool } from ${JSON.stringify(moduleUrl('../../src/trust/warm/stat-pool.js'))};
 const native = getNative();
 const pool = statPool();
 pool.configure({ minCandidates: 0 });
 const known = { has: () => false };
-const memo = new ScanMemo();
+const memo = new CallerView();
 const lim = { names: 'portable', maxEntries: 5000, maxDepth: 8, maxTotalBytes: 1 << 24, maxFileBytes: 1 << 18, racyMarginMs: 0 };
-const once = () => { const fd = openTrustedDir(${JSON.stringify(root)}, 'root', native); try { return scanTree(fd, { allowsNote: () => true, mayEnter: () => true }, lim, known, native, { memo, statThread: pool }); } finally { native.close(fd); } };
+const once = () => { const fd = openTrustedDir(${JSON.stringify(root)}, 'root', native); try { return scanTree(fd, { allowsNote: () => true, mayEnter: () => true }, lim, known, native, { view: memo, statThread: pool }); } finally { native.close(fd); } };
 once();
 const afterFirst = pool.status;
 const ready = await pool.whenReady();

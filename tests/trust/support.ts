@@ -5,7 +5,7 @@
 import { getNative } from '../../native/index.js';
 import type { Native } from '../../native/types.js';
 import { BridgeError } from '../../src/errors.js';
-import { ScanMemo } from '../../src/trust/scan.js';
+import { CallerView } from '../../src/trust/view.js';
 import type { KnownNotes, NoteFilter, ScanLimits, ScanResult } from '../../src/trust/types.js';
 
 /** The real bindings; the trust tests only run where they exist. */
@@ -55,8 +55,8 @@ export class KeyMap implements KnownNotes {
 
 /** KnownNotes that learns every note a scan returns, like the search index's sync. */
 export class Learning extends KeyMap {
-  /** @param memo what this view's scans keep between calls (pass it to scanTree as `{ memo }`) */
-  constructor(readonly memo: ScanMemo = new ScanMemo()) {
+  /** @param memo what this view's scans keep between calls (pass it to scanTree as `{ view: memo }`) */
+  constructor(readonly memo: CallerView = new CallerView()) {
     super();
   }
 

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { RACY_MARGIN_MS } from '../../src/trust/scan-memo.js';
-import { userWatchUsage, watchAllowance } from '../../src/trust/watch-budget.js';
+import { RACY_MARGIN_MS } from '../../src/trust/view.js';
+import { userWatchUsage, watchAllowance } from '../../src/trust/warm/watch-budget.js';
 import { isRoot, makeHome, makeTempDir, removeTree, writeNote } from '../helpers/fixtures.js';
 
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -101,7 +101,7 @@ process.stdin.on('end', () => process.exit(0));
 /** A bridge over `home` with the given user limit and reserve, warm-searched until it adds no more watches. */
 const BRIDGE = `
 const [dist, home, limit, reserve] = process.argv.slice(1);
-const watch = await import(dist + '/src/trust/watch.js');
+const watch = await import(dist + '/src/trust/warm/watch.js');
 watch.setUserWatchLimitsForTests({ limit: Number(limit), reserve: Number(reserve), ttlMs: 100 });
 const { setTimeout: sleep } = await import('node:timers/promises');
 const bridge = (await import(dist + '/src/tools/bridge.js')).createBridge({ log: () => undefined });

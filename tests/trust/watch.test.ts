@@ -1,5 +1,5 @@
 /**
- * Change notification (src/trust/watch.ts; docs/DESIGN.md §Change notification) on real files and the real kernel.
+ * Change notification (src/trust/warm/watch.ts; docs/DESIGN.md §Change notification) on real files and the real kernel.
  * Each test warms a view up until a scan statted no note at all (call 1 lists, call 2 adds the watches and stats,
  * call 3 keeps every answer), makes ONE change, and checks that the very next scan sees it exactly as a scan
  * without notification would (a fresh memo, no watch): the same note ids and identity keys, the same skip counts,
@@ -18,10 +18,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import { openTrustedDir } from '../../src/trust/path.js';
-import { ScanMemo, scanTree } from '../../src/trust/scan.js';
+import { scanTree } from '../../src/trust/scan.js';
+import { CallerView } from '../../src/trust/view.js';
 import type { ScanResult } from '../../src/trust/types.js';
-import { statPool, type StatThread } from '../../src/trust/stat-pool.js';
-import { setWatchCeilingForTests, watchesHeld } from '../../src/trust/watch.js';
+import { statPool } from '../../src/trust/warm/stat-pool.js';
+import type { StatThread } from '../../src/trust/warm/stat-thread.js';
+import { setWatchCeilingForTests, watchesHeld } from '../../src/trust/warm/watch.js';
 import {
   ACL_TAG,
   FOREIGN_GID,
@@ -93,7 +95,7 @@ const nameOf = (id: string): string => path.basename(id);
 
 /** One caller view: its memo (clock an hour ahead), what its index would know, and a counting binding. */
 class View {
-  readonly memo = new ScanMemo(0, () => Date.now() + 3_600_000);
+  readonly memo = new CallerView(0, () => Date.now() + 3_600_000);
   readonly known = new Learning(this.memo);
   readonly counting = countingNative(native);
   /** The process's stat thread, counted like the binding, when the view scans with it. */
@@ -110,7 +112,7 @@ class View {
     const fd = openTrustedDir(this.tree.root, 'root', native);
     this.counting.reset();
     try {
-      const options = { memo: this.memo, watch, ...(this.thread === undefined ? {} : { statThread: this.thread }) };
+      const options = { view: this.memo, watch, ...(this.thread === undefined ? {} : { statThread: this.thread }) };
       const r = scanTree(fd, ALLOW_ALL, limits(), this.known, this.counting.native, options);
       return this.known.learn(r);
     } finally {
@@ -135,9 +137,7 @@ class View {
 
   /** The kept entry of `id` in the memo. */
   entry(id: string): { wd: number; clean: number } {
-    const slash = id.lastIndexOf('/');
-    const listing = this.memo.listings.get(id.slice(0, slash + 1));
-    const e = listing?.entries.find((x) => x.id === id);
+    const e = this.memo.watchStateOf(id);
     if (e === undefined) throw new Error(`no entry for ${id}`);
     return e;
   }
@@ -625,7 +625,7 @@ watchTest('watch › memos made and closed give back every descriptor and watch'
   const other = makeTree();
   const fd = openTrustedDir(other.root, 'root', native);
   try {
-    scanTree(fd, ALLOW_ALL, limits(), NONE_KNOWN, native, { memo: v.memo, watch: true });
+    scanTree(fd, ALLOW_ALL, limits(), NONE_KNOWN, native, { view: v.memo, watch: true });
   } finally {
     native.close(fd);
   }

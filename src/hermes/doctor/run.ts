@@ -23,7 +23,7 @@ import { runningUid } from '../../trust/rule.js';
 import { scanTree } from '../../trust/scan.js';
 import { closeQuietly } from '../../trust/walk.js';
 import { displayPath } from '../../text/operator.js';
-import { notificationStatus } from '../../trust/watch.js';
+import { notificationStatus } from '../../trust/view.js';
 import { NO_WRITERS, type Writers } from '../../trust/writers.js';
 import { firstUntrustedDir } from '../program-trust.js';
 import { listCommand, SkipSamples } from '../skip-samples.js';

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import type { Native } from '../../native/types.js';
+import type { Native } from '../../../native/types.js';
 import { userWatchUsage, watchAllowance } from './watch-budget.js';
 
 /** inotify event bits (include/uapi/linux/inotify.h). */

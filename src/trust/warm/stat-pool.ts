@@ -65,7 +65,7 @@
  * Environment: MEMORY_BRIDGE_STAT_THREADS=0 turns the pool off (read when the pool would start).
  */
 import { Worker } from 'node:worker_threads';
-import { RAW_STAT_WORDS, type Native } from '../../native/types.js';
+import { RAW_STAT_WORDS, type Native } from '../../../native/types.js';
 import {
   CONTROL_WORDS,
   CTL,
@@ -84,7 +84,8 @@ import {
   type JobDescriptorCalls,
   type StatWorkerData,
   type StatWorkerMessage,
-} from '../../native/stat-worker.js';
+} from '../../../native/stat-worker.js';
+import { NOT_TAKEN, TAKEN, type NameArena, type NamedEntry, type PoolListing, type StatThread } from './stat-thread.js';
 
 /** A scan that statted at least this many candidate notes through the raw path starts the pool. */
 export const STAT_POOL_MIN_CANDIDATES = 1000;
@@ -114,33 +115,6 @@ export function nextPause(published: number, answered: number, previous: number)
   return Math.min(ADAPT_MAX_SKIP, Math.max(1, previous * 2));
 }
 
-/** `take`: the entry is not the worker's; the caller stats it itself. */
-export const NOT_TAKEN = -1;
-/** `take`: the worker's answer is in `out`. */
-export const TAKEN = 0;
-
-/**
- * The NUL-terminated names of a listing's note entries in one shared buffer, handed to the worker once. Kept by
- * the listing (ScanMemo) and built on the listing's first job; `offsets[i]` is the byte offset of entry i's name,
- * -1 for entries without one.
- */
-export interface NameArena {
-  readonly id: number;
-  readonly offsets: Int32Array;
-}
-
-/** What `publish` needs of a listing entry: its raw name and a NUL (empty when never statted by name). */
-export interface NamedEntry {
-  cname: Uint8Array;
-  note: boolean;
-}
-
-/** What `publish` needs of a listing: its entries in scan order and the arena slot it keeps. */
-export interface PoolListing<E extends NamedEntry> {
-  entries: readonly E[];
-  arena: NameArena | null;
-}
-
 /** Options of the process's pool (tests force it on with `minCandidates: 0`). */
 export interface StatPoolOptions {
   /** Candidate notes one scan must stat through the raw path before the pool starts (default 1000). */
@@ -154,21 +128,6 @@ export interface StatPoolOptions {
 }
 
 type PoolState = 'off' | 'scheduled' | 'starting' | 'failed' | 'disabled';
-
-/**
- * What a scan asks of a second stat thread (`ScanOptions.statThread`), in this order: `beginScan` (false: this scan
- * runs single-threaded) → (`publish` → `take`… → `retire`)* nested like the directory walk → `endScan`; then
- * `noteScan` after every scan given the thread, whether it took part or not. `StatPool` is the implementation;
- * tests wrap it to see which names the worker statted.
- */
-export interface StatThread {
-  beginScan(): boolean;
-  publish<E extends NamedEntry>(fd: number, listing: PoolListing<E>, isCandidate: (e: E) => boolean): number;
-  take(job: number, index: number, out: Uint32Array): typeof TAKEN | typeof NOT_TAKEN;
-  retire(job: number): void;
-  endScan(): void;
-  noteScan(candidates: number, native: Native): void;
-}
 
 /**
  * The process's stat pool (one worker per process, shared by every scan that is given it): see `StatThread` for
@@ -314,7 +273,7 @@ export class StatPool implements StatThread {
     };
     let worker: Worker;
     try {
-      worker = new Worker(new URL('../../native/stat-worker.js', import.meta.url), {
+      worker = new Worker(new URL('../../../native/stat-worker.js', import.meta.url), {
         workerData,
         // The loop allocates nearly nothing; small heaps keep the thread's resident memory down.
         resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, codeRangeSizeMb: 4, stackSizeMb: 1 },
