@@ -5,7 +5,7 @@
  * mapping, which raises no inotify event), is never served from the kept answer. Every answer is compared with a
  * bridge without notification over the same tree.
  *
- * The search tool's scan memo keeps a listing for reuse only when it was taken more than 3 s after its directory's
+ * The search tool's caller view keeps a listing for reuse only when it was taken more than 3 s after its directory's
  * last change (CallerView's racy margin; BridgeOptions.racyMarginMs is the notes' margin, not the listings'), so the
  * trees are written when this file loads and the tests start once they are that old. Tests are serial: the count of
  * watches held is per process.
@@ -139,7 +139,7 @@ watchTest('bridge watch › a returned note directly in the root is statted once
   t.is(JSON.stringify(warm.value), freshAnswer(w, args));
 });
 
-/** A search tool over its own IndexCache (notification on), with the view's scan memo at hand. */
+/** A search tool over its own IndexCache (notification on), with the view's caller view at hand. */
 function toolOf(w: World) {
   const indexes = new IndexCache(8, undefined, 0, undefined, false, true);
   const key = IndexCache.keyOf(w.home, loadPolicy(w.home));

@@ -3,8 +3,8 @@
  * view, one watch per candidate note inode, the mount table polled once per call. A note whose watch has reported
  * nothing since its last statx, in a directory whose listing this call reused, keeps that statx's answer instead
  * of asking again; everything else is statted as without notification. This module only keeps the state (which
- * watch belongs to which entry, which entries an event made dirty, when every kept answer stops counting); the scan
- * (src/trust/scan.ts) decides, and the memo (src/trust/scan-memo.ts) adds and drops the watches.
+ * watch belongs to which entry, which entries an event made dirty, when every kept answer stops counting); the one
+ * owner of freshness (`CallerView`, src/trust/view.ts) decides, and adds and drops the watches.
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -31,7 +31,7 @@ export const IN = Object.freeze({
  */
 export const NOTE_EVENTS = IN.MODIFY | IN.ATTRIB | IN.CLOSE_WRITE | IN.MOVE_SELF | IN.DELETE_SELF;
 
-/** The fields of a listing entry (src/trust/scan-memo.ts `Entry`) this module reads and writes. */
+/** The fields of a listing entry (src/trust/warm/listing.ts `Entry`) this module reads and writes. */
 export interface WatchedEntry {
   /** Raw name bytes and one terminating NUL. */
   readonly cname: Uint8Array;
