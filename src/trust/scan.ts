@@ -143,12 +143,8 @@ class TreeScan {
     // The inputs of the note metadata rule besides the stat, spelled out: a kept verdict stands only under equal ones.
     const ruleKey = `${this.uid}:${rootStat.dev}:${rootStat.mntId ?? '-'}:${limits.maxFileBytes}:${this.writers.tag}`;
     const racy = { startedMs: this.callStarted, marginMs: limits.racyMarginMs ?? RACY_MARGIN_MS };
-    this.view.beginScan(
-      native,
-      rootStat,
-      { names: limits.names, writers: this.writers.tag, ruleKey, racy },
-      options.statThread,
-    );
+    const rule = { names: limits.names, writers: this.writers.tag, ruleKey, racy };
+    this.view.beginScan(native, rootStat, rule, options.statThread);
   }
 
   /** Walks from the root; the result. */
@@ -536,9 +532,10 @@ class TreeScan {
   }
 
   /**
-   * The key under which the index already holds the verified text of the candidate `e` (stat `st`, the view's
-   * kept FileStat when `memoized`); null when it holds none (the note is read); undefined when the note was skipped
-   * (its racy check failed).
+   * The key under which the index already holds the verified text of the candidate `e` (stat `st`, the view's kept
+   * FileStat when `memoized`), or of its racy form when the view says that text is current and the checks a read
+   * would make pass (`racyDescriptor`: the bytes are spared, not the checks); null when it holds none (the note is
+   * read); undefined when the note was skipped (its racy check failed).
    */
   private knownKey(dirFd: number, e: ListedEntry, st: FileStat, memoized: boolean): IdentityKey | null | undefined {
     const view = this.view;
@@ -546,7 +543,6 @@ class TreeScan {
     const key = memoized ? view.keptKey(e, this.keyOf) : this.keyOf(st);
     if (this.known.has(id, key, memoized ? view.keptNote(e) : undefined, this.notes.length)) return key;
     if (!view.racyTextCurrent(e, st) || !this.known.has(id, `${key}:racy`)) return null;
-    // The bytes are spared, not the checks a read would make before reading (`racyDescriptor`).
     const verdict = this.racyDescriptor(dirFd, e.name!, key);
     if (verdict === 'same') return `${key}:racy`;
     if (verdict === 'changed') return null;
