@@ -5,35 +5,10 @@
  * its record; and no file outside the view and its folder names the record's writable fields.
  */
 import test from 'ava';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { importsOf, sourcesOf, sourceText as text } from './sources.js';
 
-/** The project's top directory (this file runs from dist/tests/architecture/). */
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const WARM = 'src/trust/warm/';
 const VIEW = 'src/trust/view.ts';
-
-/** Every `.ts` file below `dir` (relative to the repository, `/`-separated). */
-function sourcesOf(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...sourcesOf(rel));
-    else if (e.isFile() && e.name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
-}
-
-const text = (file: string): string => fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
-
-/** The files a source imports or re-exports from (relative specifiers, resolved to `.ts` paths). */
-function importsOf(file: string): string[] {
-  const out: string[] = [];
-  for (const m of text(file).matchAll(/^(?:import|export)\s[^;'"]*?\sfrom\s+'(\.[^']+)'/gm))
-    out.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]!)).replace(/\.js$/, '.ts'));
-  return out;
-}
 
 /** A write to a field of the view's record that says what may stand in for a statx (only the view writes them). */
 const fields = /\.\s*(clean|vouched|wd|passed|known|snaps|reusedAt|budgetCut)\s*(=[^=]|\+\+|--)/;

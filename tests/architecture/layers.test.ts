@@ -6,40 +6,13 @@
 import test from 'ava';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** The project's top directory (this file runs from dist/tests/architecture/). */
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-/** Every `.ts` file below `dir` (relative to the repository, `/`-separated), sorted. */
-function sourcesOf(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...sourcesOf(rel));
-    else if (e.isFile() && e.name.endsWith('.ts')) out.push(rel);
-  }
-  return out.sort();
-}
+import { REPO_ROOT, sourcesOf, specifiersOf } from './sources.js';
 
 /** The unit a file belongs to: `native/`, `src/<folder>/`, or the file itself at the top of `src/`. */
 function unitOf(file: string): string {
   const parts = file.split('/');
   if (parts[0] === 'native') return 'native/';
   return parts.length === 2 ? file : `src/${parts[1]}/`;
-}
-
-/**
- * The module specifiers a source names: `import … from '…'`, `export … from '…'` (each possibly over several
- * lines, up to the statement's `;`), bare `import '…'`, and `import('…')` with a literal. Lines inside comments do
- * not start with `import`/`export`, so a docblock is never read as an import.
- */
-function specifiersOf(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(/^(?:import|export)\s[^;'"]*?\sfrom\s+'([^']+)'/gm)) out.push(m[1]!);
-  for (const m of text.matchAll(/^import\s+'([^']+)'/gm)) out.push(m[1]!);
-  for (const m of text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) out.push(m[1]!);
-  return out;
 }
 
 interface Arrow {

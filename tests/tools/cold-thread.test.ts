@@ -8,15 +8,13 @@
  * corpora (the shipped vault, tldr Japanese and Korean pages): CJK, typo, prefix, `within`, `sort`, a `max_entries`
  * cut and tight character budgets, first call with and without the thread and warm call alike.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import test from 'ava';
 import { coldThread } from '../../src/search/cold-thread.js';
 import { createBridge } from '../../src/tools/bridge.js';
 import { DEFAULT_MAX_INDEXES, IndexCache, runSearch } from '../../src/tools/search.js';
 import type { SearchResult } from '../../src/tools/types.js';
-import { TLDR, VAULT } from '../helpers/corpora.js';
 import { writeNote } from '../helpers/fixtures.js';
+import { REAL_CALLS, withCorpora } from './corpus-world.js';
 import { worldTracker, type World } from './world.js';
 
 const { world, removeAll } = worldTracker();
@@ -174,23 +172,8 @@ test.serial(
 
 /** A world holding the shipped vault under `vault/` and tldr Japanese and Korean pages under `ja/` and `ko/`. */
 function corpusWorld(fields: Record<string, unknown> = {}): World {
-  const w = world({ names: 'unicode', ...fields });
-  fs.cpSync(VAULT, path.join(w.root, 'vault'), { recursive: true });
-  fs.cpSync(path.join(TLDR, 'pages.ja'), path.join(w.root, 'ja'), { recursive: true });
-  fs.cpSync(path.join(TLDR, 'pages.ko'), path.join(w.root, 'ko'), { recursive: true });
-  return w;
+  return withCorpora(world({ names: 'unicode', ...fields }), ['ja', 'ko']);
 }
-
-const REAL_CALLS: Record<string, unknown>[] = [
-  { query: 'garden watering', limit: 10 },
-  { query: 'irigation', limit: 10 },
-  { query: 'backu', limit: 10 },
-  { query: 'ファイル 圧縮', limit: 10 },
-  { query: '파일 목록', limit: 10 },
-  { query: 'git', limit: 10, within: ['ja/**', 'vault/Projects/**'] },
-  { query: 'file archive', limit: 10, sort: 'modified' },
-  { query: 'docker container', limit: 3 },
-];
 
 test.serial(
   'real corpora: the first call from the worker build, the in-thread first call and the warm call answer alike',

@@ -30,8 +30,8 @@ import { policyAndRoot } from '../../src/tools/start.js';
 import { scanTree } from '../../src/trust/scan.js';
 import type { ScannedNote } from '../../src/trust/types.js';
 import type { SearchResult } from '../../src/tools/types.js';
-import { TLDR, VAULT } from '../helpers/corpora.js';
 import { writeNote } from '../helpers/fixtures.js';
+import { REAL_CALLS, withCorpora } from './corpus-world.js';
 import { worldTracker, type World } from './world.js';
 
 const native = getNative();
@@ -43,11 +43,7 @@ test.after.always(() => {
 
 /** A world holding the shipped vault under `vault/` and tldr Japanese and Korean pages under `ja/` and `ko/`. */
 function corpusWorld(fields: Record<string, unknown> = {}): World {
-  const w = world({ names: 'unicode', ...fields });
-  fs.cpSync(VAULT, path.join(w.root, 'vault'), { recursive: true });
-  fs.cpSync(path.join(TLDR, 'pages.ja'), path.join(w.root, 'ja'), { recursive: true });
-  fs.cpSync(path.join(TLDR, 'pages.ko'), path.join(w.root, 'ko'), { recursive: true });
-  return w;
+  return withCorpora(world({ names: 'unicode', ...fields }), ['ja', 'ko']);
 }
 
 /** Write the persisted index of `w`'s home as `memory-bridge index` does (racy margin off: the notes are new). */
@@ -70,15 +66,9 @@ function firstCall(w: World, args: Record<string, unknown>, persistedOff: boolea
   }
 }
 
-const REAL_CALLS: Record<string, unknown>[] = [
-  { query: 'garden watering', limit: 10 },
-  { query: 'irigation', limit: 10 },
-  { query: 'backu', limit: 10 },
-  { query: 'ファイル 圧縮', limit: 10 },
-  { query: '파일 목록', limit: 10 },
-  { query: 'git', limit: 10, within: ['ja/**', 'vault/Projects/**'] },
-  { query: 'file archive', limit: 10, sort: 'modified' },
-  { query: 'docker container', limit: 3 },
+/** The equivalence calls, and a tag filter and a date filter on top. */
+const CALLS: Record<string, unknown>[] = [
+  ...REAL_CALLS,
   { tags: ['recipe'], limit: 5 },
   { query: 'note', modified_after: '2000-01-01', limit: 5 },
 ];
@@ -94,7 +84,7 @@ test.serial('real corpora: first calls with the persisted index answer as withou
     const w = corpusWorld(fields);
     writeIndex(w);
     const warm = createBridge({ racyMarginMs: 0 });
-    for (const args of REAL_CALLS) {
+    for (const args of CALLS) {
       const label = JSON.stringify([fields, args]);
       const off = firstCall(w, args, true);
       const on = firstCall(w, args, false);
@@ -113,7 +103,7 @@ test.serial('the answer with the persisted index equals the cold thread build of
   writeIndex(w);
   coldThread().configure({ startAt: 0, engageAt: 0, failAt: -1, useEnvironment: true }, true);
   try {
-    for (const args of REAL_CALLS.slice(0, 5)) {
+    for (const args of CALLS.slice(0, 5)) {
       coldThread().lastOutcome = 'none';
       const off = firstCall(w, args, true);
       t.is(coldThread().lastOutcome, 'worker');

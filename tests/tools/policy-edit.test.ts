@@ -6,14 +6,14 @@
  * call opens exactly the notes it lets back in; and every answer — CJK, typo, prefix, `within`, tight budgets —
  * equals the first call of a fresh bridge under the same policy, and the answer of a view that never saw the edit.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { createBridge } from '../../src/tools/bridge.js';
 import { DEFAULT_MAX_INDEXES, IndexCache, runSearch } from '../../src/tools/search.js';
 import { RACY_MARGIN_MS } from '../../src/trust/view.js';
-import { markdownFiles, TLDR, VAULT } from '../helpers/corpora.js';
+import { markdownFiles } from '../helpers/corpora.js';
+import { withCorpora } from './corpus-world.js';
 import { countingOpens, type World, worldTracker } from './world.js';
 
 const { world, removeAll } = worldTracker();
@@ -21,11 +21,7 @@ test.after.always(removeAll);
 
 /** A world whose root holds the vault under `vault/` and two tldr languages under `zh/` and `ko/`. */
 function corpusWorld(): World {
-  const w = world({ names: 'unicode' });
-  fs.cpSync(VAULT, path.join(w.root, 'vault'), { recursive: true });
-  fs.cpSync(path.join(TLDR, 'pages.zh'), path.join(w.root, 'zh'), { recursive: true });
-  fs.cpSync(path.join(TLDR, 'pages.ko'), path.join(w.root, 'ko'), { recursive: true });
-  return w;
+  return withCorpora(world({ names: 'unicode' }), ['zh', 'ko']);
 }
 
 /**
