@@ -259,20 +259,27 @@ function remember(key: string, use: PersistedUse): PersistedUse {
   return use;
 }
 
+/** The view indexes already offered the persisted index: each is offered it once, on its first call. */
+const offered = new WeakSet<NoteIndex>();
+
 /**
- * The persisted index a first call of the view `key` may use: loaded under the rule of the module comment, or
- * undefined (off, absent or refused; a refusal is told to `notice` with its reason code and remedy, and the call
- * answers as without the file).
+ * The persisted index the first call of the view `key` (its empty `index`) may use: loaded under the rule of the
+ * module comment, or undefined (off, absent or refused; a refusal is told to `notice` with its reason code and
+ * remedy, and the call answers as without the file). An index is offered the file once: a view that stays empty
+ * (no note allowed, or every note gone) does not read and check the whole file again on each call; a view dropped
+ * and made again (a new index) is offered it again.
  */
 export function persistedForFirstCall(
+  index: NoteIndex,
   home: string,
   policy: Pick<Policy, 'root' | 'names'>,
   key: string,
   native: Native,
   notice: (reason: string, detail: string) => void,
 ): PersistedIndex | undefined {
-  if (!persistedIndexOn()) return undefined;
+  if (index.size !== 0 || offered.has(index) || !persistedIndexOn()) return undefined;
   const load = loadPersistedIndex(home, policy, native);
+  offered.add(index);
   if (load.state === 'loaded') return load.index;
   remember(key, load);
   if (load.state === 'refused')

@@ -182,8 +182,7 @@ function searchOnce(call: SearchCall): ViewPass<SearchResult> {
   // A first call of this view: a trusted persisted index of the view stands in for the build, entry by revalidated
   // entry (src/tools/persisted-index.ts); else a large one builds the view's index on the cold thread while the scan
   // reads (src/search/cold-thread.ts), so no build is left for after the answer.
-  const persisted =
-    index.size === 0 ? persistedForFirstCall(call.home, call.policy, call.key, call.native, call.notice) : undefined;
+  const persisted = persistedForFirstCall(index, call.home, call.policy, call.key, call.native, call.notice);
   const feed = index.size === 0 && persisted === undefined ? coldThread().feed() : null;
   try {
     return scanAndSearch(call, index, feed, persisted);

@@ -291,3 +291,29 @@ for (const spoiler of SPOILERS) {
     t.deepEqual(refused.reasons, [spoiler.reason]);
   });
 }
+
+test.serial('a view that stays empty is offered the file once, not read and refused again on every call', (t) => {
+  if (!linux) return t.pass();
+  const { root, home } = world(12);
+  writeIndex(home);
+  for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true });
+  const file = persistedIndexPath(home);
+  const b = fs.readFileSync(file);
+  b[b.length >> 1] = b[b.length >> 1]! ^ 0x40;
+  fs.writeFileSync(file, b);
+  const events: LogEvent[] = [];
+  const bridge = createBridge({ racyMarginMs: 0, log: (e) => events.push(e) });
+  const caller = { home, cron: false, subagent: false };
+  const answers = [1, 2, 3].map(() => JSON.stringify(bridge.search({ query: 'zebra fox', limit: 5 }, caller)));
+  t.is(new Set(answers).size, 1);
+  t.deepEqual(
+    events.filter((e) => e.reason.startsWith('index_')).map((e) => e.reason),
+    ['index_corrupt'],
+  );
+  const fresh: LogEvent[] = [];
+  createBridge({ racyMarginMs: 0, log: (e) => fresh.push(e) }).search({ query: 'zebra fox', limit: 5 }, caller);
+  t.true(
+    fresh.some((e) => e.reason === 'index_corrupt'),
+    'a new view is offered the file again',
+  );
+});
