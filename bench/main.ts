@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateCorpus, loadVocabulary, reusedCorpus, type Corpus } from './corpus.js';
+import { generateCorpus, loadVocabulary, mkdirOwner, reusedCorpus, type Corpus } from './corpus.js';
 import {
   connect,
   cpuMsOf,
@@ -842,6 +842,16 @@ const ALL_SECTIONS = [
   'cjk',
   'audit',
 ] as const;
+/**
+ * A folder of its own under `parent` for one section's generated tree (owner-only), so two sections that generate
+ * a corpus of the same size never meet in one folder (`vault-<n>` is the generator's fixed name).
+ */
+function sectionDir(parent: string, name: string): string {
+  const dir = path.join(parent, name);
+  mkdirOwner(dir);
+  return fs.realpathSync(dir);
+}
+
 /** Where a full run writes its tables and its summary line (bench/doc.ts). */
 const benchmarksDoc = path.join(repoRoot, 'docs', 'BENCHMARKS.md');
 const readmeFile = path.join(repoRoot, 'README.md');
@@ -978,13 +988,16 @@ async function main(): Promise<void> {
     try {
       if (sections.has('worst') && hasOurs)
         worst = await runWorstCases(once, vocab, (home) => ourArgs(home, null), log);
-      if (sections.has('within') && hasOurs) within = await runWithin(once, vocab, log);
+      if (sections.has('within') && hasOurs) within = await runWithin(sectionDir(once, 'within'), vocab, log);
       if (sections.has('filters') && hasOurs) {
         const large = listed.filter((n) => n >= 10_000);
-        for (const n of large.length > 0 ? large : [10_000]) filters.push(await runFilters(once, n, vocab, log));
+        for (const n of large.length > 0 ? large : [10_000])
+          filters.push(await runFilters(sectionDir(once, `filters-${n}`), n, vocab, log));
       }
-      if (sections.has('recall') && hasOurs) recall = await runRecallBench(once, 10_000, vocab, log);
-      if (sections.has('cjk') && hasOurs) cjk = await runCjk(once, vocab, (home) => ourArgs(home, null), hasRg, log);
+      if (sections.has('recall') && hasOurs)
+        recall = await runRecallBench(sectionDir(once, 'recall'), 10_000, vocab, log);
+      if (sections.has('cjk') && hasOurs)
+        cjk = await runCjk(sectionDir(once, 'cjk'), vocab, (home) => ourArgs(home, null), hasRg, log);
       if (sections.has('audit') && hasOurs)
         audit = await runAudit(once, vocab, (home) => ourArgs(home, null), values.quick!, log);
     } finally {
