@@ -3,7 +3,7 @@
  * call, then a component-by-component walk from the root descriptor where each component must appear byte for
  * byte in its parent's listing before it is opened, and every descriptor passes the trust rule.
  */
-import { NativeError, type Native } from '../../native/types.js';
+import { NativeError, type FileStat, type Native } from '../../native/types.js';
 import { BridgeError, type Reason } from '../errors.js';
 import { isNoteName, segmentReason } from './names.js';
 import {
@@ -17,6 +17,7 @@ import {
   requireNative,
   runningUid,
 } from './rule.js';
+import { readNames } from './view.js';
 import { NO_WRITERS } from './writers.js';
 import { closeQuietly, openFailureReason, walkDirs } from './walk.js';
 import { rawCeilingOf, type IdentityKey, type NoteFilter, type ScanLimits } from './types.js';
@@ -86,9 +87,17 @@ export function readVerifiedNote(
   const writers = limits.writers ?? NO_WRITERS;
   let rawEntries = 0;
   const rawCeiling = rawCeilingOf(limits);
-  /** Requires an entry named exactly `segment` (byte comparison) in the directory `fd`. */
-  const requireEntry = (fd: number, segment: string): void => {
-    const seen = native.findEntry(fd, Buffer.from(segment, 'utf8'), rawCeiling - rawEntries);
+  let rootStat: FileStat | undefined;
+  /**
+   * Requires an entry named exactly `segment` (byte comparison) in the directory `fd`, judged by the fstat `st`
+   * (undefined: the root's), answered from the directory's kept names while it is unchanged (`readNames`).
+   */
+  const requireEntry = (fd: number, segment: string, _i: number, st: FileStat | undefined): void => {
+    const dirStat = st ?? rootStat;
+    const name = Buffer.from(segment, 'utf8');
+    const max = rawCeiling - rawEntries;
+    const seen =
+      dirStat === undefined ? native.findEntry(fd, name, max) : readNames.find(native, fd, dirStat, name, max);
     if (seen === 'too_many') throw new BridgeError('unavailable', 'entry_ceiling');
     rawEntries += seen.count;
     if (!seen.found) deny('missing');
@@ -96,7 +105,8 @@ export function readVerifiedNote(
 
   let dirFd = rootFd;
   try {
-    const rootPlace = placeOf(native.fstat(rootFd));
+    rootStat = native.fstat(rootFd);
+    const rootPlace = placeOf(rootStat);
     const end = walkDirs(native, rootFd, segments.slice(0, -1), {
       uid,
       place: rootPlace,
@@ -105,7 +115,7 @@ export function readVerifiedNote(
     });
     if (!end.ok) deny(end.reason);
     dirFd = end.fd;
-    requireEntry(dirFd, last);
+    requireEntry(dirFd, last, segments.length - 1, end.stat);
     const kind = regularFileAtReason(native, dirFd, last);
     if (kind !== null) deny(kind);
     let fd: number;

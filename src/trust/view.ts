@@ -49,6 +49,7 @@ import {
 } from './warm/listing.js';
 import { NOT_TAKEN, type StatThread } from './warm/stat-thread.js';
 import { NoteWatch, countVouched } from './warm/watch.js';
+import { NameSets } from './warm/name-sets.js';
 
 export { UNDECIDED, type ListedDir, type ListedEntry } from './warm/listing.js';
 /** What the layers above ask of the view's stat thread and watches besides a scan (operator status, metrics). */
@@ -58,6 +59,15 @@ export type { StatThread } from './warm/stat-thread.js';
 
 /** Default for `CallerView.racyMarginMs`: above the coarsest directory timestamp granularity in use (2 s, FAT). */
 export const RACY_MARGIN_MS = 3000;
+
+/**
+ * The raw names of the directories reads resolve ids through (src/trust/warm/name-sets.ts), one set for the process:
+ * a read's "is this name in its parent's listing, byte for byte" is answered from it while the directory is unchanged
+ * under the listing rule above (docs/DESIGN.md §Change notification, "Read names"). It holds names only, the same for
+ * every caller, and answers nothing the read would not list: each read still checks its policy first and opens and
+ * judges every directory and the note itself.
+ */
+export const readNames = new NameSets(RACY_MARGIN_MS);
 
 /**
  * Heap bytes per note a view keeps between calls (listing entry, raw name, FileStat and its bigints, identity key,

@@ -66,8 +66,11 @@ export interface DirWalk {
    * §Directories) then applies to intermediate directories at exactly /tmp, /var/tmp and their /private forms.
    */
   absolute?: string;
-  /** Before names[i] is opened in `parentFd` (the read tool requires the name in the parent's listing; may throw). */
-  beforeOpen?(parentFd: number, name: string, i: number): void;
+  /**
+   * Before names[i] is opened in `parentFd` (the read tool requires the name in the parent's listing; may throw).
+   * `parentStat`: the fstat the walk judged `parentFd` by (undefined for `startFd`, which the caller judged).
+   */
+  beforeOpen?(parentFd: number, name: string, i: number, parentStat: FileStat | undefined): void;
   /**
    * names[i] does not exist (ENOENT): true after creating it, and the open is tried once more (the export's
    * missing directories); false or absent: the walk stops with `missing`.
@@ -112,7 +115,7 @@ export function walkDirs(native: Native, startFd: number, names: readonly string
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
       rel = i === 0 ? name : `${rel}/${name}`;
-      walk.beforeOpen?.(fd, name, i);
+      walk.beforeOpen?.(fd, name, i, stat);
       let child: number;
       let created = false;
       try {
