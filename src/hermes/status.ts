@@ -1,10 +1,12 @@
 /**
  * `memory-bridge status`: the effective configuration of one profile home (docs/HERMES.md, docs/CLI.md).
  *
- * Reads the install record, the shim's and the worker's reports in the plugin directory and the policy (through the
- * same trusted read every tool call uses) and nothing else: no tree walk, no root probe, no writes. `doctor` does the
- * probing.
+ * Reads the install record, the shim's and the worker's reports in the plugin directory, the policy (through the
+ * same trusted read every tool call uses) and the view's persisted index (its trusted load); no writes. It walks the
+ * notes only to dry-load a persisted index that loads (src/tools/persisted-report.ts: one stat per unchanged note),
+ * and otherwise never probes the root: `doctor` does the probing.
  */
+import { getNative } from '../../native/index.js';
 import { remedyOf } from '../remedies.js';
 import { bridgeErrorOf } from '../trust/refusal.js';
 import { WritersError, type ResolvedWriter, type ResolvedWriters } from '../policy/accounts.js';
@@ -12,6 +14,7 @@ import { explainPolicyError, loadPolicyAndWriters, MAX_POLICY_BYTES, policyPath 
 import { LIMIT_TABLE } from '../policy/schema.js';
 import type { Limits, Policy } from '../policy/types.js';
 import { readTrustedFile } from '../trust/path.js';
+import { persistedIndexLines, reportPersistedIndex, type PersistedIndexReport } from '../tools/persisted-report.js';
 import { type ApiReportState, formatApiReport, readApiReport } from './api-report.js';
 import { pluginDirOf } from './home.js';
 import { inspectPluginDir } from './install.js';
@@ -75,6 +78,8 @@ export interface StatusReport {
   runKinds?: RunKindRule;
   /** Present when the plugin is ours: whether the profile's view is warm (view-state.ts). */
   view?: ViewWarmth;
+  /** Present when the policy loads (it names the view) and the platform has bindings: the view's persisted index. */
+  persistedIndex?: PersistedIndexReport;
 }
 
 /** The state of the plugin directory, for status and doctor. */
@@ -165,12 +170,18 @@ export function runKindRule(policy: Pick<Policy, 'allowCron' | 'allowSubagents'>
   };
 }
 
-/** Collect the status of `home` (absolute). No side effects, no tree walk. */
+/**
+ * Collect the status of `home` (absolute). No side effects; the tree is walked only for the dry load of a persisted
+ * index that loads (module comment).
+ */
 export function collectStatus(home: string): StatusReport {
-  const { status, policy } = policyStatus(home);
+  const { status, policy, writers } = policyStatus(home);
   const report: StatusReport = { home, policyPath: policyPath(home), plugin: pluginStatus(home), policy: status };
   if (policy !== undefined) report.runKinds = runKindRule(policy);
   if (report.plugin.state === 'ours') report.view = viewWarmth(home, readViewState(report.plugin.dir), policy);
+  const native = getNative();
+  if (policy !== undefined && native !== null)
+    report.persistedIndex = reportPersistedIndex(home, policy, native, { writers: writers?.writers });
   return report;
 }
 
@@ -237,5 +248,9 @@ export function formatStatus(report: StatusReport, homeSource?: string): string 
       `  ${l.key.padEnd(width)}  ${String(l.value).padStart(10)} ${l.unit.padEnd(10)} (${origin}, ceiling ${l.ceiling})`,
     );
   }
+  if (report.persistedIndex !== undefined)
+    lines.push(
+      ...persistedIndexLines(report.persistedIndex).map((l, i) => (i === 0 ? `Persisted index: ${l}` : `  ${l}`)),
+    );
   return lines.join('\n');
 }

@@ -35,3 +35,20 @@ export function displayPath(p: string): string {
 export function shellWord(word: string): string {
   return /^[A-Za-z0-9_./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
+
+/**
+ * A duration in words for operator output, to the nearest unit that matters: "42 s", "7 min", "3 h 12 min",
+ * "2 days 5 h". Negative durations count as 0.
+ *
+ * @param ms milliseconds
+ */
+export function humanDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  if (h < 24) return `${h} h ${min % 60} min`;
+  const days = Math.floor(h / 24);
+  return `${days} day${days === 1 ? '' : 's'} ${h % 24} h`;
+}

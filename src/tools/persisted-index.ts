@@ -33,6 +33,7 @@ import {
   revalidate,
 } from '../search/persisted.js';
 import { remedyOf } from '../remedies.js';
+import { shellWord } from '../text/operator.js';
 import { readTrustedFileAndStat } from '../trust/path.js';
 import { scanTree } from '../trust/scan.js';
 import type { KnownNotes, ScannedNote, ScanResult } from '../trust/types.js';
@@ -44,9 +45,9 @@ import { policyAndRoot } from './start.js';
 export const PERSISTED_INDEX_FILE = 'search-index.mbi';
 /** Largest persisted index read, in bytes (about 0.4 × the notes' bytes; the default max_total_bytes is 1 GiB). */
 export const MAX_PERSISTED_BYTES = 1024 * 1024 * 1024;
-/** The command that builds or refreshes it (what status and doctor print). */
+/** The command that builds or refreshes it (what status and doctor print), the home quoted for a shell. */
 export function refreshCommand(home: string): string {
-  return `memory-bridge index --home ${home}`;
+  return `memory-bridge index --home ${shellWord(home)}`;
 }
 
 /** `<home>/plugin-data/memory-bridge/search-index.mbi` for an absolute `home`. */

@@ -152,7 +152,23 @@ test('doctor › a healthy profile passes and --json has exactly the documented 
   const { home } = setup();
   const r = run('doctor', '--home', home, '--json');
   t.is(r.code, 0, r.stdout);
-  t.deepEqual(Object.keys(r.json).sort(), ['checks', 'counts', 'ok', 'skipped']);
+  t.deepEqual(Object.keys(r.json).sort(), ['checks', 'counts', 'ok', 'persistedIndex', 'skipped']);
+  t.deepEqual(Object.keys(r.json.persistedIndex).sort(), [
+    'age',
+    'ageMs',
+    'builtAt',
+    'bytes',
+    'detail',
+    'dryLoad',
+    'dryLoadSkipped',
+    'enabled',
+    'entries',
+    'file',
+    'reason',
+    'refresh',
+    'remedy',
+    'state',
+  ]);
   t.true(r.json.ok);
   for (const c of r.json.checks) {
     t.true(
@@ -164,7 +180,7 @@ test('doctor › a healthy profile passes and --json has exactly the documented 
   }
   t.deepEqual(
     r.json.checks.map((c: ParsedJson) => c.name),
-    ['platform', 'home', 'plugin', 'policy', 'root', 'tree'],
+    ['platform', 'home', 'plugin', 'policy', 'root', 'tree', 'index'],
   );
   t.deepEqual(r.json.counts, { denied: 1 });
 });

@@ -40,15 +40,16 @@ export const command: Command = {
 Checks, read-only: the platform bindings; the home (absolute, reached without a symbolic link); the installed
 plugin shim (its recorded node binary and CLI still exist, and everything Node would load for the worker is
 trusted, ACLs included); the Hermes API the shim found when Hermes last loaded it; the policy file (trusted path,
-strict parse, with the exact problem); the root directory chain from /; and the whole tree, counting skipped
+strict parse, with the exact problem); the root directory chain from /; the whole tree, counting skipped
 files by reason code with a remedy for each and naming the first ${SAMPLES_PER_REASON} of each (with the --list command
-for the rest). Says "unverified platform" where the bindings were never run (macOS, Linux aarch64). The home is
---home, else $HERMES_HOME, else ~/.hermes.
+for the rest); and the view's persisted index (exists, trusted, age, a dry load against that scan, the command
+that refreshes it; a warning at most). Says "unverified platform" where the bindings were never run (macOS,
+Linux aarch64). The home is --home, else $HERMES_HOME, else ~/.hermes.
 Exit 0 when tool calls can be served, 1 when they would be unavailable.
 
   --home DIR     the Hermes profile home
   --json         print {"ok", "checks": [{"name", "ok", "reason"?, "remedy"?}], "counts": {"<reason>": n},
-                 "skipped": {"<reason>": [first paths]}}
+                 "skipped": {"<reason>": [first paths]}, "persistedIndex": {...} as status --json gives it}
   --explain ID   say why the note ID (as search returns it) is or is not visible; exit 0 only when it is
   --list REASON  print the paths (relative to the root, one per line) that the scan skipped for REASON: any
                  reason code doctor counts, e.g.

@@ -1,6 +1,7 @@
 /**
- * `memory-bridge status [--home DIR] [--json]`: the effective configuration of a profile (docs/HERMES.md, docs/CLI.md).
- * No side effects and no tree walk. Exit 0 when the policy loads, 1 when it does not (calls would be unavailable).
+ * `memory-bridge status [--home DIR] [--json]`: the effective configuration of a profile and its view's persisted
+ * index (docs/HERMES.md, docs/CLI.md §status and the persisted index). No side effects; the notes are walked only to
+ * dry-load a persisted index that loads. Exit 0 when the policy loads, 1 when it does not (calls would be unavailable).
  */
 import { resolveHermesHome } from '../../hermes/home.js';
 import { collectStatus, formatStatus } from '../../hermes/status.js';
@@ -9,12 +10,16 @@ import { EXIT, type Command } from '../command.js';
 
 export const command: Command = {
   name: 'status',
-  summary: 'show the effective configuration of a profile (no side effects, no tree walk)',
+  summary: 'show the effective configuration of a profile and its persisted index (no side effects)',
   usage: `usage: memory-bridge status [--home DIR] [--json]
 
 Show the profile home, the installed plugin, the policy path and whether it loads, the run-kind rule (cron and
-subagent opt-ins), the root, the names rule, the allow/deny patterns and every limit (marking defaults). Reads
-only the install record and the policy. The home is --home, else $HERMES_HOME, else ~/.hermes.
+subagent opt-ins), the root, the names rule, the allow/deny patterns and every limit (marking defaults), and the
+view's persisted index: whether it exists, whether it is trusted (else the reason code and what to do), when it
+was built, its entries, a dry load (this command's own load now: entries revalidated, notes rebuilt) and the
+command that refreshes it (memory-bridge index --home DIR, e.g. from a timer). Reads the install record, the
+policy and the persisted index; walks the notes only to dry-load an index that loads, and writes nothing. The
+home is --home, else $HERMES_HOME, else ~/.hermes.
 Exit 0 when the policy loads, 1 when it does not.
 
   --home DIR   the Hermes profile home

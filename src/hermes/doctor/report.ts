@@ -2,6 +2,7 @@
  * The shape of a doctor report (`doctor --json`) and its text form: the checks in order, the detail lines printed
  * under each, and the tree scan's skip counts and samples. `DoctorReportBuilder` collects them as the checks run.
  */
+import type { PersistedIndexReport } from '../../tools/persisted-report.js';
 
 /** One doctor check (the `--json` shape). `reason` on an ok check is a warning. */
 export interface DoctorCheck {
@@ -12,14 +13,16 @@ export interface DoctorCheck {
 }
 
 /**
- * The `--json` output: `ok`, the checks, skip counts by reason code from the tree scan, and the first few skipped
- * root-relative paths of each counted reason (`SAMPLES_PER_REASON`; `doctor --list REASON` gives all).
+ * The `--json` output: `ok`, the checks, skip counts by reason code from the tree scan, the first few skipped
+ * root-relative paths of each counted reason (`SAMPLES_PER_REASON`; `doctor --list REASON` gives all), and, when the
+ * run got as far as the `index` check, the view's persisted index as `status --json` gives it.
  */
 export interface DoctorReport {
   ok: boolean;
   checks: DoctorCheck[];
   counts: Record<string, number>;
   skipped: Record<string, string[]>;
+  persistedIndex?: PersistedIndexReport;
 }
 
 /** A report plus the human-readable details (paths, numbers) the text output prints under each check. */
@@ -34,6 +37,7 @@ export class DoctorReportBuilder {
   readonly details = new Map<string, string[]>();
   counts: Record<string, number> = {};
   skipped: Record<string, string[]> = {};
+  persistedIndex: PersistedIndexReport | undefined;
 
   /** Adds `check` (in order) and, when given, its detail lines; returns `check.ok`. */
   add(check: DoctorCheck, details?: string[]): boolean {
@@ -44,8 +48,10 @@ export class DoctorReportBuilder {
 
   /** The report so far: `ok` is true exactly when every check passed (warnings pass). */
   result(): DoctorResult {
-    const { checks, counts, skipped, details } = this;
-    return { report: { ok: checks.every((c) => c.ok), checks, counts, skipped }, details };
+    const { checks, counts, skipped, details, persistedIndex } = this;
+    const report: DoctorReport = { ok: checks.every((c) => c.ok), checks, counts, skipped };
+    if (persistedIndex !== undefined) report.persistedIndex = persistedIndex;
+    return { report, details };
   }
 }
 

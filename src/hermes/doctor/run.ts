@@ -8,7 +8,8 @@
  *     then `view`: whether the profile's view is warm (view.ts; a warning at most, never ends the run);
  *  5. `root`: the root chain by the descriptor walk from `/`, with the root's writer rule in words (rules.ts);
  *  6. `tree`: a full scan with an empty index, so every candidate is opened and checked: counts, samples and remedies
- *     of what it skipped (list.ts), the change-notification and write-check lines, and what a cut left out (cut.ts).
+ *     of what it skipped (list.ts), the change-notification and write-check lines, and what a cut left out (cut.ts);
+ *  7. `index`: the view's persisted index, dry-loaded against that scan (persisted.ts; a warning at most).
  */
 import path from 'node:path';
 import { getNative } from '../../../native/index.js';
@@ -21,6 +22,7 @@ import { hasLeaseCapability, writeCheckLine } from '../../trust/lease-reach.js';
 import { openTrustedDir, readTrustedFile } from '../../trust/path.js';
 import { runningUid } from '../../trust/rule.js';
 import { scanTree } from '../../trust/scan.js';
+import type { ScanResult } from '../../trust/types.js';
 import { closeQuietly } from '../../trust/walk.js';
 import { displayPath } from '../../text/operator.js';
 import { notificationStatus } from '../../trust/view.js';
@@ -31,6 +33,7 @@ import { describeWriter, MCP_RUN_KIND_NOTE, pluginStatus, policyStatus } from '.
 import { hermesApiCheck, homeCheck, platformCheck, pluginCheck } from './checks.js';
 import { describeCut } from './cut.js';
 import { viewCheck } from './view.js';
+import { persistedIndexCheck } from './persisted.js';
 import { namedLines } from './list.js';
 import { DoctorReportBuilder, type DoctorResult } from './report.js';
 import { reasonOf, remedyOf } from './remedy.js';
@@ -73,11 +76,15 @@ export class DoctorRun {
     if (loaded === undefined || native === null) return report.result();
     const rootFd = this.rootStep(loaded, native);
     if (rootFd === undefined) return report.result();
+    let scan: ScanResult | string;
     try {
-      this.treeStep(loaded, native, rootFd);
+      scan = this.treeStep(loaded, native, rootFd);
     } finally {
       closeQuietly(native, rootFd);
     }
+    const index = persistedIndexCheck(home, loaded.policy, native, scan);
+    report.add(index.check, index.lines);
+    report.persistedIndex = index.report;
     return report.result();
   }
 
@@ -135,8 +142,12 @@ export class DoctorRun {
     return rootFd;
   }
 
-  /** Step 6: the full scan of the tree below `rootFd` (not closed here), what it skipped and why, and any cut. */
-  private treeStep({ policy, writers, resolved }: LoadedPolicy, native: Native, rootFd: number): void {
+  /**
+   * Step 6: the full scan of the tree below `rootFd` (not closed here), what it skipped and why, and any cut.
+   *
+   * @returns the scan (for the index step), or the reason code it stopped with
+   */
+  private treeStep({ policy, writers, resolved }: LoadedPolicy, native: Native, rootFd: number): ScanResult | string {
     const { report, home } = this;
     try {
       const samples = new SkipSamples();
@@ -180,9 +191,11 @@ export class DoctorRun {
       } else if (scan.notes.length === 0)
         report.add({ name: 'tree', ok: true, reason: 'no_visible_notes', remedy: remedyOf('no_visible_notes') }, lines);
       else report.add({ name: 'tree', ok: true }, lines);
+      return scan;
     } catch (err) {
       const reason = reasonOf(err);
       report.add({ name: 'tree', ok: false, reason, remedy: remedyOf(reason) }, [`the scan stopped: ${reason}`]);
+      return reason;
     }
   }
 }
