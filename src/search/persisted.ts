@@ -38,6 +38,9 @@ const MAX_HEADER_BYTES = 64 * 1024;
 /** Bits of a posting that hold the term frequency (TF_MASK's width; the rest is the note number). */
 const TF_BITS = 32 - Math.clz32(TF_MASK);
 
+/** The suffix of an identity key stored within the racy margin (src/trust/view.ts `storedKey`): never revalidated. */
+const RACY_SUFFIX = ':racy';
+
 /** Why a persisted index was not used (operator reason codes; docs/DESIGN.md "The persisted index"). */
 export type PersistedFormatRefusal = 'truncated' | 'corrupt' | 'version';
 
@@ -327,9 +330,12 @@ export interface Revalidation {
 /**
  * Match a persisted index's entries against this call's scan (`notes`: every note that passed this call's policy
  * and trust checks). An entry stands for a note only when the note's id is the entry's and its identity in this
- * scan is the entry's: the key (device, inode, size, mtime, ctime and the writers the note was judged under; a racy
- * key never matches, since no stat gives it) and the mode, owner, group and link count of this scan's stat. Anything
- * else is rebuilt from the note; an entry is never used for a note this scan did not return.
+ * scan is the entry's: the key (device, inode, size, mtime, ctime and the writers the note was judged under) and the
+ * mode, owner, group and link count of this scan's stat. A racy key (`:racy`, a note read within the racy margin of
+ * its last change, src/trust/view.ts `storedKey`) never matches: a write in the same clock tick after the build read
+ * the note leaves that identity as it was, and a scan within the margin gives the same racy key again, so equal
+ * racy keys prove nothing. Anything else is rebuilt from the note; an entry is never used for a note this scan did
+ * not return.
  */
 export function revalidate(index: PersistedIndex, notes: readonly ScannedNote[]): Revalidation {
   const byId = new Map<string, number>();
@@ -339,7 +345,7 @@ export function revalidate(index: PersistedIndex, notes: readonly ScannedNote[])
   for (let pos = 0; pos < notes.length; pos++) {
     const note = notes[pos]!;
     const entry = byId.get(note.id);
-    if (entry === undefined || index.keys[entry] !== note.key) continue;
+    if (entry === undefined || index.keys[entry] !== note.key || note.key.endsWith(RACY_SUFFIX)) continue;
     const now = entryIdentity(note.stat);
     if (index.mode[entry] !== now.mode || index.uid[entry] !== now.uid) continue;
     if (index.gid[entry] !== now.gid || index.nlink[entry] !== now.nlink) continue;

@@ -215,3 +215,18 @@ test.serial('an index adopted from the persisted file is the freshly synced one:
   fresh.sync(third.map((n) => (fresh.has(n.id, n.key) ? { ...n, text: undefined } : n)));
   sameIndex(t, partly, fresh, 'warm');
 });
+
+test.serial('an entry written within the racy margin is never used, also by a first call within that margin', (t) => {
+  if (native === null) return t.pass();
+  const w = world();
+  writeNote(w.root, 'a.md', '# A\n\nracy lantern\n');
+  writeNote(w.root, 'b.md', '# B\n\nracy garden\n');
+  // As `memory-bridge index` builds it right after the notes changed (the default margin): a write in the same
+  // clock tick after the build read them would leave their identity as it was, so their entries must not stand.
+  const build = buildPersistedIndex(w.home, native);
+  t.is(build.racy, 2);
+  replaceFile(persistedIndexPath(w.home), build.bytes, 0o600);
+  const first = createBridge().search({ query: 'racy', limit: 10 }, w.caller) as SearchResult;
+  t.true(first.ok && first.results.length === 2);
+  t.like(lastUse(w), { state: 'used', revalidated: 0, rebuilt: 2 });
+});
