@@ -8,6 +8,8 @@
  * - RSS after those calls (for qmd: the server and its child processes) and the peak RSS (VmHWM) at the first answer;
  * - ours only: the next call after a policy edit that narrows the allowed notes (one more deny pattern), and after
  *   the edit is undone (widening back), each followed by one more call.
+ * Ours runs twice: without a persisted index, and with one (`memory-bridge index --home H` run once before those
+ * processes, timed, and the file removed after them, so the other side never sees it).
  * Targets (issue 24 point 1), all ratios of figures of this run: first answer ≤ 1.0 × qmd's; every call 2–21 ≤ 2 ×
  * the steady warm p50 (the worst of them, median over processes) and their mean ≤ 1.5 ×; CPU until
  * the first answer ≤ 2 × qmd's; the call after a narrowing or widening policy edit ≤ 3 × the warm p50; RSS after
@@ -16,6 +18,7 @@
  * Standalone: `node dist/bench/coldstart.js --root R --home H [--runs N] [--qmd-state DIR | --no-qmd] [--out FILE]`
  * (DIR keeps qmd's index between runs: at 100,000 notes it takes minutes to build).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -71,11 +74,17 @@ export interface ColdstartSection {
   notes: number;
   runs: number;
   ours: FreshRun[];
+  /** Ours with a persisted index written by `memory-bridge index` before these processes (null: not measured). */
+  persisted: FreshRun[] | null;
+  /** The `index` command's build: wall ms and the file's size in bytes (null: not measured or it failed). */
+  persistedBuild: { ms: number; bytes: number } | null;
   qmd: FreshRun[] | null;
   /** Why qmd was not measured, when it was not. */
   qmdWhy: string | null;
   qmdIndexMs: number | null;
   targets: { name: string; ratio: number | null; limit: number; pass: boolean | null }[];
+  /** The same targets for the processes with the persisted index (null: not measured). */
+  persistedTargets: { name: string; ratio: number | null; limit: number; pass: boolean | null }[] | null;
 }
 
 const mb = (mib: number | null): number | null => (mib === null ? null : Math.round(mib * 1.048576 * 10) / 10);
@@ -267,6 +276,29 @@ export function targetsOf(ours: FreshRun[], qmd: FreshRun[] | null): ColdstartSe
   ];
 }
 
+/** The persisted index file of a bench home (what `memory-bridge index` writes; docs/CLI.md). */
+function persistedFile(home: string): string {
+  return path.join(home, 'plugin-data', 'memory-bridge', 'search-index.mbi');
+}
+
+/**
+ * Write the persisted index of `home` with the product's own command, as an operator's timer would: wall ms and the
+ * file's bytes, or null (and why, logged) when the command failed.
+ */
+function buildPersisted(home: string, log: (msg: string) => void): { ms: number; bytes: number } | null {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [serverMain, 'index', '--home', home, '--quiet', '--json'], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) {
+    log(`coldstart: memory-bridge index failed (exit ${r.status}): ${(r.stderr ?? '').slice(0, 300)}`);
+    return null;
+  }
+  return { ms: Math.round(ms), bytes: fs.statSync(persistedFile(home)).size };
+}
+
 /**
  * Measure `runs` fresh processes of each side on the tree `root` served by `home` (alternating which side starts).
  * qmd's index lives in `qmdState` (reused when it already indexed this root: `qmd-root.txt` there names it); null
@@ -299,6 +331,8 @@ export async function runColdstart(
   const deny = denyPatternOf(root);
   const ours: FreshRun[] = [];
   const qmd: FreshRun[] = [];
+  // A file left by an earlier run would make "without" a "with": start without one.
+  fs.rmSync(persistedFile(home), { force: true });
   const runOurs = async (i: number): Promise<void> => {
     ours.push(
       await freshRun(() => connect(process.execPath, ourArgs(home)), oursSearch, QUERIES[i % QUERIES.length]!, {
@@ -329,8 +363,38 @@ export async function runColdstart(
       await runOurs(i);
     }
   }
+  // Ours again, each process finding the persisted index the operator's command wrote (the first answer's side of
+  // issue 24: the file must stand in for the build).
+  log(`coldstart ${notes}: memory-bridge index --home (the persisted index), then ${runs} fresh processes with it`);
+  const persistedBuild = buildPersisted(home, log);
+  let persisted: FreshRun[] | null = null;
+  if (persistedBuild !== null) {
+    persisted = [];
+    try {
+      for (let i = 0; i < runs; i++)
+        persisted.push(
+          await freshRun(() => connect(process.execPath, ourArgs(home)), oursSearch, QUERIES[i % QUERIES.length]!, {
+            home,
+            deny,
+          }),
+        );
+    } finally {
+      fs.rmSync(persistedFile(home), { force: true });
+    }
+  }
   const measured = tree === null ? null : qmd;
-  return { notes, runs, ours, qmd: measured, qmdWhy, qmdIndexMs, targets: targetsOf(ours, measured) };
+  return {
+    notes,
+    runs,
+    ours,
+    persisted,
+    persistedBuild,
+    qmd: measured,
+    qmdWhy,
+    qmdIndexMs,
+    targets: targetsOf(ours, measured),
+    persistedTargets: persisted === null ? null : targetsOf(persisted, measured),
+  };
 }
 
 function fmt(x: number | null | undefined): string {
@@ -350,6 +414,7 @@ export function renderColdstart(sections: ColdstartSection[]): string {
   for (const s of sections) {
     for (const [side, runs] of [
       ['memory-bridge', s.ours],
+      ['memory-bridge, persisted index', s.persisted],
       ['qmd', s.qmd],
     ] as const) {
       if (runs === null || runs.length === 0) continue;
@@ -369,15 +434,22 @@ export function renderColdstart(sections: ColdstartSection[]): string {
       `${s.notes.toLocaleString('en-US')} notes, ${s.runs} fresh process${s.runs === 1 ? '' : 'es'} per side` +
         (s.qmd === null ? ` (qmd not measured: ${s.qmdWhy ?? 'skipped'})` : '') +
         (s.qmdIndexMs !== null ? `; qmd built its index in ${fmt(s.qmdIndexMs)} ms before the run` : '') +
+        (s.persistedBuild !== null
+          ? `; \`memory-bridge index\` wrote the persisted index (${fmt(s.persistedBuild.bytes / 1e6)} MB) in ${fmt(s.persistedBuild.ms)} ms`
+          : '') +
         ':',
       '',
-      '| target | ratio | limit | verdict |',
-      '|---|---:|---:|---|',
+      '| target | without a persisted index | with it | limit | verdict without / with |',
+      '|---|---:|---:|---:|---|',
     );
-    for (const t of s.targets)
-      lines.push(
-        `| ${t.name} | ${t.ratio === null ? '—' : t.ratio.toFixed(3)} | ≤ ${t.limit} | ${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'MISS'} |`,
-      );
+    const verdict = (t: ColdstartSection['targets'][number] | undefined): string =>
+      t === undefined || t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'MISS';
+    const num = (t: ColdstartSection['targets'][number] | undefined): string =>
+      t === undefined || t.ratio === null ? '—' : t.ratio.toFixed(3);
+    s.targets.forEach((t, i) => {
+      const p = s.persistedTargets?.[i];
+      lines.push(`| ${t.name} | ${num(t)} | ${num(p)} | ≤ ${t.limit} | ${verdict(t)} / ${verdict(p)} |`);
+    });
   }
   return lines.join('\n');
 }

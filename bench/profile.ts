@@ -216,8 +216,8 @@ async function run(): Promise<void> {
             '--cpu-prof',
             '--cpu-prof-dir',
             outDir,
-            '--cpu-prof-name',
-            path.basename(profileFile),
+            // No --cpu-prof-name: every thread writes a profile of its own (CPU.<date>.<time>.<pid>.<tid>.<n>), and a
+            // fixed name would let the stat thread's overwrite the main thread's. The main thread's (tid 0) is kept.
             '--cpu-prof-interval',
             values.interval!,
           ]
@@ -259,6 +259,10 @@ async function run(): Promise<void> {
       }
     } finally {
       await disconnect(s);
+    }
+    if (phase === 'cold') {
+      const main = fs.readdirSync(outDir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+      if (main !== undefined) fs.renameSync(path.join(outDir, main), profileFile);
     }
     if (!fs.existsSync(profileFile)) throw new Error('the server wrote no .cpuprofile (did it exit on end of stdin?)');
     const newest = profileFile;
