@@ -1,17 +1,16 @@
-"""memory-bridge: the Hermes Agent plugin shim. It only forwards (docs/HERMES.md §The shim's responsibilities).
+"""memory-bridge: the Hermes Agent plugin shim, which only forwards (docs/HERMES.md §What the shim does).
 
-Inside Hermes it registers the two read-only tools (their schemas come from ``tools.json`` beside this file), the
-``pre_llm_call`` recall hook, the ``@memory:`` context-reference provider and the system prompt section; reads who
-is calling from Hermes's own per-call context (home, profile, cron, subagent); and sends each call as one JSON
-line to a long-lived ``memory-bridge worker`` child (Node.js), which decides everything else: policy, trust,
-search, read, recall, framing. Handlers never raise into Hermes: a failure answers ``unavailable`` (tools) or
-nothing (the other surfaces) and logs a reason code. Only the Python standard library is used (3.11 or newer).
+It registers the tools of ``tools.json``, the ``pre_llm_call`` hook, the ``@memory:`` references and the prompt
+section; reads Hermes's in-process signals of each call as Hermes gives them; and sends each call as one JSON line to
+a long-lived ``memory-bridge worker`` (Node.js), which decides everything else. Standard library only (3.11+).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import contextvars
+import functools
 import importlib
 import json
 import logging
@@ -31,24 +30,25 @@ logger = logging.getLogger("memory_bridge")
 # Hermes configures logging; without that (a bare import, the tests) stay silent rather than print to stderr.
 logger.addHandler(logging.NullHandler())
 
-SEARCH_TOOL = "memory_bridge_search"
-READ_TOOL = "memory_bridge_read"
-# The worker's request names of the other surfaces (src/hermes/surfaces.ts), the @memory: prefix, the section id.
-RECALL, COMPLETE, EXPAND, PROMPT_SECTION = "hermes_recall", "hermes_complete", "hermes_expand", "hermes_prompt_section"
+# The worker's request names of the other surfaces (src/hermes/surfaces.ts) and of the warm-up.
+RECALL = "hermes_recall"
+COMPLETE = "hermes_complete"
+EXPAND = "hermes_expand"
+PROMPT_SECTION = "hermes_prompt_section"
+WARM_UP_TOOL = "warm_up"
 REFERENCE_PREFIX = "memory"
 SECTION_ID = "memory-bridge"
 
 # Seconds one call may take from sending the request to the reply (a worker start included), unless
 # MEMORY_BRIDGE_TIMEOUT or install.json's timeout_seconds says otherwise; any setting is clamped to the bounds.
 CALL_TIMEOUT_SECONDS = 10.0
-MIN_TIMEOUT_SECONDS = 0.5
-MAX_TIMEOUT_SECONDS = 600.0
+MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS = 0.5, 600.0
 TIMEOUT_ENV = "MEMORY_BRIDGE_TIMEOUT"
 # What a surface other than the tools waits at most before it answers nothing, so memory never holds up a turn.
 SURFACE_TIMEOUT_SECONDS = 3.0
-# A worker with requests outstanding that has written nothing for this long is taken to be hung and replaced.
+# A worker with requests outstanding that has written nothing for this long is taken to be hung and replaced;
+# past this many timed-out requests whose late replies are still awaited, too.
 STUCK_SECONDS = 120.0
-# Most timed-out requests whose late replies are still awaited; past this the worker is replaced.
 MAX_ABANDONED = 64
 # Longest request or reply line in bytes without the newline; largest install.json; its marker.
 MAX_LINE_BYTES = 1 << 20
@@ -56,20 +56,22 @@ MAX_INSTALL_RECORD_BYTES = 64 * 1024
 INSTALL_MARKER = "memory-bridge-plugin"
 # The exit status of the launch gate (src/hermes/launch.ts) when it refuses the worker program.
 UNTRUSTED_EXIT = 78
-# Where register() leaves what it found, for `memory-bridge status` and `doctor` (beside install.json).
+# What register() found, for `memory-bridge status` and `doctor` (src/hermes/api-report.ts reads it).
 API_REPORT_FILE = "hermes-api.json"
+# Warm first call (docs/HERMES.md): register() starts the worker and asks it to build the profile's view;
+# MEMORY_BRIDGE_WARM_UP=0 in Hermes's environment turns that off (the first call then builds the view).
+WARM_UP_ENV = "MEMORY_BRIDGE_WARM_UP"
+WARM_UP_ON_REGISTER = True
 
 UNAVAILABLE = '{"ok": false, "error": {"code": "unavailable", "message": "Memory is unavailable."}}'
-INVALID_ARGUMENTS = (
-    '{"ok": false, "error": {"code": "invalid_request", "message": "The request is invalid.", '
-    '"hint": "arguments: a JSON object"}}'
-)
+INVALID_ARGUMENTS = ('{"ok": false, "error": {"code": "invalid_request", "message": "The request is invalid.", '
+                     '"hint": "arguments: a JSON object"}}')
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_UNREAD = object()  # a signal that could not be read at all
 
 
 class _Refused(Exception):
-    """The call cannot go ahead; ``reason`` is a short code for the operator log (never shown to the model). Every
-    reason has a remedy in src/remedies.ts (tests/hermes/shim-reasons.test.ts checks it)."""
+    """The call cannot go ahead; ``reason`` is a code for the operator log with a remedy in src/remedies.ts."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -80,7 +82,7 @@ class _BadArguments(Exception):
     """The tool arguments cannot be written as JSON at all."""
 
 
-# -- Who is calling (docs/HERMES.md §Who is calling, §Cron and subagents) ------------------------------------------
+# -- Hermes's signals (docs/HERMES.md §Who is calling; src/hermes/caller.ts decides from them) ----------------------
 
 
 def _import(name: str):
@@ -90,163 +92,74 @@ def _import(name: str):
         raise _Refused("context_module_missing") from exc
 
 
-def _helper(module, name: str):
-    fn = getattr(module, name, None)
+def _helper(holder, name: str):
+    fn = getattr(holder, name, None)
     if not callable(fn):
         raise _Refused("context_helper_missing")
     return fn
 
 
-def _strict_bool(value) -> bool:
-    # A helper that answers something other than a real bool is not a signal we understand: fail closed.
-    if value is True or value is False:
+def _raw(value):
+    """A signal as JSON carries it: a path as its text, anything but None, a bool, an int or UTF-8 text as
+    ``{"type": <its type's name>}``, which the worker refuses."""
+    value = os.fspath(value) if isinstance(value, os.PathLike) else value
+    plain = value is None or isinstance(value, (bool, int))
+    if plain or isinstance(value, str) and value.encode("utf-8", "replace").decode("utf-8") == value:
         return value
-    raise _Refused("context_signal_conflict")
+    return {"type": type(value).__name__}
 
 
-def _home_path(value) -> str:
-    """A home as Hermes returns it (str or Path) → normalised absolute path, or refuse ``home_relative`` (a relative
-    HERMES_HOME) or ``bad_home`` (not a non-empty path without NUL)."""
+def _registration_home():
+    """The home Hermes gives while register() runs, or _UNREAD."""
     try:
-        text = os.fspath(value)
-    except TypeError as exc:
-        raise _Refused("bad_home") from exc
-    if not isinstance(text, str) or text == "" or "\x00" in text:
-        raise _Refused("bad_home")
-    if not os.path.isabs(text):
-        raise _Refused("home_relative")
-    text = os.path.normpath(text)
-    return "/" + text.lstrip("/") if text.startswith("//") else text
-
-
-def _real_home(home: str) -> str:
-    """``home`` unless a component is a symbolic link (``home_symlink``): the worker never follows one, so say why."""
-    if os.path.realpath(home) != home:
-        raise _Refused("home_symlink")
-    return home
-
-
-def _optional_home(value) -> str | None:
-    return None if value is None or value == "" else _home_path(value)
-
-
-def _registration_home() -> tuple[str | None, str | None]:
-    """The home seen while ``register`` runs → (home, None), or (None, reason)."""
-    try:
-        return _real_home(_home_path(importlib.import_module("hermes_constants").get_hermes_home())), None
-    except _Refused as refusal:
-        return None, refusal.reason
+        return _raw(importlib.import_module("hermes_constants").get_hermes_home())
     except Exception:
-        return None, "context_module_missing"
+        return _UNREAD
 
 
-def _session_value(get_session_env, name: str) -> str:
-    value = get_session_env(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _Refused("context_signal_conflict")
-    return value.strip()
-
-
-# How Hermes itself reads the cron session flag (stripped, lower-cased text; some releases bind True/False).
-_CRON_FLAG = {"1": True, "true": True, "yes": True, "on": True, "": False, "0": False, "false": False, "no": False,
-              "off": False}  # fmt: skip
-
-
-def _cron_flag(value) -> bool:
-    """``HERMES_CRON_SESSION`` → cron or not; any other value or type refuses ``context_signal_conflict``."""
-    if value is None or value is True or value is False:
-        return bool(value)
-    if not isinstance(value, str) or value.strip().lower() not in _CRON_FLAG:
-        raise _Refused("context_signal_conflict")
-    return _CRON_FLAG[value.strip().lower()]
-
-
-def _child_marker(delegation):
-    """Hermes's context variable that marks in-process delegated child execution, or None where it has none."""
-    var = getattr(delegation, "_DELEGATED_CHILD_CONTEXT", None)
-    return var if isinstance(var, contextvars.ContextVar) else None
-
-
-def _parent_cron_execution(cron_fn, delegation):
-    """``cron_fn()`` as the parent of this delegated child sees it (a copy of the context, the marker False)."""
-    marker = _child_marker(delegation)
-    if marker is None:
+def _parent_cron_execution(cron_fn, delegation) -> bool | None:
+    """Whether ``cron_fn()`` sees an execution in a copy of the context without Hermes's child marker (None: none)."""
+    marker = getattr(delegation, "_DELEGATED_CHILD_CONTEXT", None)
+    if not isinstance(marker, contextvars.ContextVar):
         return None
 
-    def as_parent():
+    def as_parent() -> bool:
         marker.set(False)
-        return cron_fn()
+        return cron_fn() is not None
 
     return contextvars.copy_context().run(as_parent)
 
 
-class _CallerProbe:
-    """The caller record ``{"home", "profile", "cron", "subagent"}`` of one call, from Hermes's context only."""
-
-    def __init__(self, ctx, registered_home: str | None, registration_reason: str | None = None) -> None:
-        self._ctx = ctx
-        self._registered_home = registered_home
-        self._registration_reason = registration_reason
-
-    def caller(self) -> dict:
-        # Plugin-host isolation runs plugins in a separate process whose context describes the host, not the turn.
-        if os.environ.get("HERMES_PLUGIN_HOST_PROCESS", "") not in ("", "0"):
-            raise _Refused("plugin_host_process")
-        constants = _import("hermes_constants")
-        secret_scope = _import("agent.secret_scope")
-        delegation = _import("agent.delegation_context")
-        get_session_env = _helper(_import("gateway.session_context"), "get_session_env")
-        get_home = _helper(constants, "get_hermes_home")
-        override = _optional_home(_helper(constants, "get_hermes_home_override")())
-        multiplex = _strict_bool(_helper(secret_scope, "is_multiplex_active")())
-        if multiplex:
-            # One gateway serves several profiles: only the home bound to this call says which one is asking.
-            if override is None:
-                raise _Refused("multiplex_unbound")
-            scope_home = getattr(secret_scope, "current_secret_scope_home", None)
-            if scope_home is not None and not callable(scope_home):
-                raise _Refused("context_helper_missing")
-            if scope_home is not None and _optional_home(scope_home()) != override:
-                raise _Refused("context_signal_conflict")
-            home = _real_home(override)
-        else:
-            home = _real_home(_home_path(get_home()))
-            if self._registered_home is None:
-                raise _Refused(self._registration_reason or "home_mismatch")
-            if home != self._registered_home:
-                raise _Refused("home_mismatch")
-        subagent = _strict_bool(_helper(delegation, "is_delegated_child_process_context")())
-        cron = self._cron(get_session_env, delegation, subagent)
-        return {"home": home, "profile": self._profile_name(constants, home, multiplex), "cron": cron,
-                "subagent": subagent}  # fmt: skip
-
-    def _cron(self, get_session_env, delegation, subagent: bool) -> bool:
-        """Any cron signal says cron: the session flag, the session platform "cron", or a current cron execution
-        (for a subagent, also as its parent sees it). A signal Hermes lacks is absent; a malformed one refuses."""
-        cron = _cron_flag(get_session_env("HERMES_CRON_SESSION"))
-        cron = cron or _session_value(get_session_env, "HERMES_SESSION_PLATFORM").lower() == "cron"
-        cron_fn = getattr(self._ctx, "current_cron_execution", None)
-        if cron_fn is not None:
-            if not callable(cron_fn):
-                raise _Refused("context_helper_missing")
-            if cron_fn() is not None:
-                cron = True
-            elif subagent and not cron:
-                cron = _parent_cron_execution(cron_fn, delegation) is not None
-        return cron
-
-    def _profile_name(self, constants, home: str, multiplex: bool) -> str:
-        """For the worker's logs only, never for a decision; "" when Hermes names none."""
-        name = None if multiplex else getattr(self._ctx, "profile_name", None)
-        if not isinstance(name, str) or name == "":
-            fn = getattr(constants, "profile_name_for_home", None)
-            try:
-                name = fn(home) if callable(fn) else None
-            except Exception:
-                name = None
-        return name if isinstance(name, str) and 0 < len(name) <= 128 else ""
+def _signals(ctx, registered_home) -> dict:
+    """The request's ``hermes`` record (src/hermes/caller.ts); a helper this Hermes lacks leaves its key out."""
+    constants = _import("hermes_constants")
+    secret_scope = _import("agent.secret_scope")
+    delegation = _import("agent.delegation_context")
+    session_env = _helper(_import("gateway.session_context"), "get_session_env")
+    signals = {"plugin_host": os.environ.get("HERMES_PLUGIN_HOST_PROCESS", ""),
+               "home": _raw(_helper(constants, "get_hermes_home")()),
+               "override": _raw(_helper(constants, "get_hermes_home_override")()),
+               "multiplex": _raw(_helper(secret_scope, "is_multiplex_active")()),
+               "subagent": _raw(_helper(delegation, "is_delegated_child_process_context")()),
+               "cron_flag": _raw(session_env("HERMES_CRON_SESSION")),
+               "platform": _raw(session_env("HERMES_SESSION_PLATFORM")),
+               "profile_name": _raw(getattr(ctx, "profile_name", None))}
+    if registered_home is not _UNREAD:
+        signals["registered_home"] = registered_home
+    if getattr(secret_scope, "current_secret_scope_home", None) is not None:
+        signals["scope_home"] = _raw(_helper(secret_scope, "current_secret_scope_home")())
+    if getattr(ctx, "current_cron_execution", None) is not None:
+        cron_fn = _helper(ctx, "current_cron_execution")
+        signals["cron_execution"] = cron_fn() is not None
+        parent = None if signals["cron_execution"] else _parent_cron_execution(cron_fn, delegation)
+        if parent is not None:
+            signals["parent_cron_execution"] = parent
+    home = signals["override"] or signals["home"]  # the home Hermes serves this call from, for its profile name
+    name_for = getattr(constants, "profile_name_for_home", None)
+    if callable(name_for) and isinstance(home, str):
+        with contextlib.suppress(Exception):
+            signals["home_profile"] = _raw(name_for(home))
+    return signals
 
 
 # -- The program started (docs/HERMES.md §Worker program trust) -----------------------------------------------------
@@ -256,24 +169,11 @@ def _timeout_seconds(env_value, record_value) -> float:
     """The first usable of MEMORY_BRIDGE_TIMEOUT and install.json's ``timeout_seconds``, else CALL_TIMEOUT_SECONDS;
     clamped to [MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS]. Unparsable, non-finite or boolean values are ignored."""
     for raw in (env_value, record_value):
-        if raw is None or isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-            continue
-        try:
-            value = float(raw)
-        except (TypeError, ValueError, OverflowError):
-            continue
-        if math.isfinite(value):
-            return min(max(value, MIN_TIMEOUT_SECONDS), MAX_TIMEOUT_SECONDS)
+        with contextlib.suppress(TypeError, ValueError, OverflowError):
+            value = math.nan if isinstance(raw, bool) else float(raw)
+            if math.isfinite(value):
+                return min(max(value, MIN_TIMEOUT_SECONDS), MAX_TIMEOUT_SECONDS)
     return float(CALL_TIMEOUT_SECONDS)
-
-
-class _Untrusted(Exception):
-    """One file or directory fails the trust rule; ``path`` and ``why`` are for the operator, never the model."""
-
-    def __init__(self, path: str, why: str) -> None:
-        super().__init__(why)
-        self.path = path
-        self.why = why
 
 
 def _mode_problem(st: os.stat_result, uid: int) -> str | None:
@@ -285,44 +185,22 @@ def _mode_problem(st: os.stat_result, uid: int) -> str | None:
     return "world_writable" if st.st_mode & stat.S_IWOTH else None
 
 
-def _check_directory_chain(directory: str, uid: int) -> None:
-    """Each directory from ``directory`` up to ``/`` (lstat) passes ``_mode_problem``, except that a root-owned
-    sticky directory above the first level (such as /tmp) may be group or world writable."""
-    first = True
-    while True:
-        try:
+def _file_problem(path: str, uid: int) -> str | None:
+    """A regular file passing ``_mode_problem``, with every directory above it and above a link's target (lstat);
+    a root-owned sticky directory above the first level (/tmp) may be writable. The reason code, or None."""
+    for directory in dict.fromkeys(os.path.dirname(p) for p in (path, os.path.realpath(path))):
+        first = True
+        while True:
             st = os.lstat(directory)
-        except OSError as exc:
-            raise _Refused("worker_start_failed") from exc
-        if not stat.S_ISDIR(st.st_mode):
-            raise _Untrusted(directory, "not_directory")
-        problem = _mode_problem(st, uid)
-        sticky = st.st_uid == 0 and st.st_mode & stat.S_ISVTX
-        if problem is not None and not (problem != "untrusted_owner" and sticky and not first):
-            raise _Untrusted(directory, problem)
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return
-        directory, first = parent, False
-
-
-def _check_file(path: str, uid: int) -> None:
-    """A regular file (a link followed, its target's directories checked) passing ``_mode_problem``, with every
-    directory above it."""
-    try:
-        _check_directory_chain(os.path.dirname(path), uid)
-        st = os.lstat(path)
-        if stat.S_ISLNK(st.st_mode):
-            path = os.path.realpath(path)
-            _check_directory_chain(os.path.dirname(path), uid)
-            st = os.stat(path)
-    except OSError as exc:
-        raise _Refused("worker_start_failed") from exc
-    if not stat.S_ISREG(st.st_mode):
-        raise _Untrusted(path, "not_regular")
-    problem = _mode_problem(st, uid)
-    if problem is not None:
-        raise _Untrusted(path, problem)
+            problem = _mode_problem(st, uid) if stat.S_ISDIR(st.st_mode) else "not_directory"
+            sticky = st.st_uid == 0 and st.st_mode & stat.S_ISVTX and not first
+            if problem is not None and not (sticky and problem in ("group_writable", "world_writable")):
+                return problem
+            if os.path.dirname(directory) == directory:
+                break
+            directory, first = os.path.dirname(directory), False
+    st = os.stat(path)
+    return _mode_problem(st, uid) if stat.S_ISREG(st.st_mode) else "not_regular"
 
 
 # The CLI's place inside its package, and the launch gate's (src/hermes/launch.ts).
@@ -331,148 +209,105 @@ _GATE_IN_PACKAGE = os.sep.join(("", "dist", "src", "hermes", "launch.js"))
 
 
 def _program(node: str, cli: str) -> list[str]:
-    """The command that starts the worker, once what it runs first passes the trust rule; raises _Refused
-    ``worker_program_untrusted`` (or ``worker_start_failed``) otherwise.
-
-    Checked here: the node binary, the CLI and, for a CLI in its package, the package's ``package.json`` and the
-    launch gate, each with every directory above it. The gate imports nothing but Node's built-ins and judges the
-    rest of what Node could load (the package's dist/ and node_modules trees) before it runs the CLI."""
-    uid = os.geteuid()
-    try:
-        for path in (node, cli):
-            _check_file(path, uid)
-        if not cli.endswith(_CLI_IN_PACKAGE):
-            return [node, cli, "worker"]
-        package = cli[: -len(_CLI_IN_PACKAGE)] or os.sep
-        if os.path.lexists(os.path.join(package, "package.json")):
-            _check_file(os.path.join(package, "package.json"), uid)
-        gate = package.rstrip(os.sep) + _GATE_IN_PACKAGE
-        _check_file(gate, uid)
-        return [node, gate, cli, "worker"]
-    except _Untrusted as untrusted:
-        logger.warning("memory-bridge worker program refused: %s", untrusted.why)
-        raise _Refused("worker_program_untrusted") from untrusted
+    """The worker's command once node and the launch gate of the CLI's package (the CLI outside one) pass the
+    trust rule: the gate judges the rest before the CLI runs (docs/HERMES.md §Worker program trust)."""
+    first = cli
+    if cli.endswith(_CLI_IN_PACKAGE):
+        first = cli[: -len(_CLI_IN_PACKAGE)].rstrip(os.sep) + _GATE_IN_PACKAGE
+    for path in (node, first):
+        try:
+            problem = _file_problem(path, os.geteuid())
+        except OSError as exc:
+            raise _Refused("worker_start_failed") from exc
+        if problem is not None:
+            logger.warning("memory-bridge worker program refused: %s", problem)
+            raise _Refused("worker_program_untrusted")
+    return [node, cli, "worker"] if first == cli else [node, first, cli, "worker"]
 
 
 def _load_install_record(directory: str) -> tuple[str, str, object]:
-    """install.json next to this file → (node, cli, timeout_seconds or None), or refuse. It decides which program
-    runs, so it must be a regular file owned by this user (or root) that nobody else can write."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    """install.json → (node, cli, timeout_seconds); it names the program, so only this user or root may write it."""
     try:
-        fd = os.open(os.path.join(directory, "install.json"), flags)
+        fd = os.open(os.path.join(directory, "install.json"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         raise _Refused("install_record_missing") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:
             raise _Refused("install_record_untrusted")
-        if st.st_size > MAX_INSTALL_RECORD_BYTES:
-            raise _Refused("install_record_invalid")
         raw = os.read(fd, MAX_INSTALL_RECORD_BYTES + 1)
     finally:
         os.close(fd)
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise _Refused("install_record_invalid") from exc
-    if not isinstance(record, dict) or record.get("marker") != INSTALL_MARKER:
-        raise _Refused("install_record_invalid")
-    node, cli = record.get("node"), record.get("cli")
-    for value in (node, cli):
-        if not isinstance(value, str) or not os.path.isabs(value) or "\x00" in value:
-            raise _Refused("install_record_invalid")
-    return node, cli, record.get("timeout_seconds")
+    with contextlib.suppress(UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError):
+        record = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_INSTALL_RECORD_BYTES else {}
+        paths = (record["node"], record["cli"])
+        if record["marker"] == INSTALL_MARKER and all(os.path.isabs(p) and "\x00" not in p for p in paths):
+            return record["node"], record["cli"], record.get("timeout_seconds")
+    raise _Refused("install_record_invalid")
 
 
-# -- The worker child (docs/HERMES.md §Worker protocol) ------------------------------------------------------------
+# -- The worker child and the framing (docs/HERMES.md §The worker, §Worker protocol) --------------------------------
 
 
 class _Worker:
-    """One `memory-bridge worker` child and the bytes read from it so far. Used only under the client's lock."""
+    """One worker child and the bytes read from it so far; used only under the client's lock."""
 
     def __init__(self, command: list[str]) -> None:
-        # A minimal environment: nothing from the Hermes process; a small young generation keeps the long-lived
-        # worker's resident memory down (docs/BENCHMARKS.md). A Ctrl-C in Hermes's terminal must not kill it.
-        self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={"NODE_OPTIONS": "--max-semi-space-size=2"}, cwd="/", bufsize=0, close_fds=True,
-            start_new_session=True,
-        )  # fmt: skip
+        # Nothing from Hermes's environment; a small young generation (docs/BENCHMARKS.md); its own session.
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env={"NODE_OPTIONS": "--max-semi-space-size=2"}, cwd="/", bufsize=0,
+                                     start_new_session=True)
         self.buffer = bytearray()
         self.abandoned: set[str] = set()  # ids of timed-out requests whose replies are dropped when they come
         self.silent_since: float | None = None  # since when nothing came while requests were outstanding
-        try:
-            os.set_blocking(self.proc.stdin.fileno(), False)
-            os.set_blocking(self.proc.stdout.fileno(), False)
-        except BaseException:
-            self.stop()
-            raise
-        threading.Thread(target=self._forward_stderr, args=(self.proc.stderr,), daemon=True).start()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            os.set_blocking(stream.fileno(), False)
+        threading.Thread(target=self._forward_stderr, daemon=True).start()
 
-    @staticmethod
-    def _forward_stderr(stream) -> None:
+    def _forward_stderr(self) -> None:
         # The worker logs short reason codes on stderr; pass them to Hermes's logging, bounded per line.
-        try:
+        with contextlib.suppress(Exception), self.proc.stderr as stream:
             for line in iter(stream.readline, b""):
-                text = line[:512].decode("utf-8", "replace").rstrip()
-                if text:
+                if text := line[:512].decode("utf-8", "replace").rstrip():
                     logger.info("worker: %s", text)
-        except Exception:
-            pass
-        finally:
-            try:
-                stream.close()
-            except Exception:
-                pass
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def stuck(self, now: float) -> bool:
-        return self.silent_since is not None and now - self.silent_since >= STUCK_SECONDS
+    def stuck(self) -> bool:
+        return self.silent_since is not None and time.monotonic() - self.silent_since >= STUCK_SECONDS
 
     def abandon(self, request_id: str, sent_at: float) -> None:
         self.abandoned.add(request_id)
-        if self.silent_since is None:
-            self.silent_since = sent_at
+        self.silent_since = sent_at if self.silent_since is None else self.silent_since
 
-    @staticmethod
-    def _wait(fd: int, events: int, deadline: float) -> bool:
+    def _ready(self, stream, events: int, deadline: float) -> bool:
         # The default selector (epoll, kqueue or poll) has no FD_SETSIZE limit (a busy Hermes holds > 1024 fds).
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if (remaining := deadline - time.monotonic()) <= 0:
             raise _Refused("worker_timeout")
         with selectors.DefaultSelector() as selector:
-            selector.register(fd, events)
+            selector.register(stream.fileno(), events)
             return bool(selector.select(remaining))
 
     def send(self, data: bytes, deadline: float) -> None:
-        fd, view = self.proc.stdin.fileno(), memoryview(data)
+        view = memoryview(data)
         while view:
-            if not self._wait(fd, selectors.EVENT_WRITE, deadline):
-                continue
             try:
-                view = view[os.write(fd, view):]
+                if self._ready(self.proc.stdin, selectors.EVENT_WRITE, deadline):
+                    view = view[os.write(self.proc.stdin.fileno(), view):]
             except BlockingIOError:
                 continue
             except OSError as exc:  # EPIPE: the worker is gone
                 raise self._ended() from exc
 
     def receive_line(self, deadline: float) -> bytes:
-        fd = self.proc.stdout.fileno()
-        while True:
-            newline = self.buffer.find(b"\n")
-            if newline != -1:
-                line = bytes(self.buffer[:newline])
-                del self.buffer[: newline + 1]
-                self.silent_since = time.monotonic() if self.abandoned else None  # any line is a sign of life
-                return line
+        while (newline := self.buffer.find(b"\n")) == -1:
             if len(self.buffer) > MAX_LINE_BYTES:
                 raise _Refused("worker_protocol")
-            if not self._wait(fd, selectors.EVENT_READ, deadline):
+            if not self._ready(self.proc.stdout, selectors.EVENT_READ, deadline):
                 continue
             try:
-                chunk = os.read(fd, 65536)
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
             except BlockingIOError:
                 continue
             except OSError as exc:
@@ -480,27 +315,45 @@ class _Worker:
             if not chunk:
                 raise self._ended()
             self.buffer += chunk
+        line = bytes(self.buffer[:newline])
+        del self.buffer[: newline + 1]
+        self.silent_since = time.monotonic() if self.abandoned else None  # any line is a sign of life
+        return line
 
     def _ended(self) -> _Refused:
         """Why the worker went away: the launch gate refused its program, or it crashed."""
-        try:
+        code = None
+        with contextlib.suppress(Exception):
             code = self.proc.wait(timeout=2)
-        except Exception:
-            code = None
         return _Refused("worker_program_untrusted" if code == UNTRUSTED_EXIT else "worker_crashed")
 
     def stop(self) -> None:
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except Exception:
-                pass
+        for step in (self.proc.stdin.close, self.proc.stdout.close, self.proc.kill, lambda: self.proc.wait(timeout=5)):
+            with contextlib.suppress(Exception):
+                step()
+
+
+def _await_reply(worker: _Worker, request_id: str, deadline: float) -> dict:
+    """Our reply's result, late replies to abandoned requests skipped (docs/HERMES.md §Worker protocol)."""
+    while True:
         try:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait(timeout=5)
-        except Exception:
-            pass
+            reply = json.loads(worker.receive_line(deadline).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise _Refused("worker_protocol") from exc
+        reply_id = reply.get("id") if isinstance(reply, dict) else None
+        if not isinstance(reply_id, str) or reply_id not in worker.abandoned:
+            break
+        worker.abandoned.discard(reply_id)
+        worker.silent_since = time.monotonic() if worker.abandoned else None
+        logger.info("memory-bridge: dropped a late reply")
+    result = reply.get("result") if isinstance(reply, dict) else None
+    if (not isinstance(result, dict) or set(reply) != {"v", "id", "result"} or type(reply["v"]) is not int
+            or reply["v"] != 1 or reply_id != request_id or not isinstance(result.get("ok"), bool)
+            or worker.buffer):  # fmt: skip
+        raise _Refused("worker_protocol")  # a bad envelope, or a second line: one request, one reply
+    worker.abandoned.clear()
+    worker.silent_since = None
+    return result
 
 
 class _WorkerClient:
@@ -510,15 +363,12 @@ class _WorkerClient:
         self._directory = directory
         self._lock = threading.Lock()
         self._worker: _Worker | None = None
-        self.warm_up_sent = threading.Event()  # clear while a warm-up is on its way to the worker (_start_warm_up)
-        self.warm_up_sent.set()
 
-    def call(self, tool: str, args, caller: dict, timeout: float | None = None, wait: bool = True) -> dict | None:
-        """One request → its reply's result; ``timeout`` (seconds) lowers the per-call timeout for this call. With
-        ``wait`` False (the warm-up) the reply is not awaited but dropped by id when a later call reads: None."""
+    def call(self, tool: str, args, signals: dict, timeout: float = math.inf, wait: bool = True) -> dict | None:
+        """One request → its result (``timeout`` lowers the call's seconds; ``wait`` False: sent only, None)."""
         request_id = uuid.uuid4().hex
         # "v" and "id" first: the worker can still answer a line too long to parse by reading its start.
-        request = {"v": 1, "id": request_id, "tool": tool, "args": args, "caller": caller}
+        request = {"v": 1, "id": request_id, "tool": tool, "args": args, "hermes": signals}
         try:
             line = json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
@@ -526,170 +376,111 @@ class _WorkerClient:
         if len(line) > MAX_LINE_BYTES:
             raise _Refused("request_too_large")
         node, cli, record_timeout = _load_install_record(self._directory)
-        timeout = min(_timeout_seconds(os.environ.get(TIMEOUT_ENV), record_timeout), timeout or math.inf)
-        # The wait for the lock counts against the same deadline: concurrent calls must not queue without bound.
-        deadline = time.monotonic() + timeout
-        if wait:  # a call never overtakes the warm-up on its way to the worker: it queues behind it there instead
-            self.warm_up_sent.wait(timeout)
+        # The wait for the lock counts against the deadline: concurrent calls must not queue without bound.
+        deadline = time.monotonic() + min(_timeout_seconds(os.environ.get(TIMEOUT_ENV), record_timeout), timeout)
         if not self._lock.acquire(timeout=max(deadline - time.monotonic(), 0)):
             raise _Refused("worker_busy")
         try:
             worker = self._worker
-            if worker is not None and (not worker.alive() or worker.stuck(time.monotonic())):
+            if worker is not None and (not worker.alive() or worker.stuck()):
                 if worker.alive():
                     logger.warning("memory-bridge worker silent too long; restarting it")
-                worker.stop()
-                worker = self._worker = None
-            if worker is None:
+                self._drop()
+            if self._worker is None:
                 command = _program(node, cli)
                 try:
-                    worker = self._worker = _Worker(command)
+                    self._worker = _Worker(command)
                 except OSError as exc:
                     raise _Refused("worker_start_failed") from exc
-            keep, sent_at = False, None
-            try:
-                worker.send(line + b"\n", deadline)
-                sent_at = time.monotonic()
-                if not wait:
-                    worker.abandon(request_id, sent_at)
-                    keep = True
-                    return None
-                result = _await_reply(worker, request_id, deadline)
-                keep = True
-            except _Refused as refusal:
-                # Only the answer is late: keep the worker (it may be building a large index) and drop the reply
-                # when it comes. A partly written request leaves the pipe in an unknown state.
-                if refusal.reason == "worker_timeout" and sent_at is not None:
-                    worker.abandon(request_id, sent_at)
-                    keep = len(worker.abandoned) <= MAX_ABANDONED
-                raise
-            finally:
-                if not keep:  # a crash, a bad reply, a partial write: the next call starts a fresh worker
-                    worker.stop()
-                    self._worker = None
+            return self._exchange(self._worker, line + b"\n", request_id, deadline, wait)
         finally:
             self._lock.release()
-        return result
+
+    def _exchange(self, worker: _Worker, line: bytes, request_id: str, deadline: float, wait: bool) -> dict | None:
+        """The line out, the reply back; any failure but a late reply stops the worker."""
+        sent_at = None
+        try:
+            worker.send(line, deadline)
+            sent_at = time.monotonic()
+            if not wait:
+                worker.abandon(request_id, sent_at)
+                return None
+            return _await_reply(worker, request_id, deadline)
+        except BaseException as exc:
+            # Only a late answer keeps the worker (it may be building a large index); its reply is dropped by id.
+            if isinstance(exc, _Refused) and exc.reason == "worker_timeout" and sent_at is not None:
+                worker.abandon(request_id, sent_at)
+                if len(worker.abandoned) <= MAX_ABANDONED:
+                    raise
+            self._drop()
+            raise
+
+    def _drop(self) -> None:
+        """Stop the worker, if any; the next call starts a fresh one."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
 
     def close(self) -> None:
         with self._lock:
-            if self._worker is not None:
-                self._worker.stop()
-                self._worker = None
-
-
-def _await_reply(worker: _Worker, request_id: str, deadline: float) -> dict:
-    """Reply lines until ours, skipping late replies to abandoned requests. The worker answers in order, so once
-    ours is in no abandoned reply is still due, and any further buffered bytes are not our protocol. Ours must be
-    exactly ``{"v": 1, "id": <ours>, "result": {"ok": <bool>, …}}``; the worker (tested TypeScript) owns the rest
-    of the result's shape (docs/TOOLS.md §Results, src/hermes/surfaces.ts)."""
-    while True:
-        try:
-            reply = json.loads(worker.receive_line(deadline).decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise _Refused("worker_protocol") from exc
-        reply_id = reply.get("id") if isinstance(reply, dict) else None
-        if isinstance(reply_id, str) and reply_id in worker.abandoned:
-            worker.abandoned.discard(reply_id)
-            worker.silent_since = time.monotonic() if worker.abandoned else None
-            logger.info("memory-bridge: dropped a late reply")
-            continue
-        if not _valid_reply(reply, request_id):
-            raise _Refused("worker_protocol")
-        worker.abandoned.clear()
-        worker.silent_since = None
-        if worker.buffer:
-            raise _Refused("worker_protocol")  # one request, one reply
-        return reply["result"]
-
-
-def _valid_reply(reply, request_id: str) -> bool:
-    result = reply.get("result") if isinstance(reply, dict) else None
-    return (
-        set(reply) == {"v", "id", "result"}
-        and type(reply["v"]) is int
-        and reply["v"] == 1
-        and reply["id"] == request_id
-        and isinstance(result, dict)
-        and isinstance(result.get("ok"), bool)
-    )
+            self._drop()
 
 
 # -- What Hermes calls ----------------------------------------------------------------------------------------------
 
 
-class _Tools:
-    def __init__(self, probe: _CallerProbe, client: _WorkerClient) -> None:
-        self._probe = probe
-        self._client = client
+class _Handlers:
+    """What Hermes calls: each reads the call's signals, forwards one request and never raises into Hermes."""
 
-    def handle(self, tool: str, args) -> str:
-        """One tool call → the public JSON string. Never raises an Exception."""
+    def __init__(self, ctx, registered_home, client: _WorkerClient) -> None:
+        self.signals = functools.partial(_signals, ctx, registered_home)
+        self.client = client
+
+    def forward(self, name: str, args, timeout: float = math.inf, wait: bool = True) -> dict | None:
+        """The worker's result, or None with the reason code logged; only _BadArguments passes through."""
         try:
-            return json.dumps(self._client.call(tool, args, self._probe.caller()), ensure_ascii=False)
+            return self.client.call(name, args, self.signals(), timeout, wait)
+        except _BadArguments:
+            raise
+        except Exception as exc:  # never let a failure escape into Hermes
+            reason = exc.reason if isinstance(exc, _Refused) else f"internal ({type(exc).__name__})"
+            logger.warning("%s refused: %s (memory-bridge doctor says what to do)", name, reason)
+            return None
+
+    def tool(self, tool: str, args, **kwargs) -> str:
+        """One tool call → the public JSON string: the worker's result, else UNAVAILABLE or INVALID_ARGUMENTS."""
+        try:
+            result = self.forward(tool, args)
         except _BadArguments:
             return INVALID_ARGUMENTS
-        except _Refused as refusal:
-            logger.warning("%s refused: %s (memory-bridge doctor says what to do)", tool, refusal.reason)
-        except Exception as exc:  # never let a failure escape into Hermes's tool loop
-            logger.warning("%s refused: internal (%s)", tool, type(exc).__name__)
-        return UNAVAILABLE
+        return UNAVAILABLE if result is None else json.dumps(result, ensure_ascii=False)
 
-    def search(self, args, **kwargs) -> str:
-        return self.handle(SEARCH_TOOL, args)
-
-    def read(self, args, **kwargs) -> str:
-        return self.handle(READ_TOOL, args)
-
-
-def _message_text(message) -> str:
-    """A user message as Hermes passes it: the string, or the text parts of a list of content parts."""
-    if isinstance(message, str):
-        return message
-    if not isinstance(message, list):
-        return ""
-    return "\n".join(p["text"] for p in message if isinstance(p, dict) and p.get("type") == "text"
-                     and isinstance(p.get("text"), str))  # fmt: skip
-
-
-class _Surfaces:
-    """The pre_llm_call hook, the @memory: provider's methods and the prompt section: each forwards one request
-    and answers nothing on any failure or after SURFACE_TIMEOUT_SECONDS, logging a reason code."""
-
-    def __init__(self, probe: _CallerProbe, client: _WorkerClient) -> None:
-        self._probe = probe
-        self._client = client
-
-    def ask(self, name: str, args: dict) -> dict | None:
+    def ask(self, name: str, args: dict) -> dict:
+        """A surface's answer, or {} on any failure or after SURFACE_TIMEOUT_SECONDS."""
         try:
-            answer = self._client.call(name, args, self._probe.caller(), SURFACE_TIMEOUT_SECONDS)
-            return answer if answer.get("ok") is True else None
-        except _Refused as refusal:
-            logger.warning("%s gave nothing: %s", name, refusal.reason)
-        except Exception as exc:
-            logger.warning("%s gave nothing: internal (%s)", name, type(exc).__name__)
-        return None
+            answer = self.forward(name, args, SURFACE_TIMEOUT_SECONDS) or {}
+        except _BadArguments:
+            answer = {}
+        return answer if answer.get("ok") is True else {}
 
     def context(self, name: str, args: dict) -> str | None:
-        text = (self.ask(name, args) or {}).get("context")
+        text = self.ask(name, args).get("context")
         return text if isinstance(text, str) and text else None
 
     def pre_llm_call(self, **kwargs):
         """``{"context": <framed recalled notes>}`` for this API call only, or None."""
-        message = _message_text(kwargs.get("user_message"))
-        context = self.context(RECALL, {"message": message}) if message.strip() else None
+        context = self.context(RECALL, {"message": kwargs.get("user_message")})
         return None if context is None else {"context": context}
 
     def prompt_section(self, session_info=None) -> str:
         return self.context(PROMPT_SECTION, {}) or ""
 
     def completions(self, query, limit) -> list[dict]:
-        args = {"query": query if isinstance(query, str) else "", "limit": max(1, min(int(limit), 10))}
-        items = (self.ask(COMPLETE, args) or {}).get("items")
+        items = self.ask(COMPLETE, {"query": query, "limit": limit}).get("items")
         return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
-def _reference_provider(surfaces: _Surfaces, references):
+def _reference_provider(handlers: _Handlers, references):
     """An instance of Hermes's context-reference provider class for ``@memory:``; its coroutines run the blocking
     worker call in a thread (asyncio.to_thread copies the caller's context along)."""
     import asyncio
@@ -699,14 +490,12 @@ def _reference_provider(surfaces: _Surfaces, references):
         description = "Notes this profile may read (memory-bridge)"
 
         async def autocomplete(self, query: str, *, limit: int = 10) -> list:
-            items = await asyncio.to_thread(surfaces.completions, query, limit)
-            return [references.ContextCompletionItem(str(i.get("text")), str(i.get("display")), str(i.get("meta")))
-                    for i in items]  # fmt: skip
+            items = await asyncio.to_thread(handlers.completions, query, limit)
+            make = references.ContextCompletionItem
+            return [make(str(i.get("text")), str(i.get("display")), str(i.get("meta"))) for i in items]
 
         async def expand(self, target: str):
-            if not isinstance(target, str) or not target:
-                return None
-            return await asyncio.to_thread(surfaces.context, EXPAND, {"target": target[:1024]})
+            return await asyncio.to_thread(handlers.context, EXPAND, {"target": target})
 
     return _MemoryReferences()
 
@@ -715,11 +504,10 @@ _clients: list[_WorkerClient] = []
 
 
 def _close_all() -> None:
+    """Stop every worker (at exit, and in tests)."""
     for client in _clients:
-        try:
+        with contextlib.suppress(Exception):
             client.close()
-        except Exception:
-            pass
 
 
 atexit.register(_close_all)
@@ -728,68 +516,48 @@ atexit.register(_close_all)
 # -- Registration (docs/HERMES.md §Hermes API probe) ---------------------------------------------------------------
 
 # Context helpers every call reads; without one of them no call could be served, so nothing is registered.
-REQUIRED_HELPERS = (
-    ("hermes_constants", "get_hermes_home"),
-    ("hermes_constants", "get_hermes_home_override"),
-    ("agent.secret_scope", "is_multiplex_active"),
-    ("agent.delegation_context", "is_delegated_child_process_context"),
-    ("gateway.session_context", "get_session_env"),
-)
-
-
+REQUIRED_HELPERS = (("hermes_constants", "get_hermes_home"), ("hermes_constants", "get_hermes_home_override"),
+                    ("agent.secret_scope", "is_multiplex_active"),
+                    ("agent.delegation_context", "is_delegated_child_process_context"),
+                    ("gateway.session_context", "get_session_env"))
 # Keyword arguments register() passes to ctx.register_tool.
 REGISTER_KEYWORDS = ("name", "toolset", "schema", "handler", "description")
 
 
 def _register_tool_problem(ctx) -> str | None:
-    """What is wrong with ``ctx.register_tool`` for our call, or None: it must be callable, accept every keyword we
-    pass (by name or ``**kwargs``) and require no other. A signature Python cannot read is not held against it."""
+    """What stops ``ctx.register_tool(**our keywords)``: not callable, a keyword it lacks, another it requires."""
     import inspect
 
-    fn = getattr(ctx, "register_tool", None)
-    if not callable(fn):
+    if not callable(fn := getattr(ctx, "register_tool", None)):
         return "ctx.register_tool"
     try:
-        parameters = list(inspect.signature(fn).parameters.values())
+        parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return None
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    named = {p.name for p in parameters if p.kind in kinds}
-    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-    missing = [k for k in REGISTER_KEYWORDS if k not in named and not any_keyword]
-    required = [p.name for p in parameters if p.kind in kinds and p.default is inspect.Parameter.empty
-                and p.name not in REGISTER_KEYWORDS]  # fmt: skip
-    if missing:
-        return "ctx.register_tool keyword " + ", ".join(missing)
+    named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        if missing := [k for k in REGISTER_KEYWORDS if k not in {p.name for p in named}]:
+            return "ctx.register_tool keyword " + ", ".join(missing)
+    required = [p.name for p in named if p.default is p.empty and p.name not in REGISTER_KEYWORDS]
     return "ctx.register_tool requires " + ", ".join(required) if required else None
 
 
 def _hermes_version() -> str | None:
     """The running Hermes's version (the installed distribution, else ``hermes_cli.__version__``), or None."""
-    try:
-        import importlib.metadata as metadata
+    with contextlib.suppress(Exception):
+        import importlib.metadata
 
-        return str(metadata.version("hermes-agent"))
-    except Exception:
-        pass
-    try:
+        return str(importlib.metadata.version("hermes-agent"))
+    with contextlib.suppress(Exception):
         version = getattr(sys.modules.get("hermes_cli") or importlib.import_module("hermes_cli"), "__version__", None)
         return version if isinstance(version, str) else None
-    except Exception:
-        return None
+    return None
 
 
 def probe_hermes_api(ctx) -> dict:
-    """What this Hermes offers the shim, as ``hermes-api.json`` holds it (src/hermes/api-report.ts reads it):
-    ``{"v": 1, "checked_at", "python", "hermes_version", "register_tool", "helpers", "optional", "missing"}``;
-    ``missing`` names what stops registration. Never raises."""
-    missing: list[str] = []
+    """What this Hermes offers, as ``hermes-api.json`` holds it (src/hermes/api-report.ts); never raises."""
     problem = _register_tool_problem(ctx)
-    register_tool = problem is None
-    if problem is not None:
-        missing.append(problem)
-    helpers: dict[str, bool] = {}
-    modules: dict[str, object] = {}
+    missing, helpers, modules = [] if problem is None else [problem], {}, {}
     for module_name, helper in REQUIRED_HELPERS:
         if module_name not in modules:
             try:
@@ -797,120 +565,74 @@ def probe_hermes_api(ctx) -> dict:
             except Exception:
                 modules[module_name] = None
                 missing.append(f"module {module_name}")
-        module = modules[module_name]
-        helpers[f"{module_name}.{helper}"] = found = module is not None and callable(getattr(module, helper, None))
-        if module is not None and not found:
+        helpers[f"{module_name}.{helper}"] = found = callable(getattr(modules[module_name], helper, None))
+        if modules[module_name] is not None and not found:
             missing.append(f"{module_name}.{helper}")
-    delegation, secret_scope = modules.get("agent.delegation_context"), modules.get("agent.secret_scope")
-    optional = {
-        "ctx.current_cron_execution": callable(getattr(ctx, "current_cron_execution", None)),
-        "parent_cron_view": delegation is not None and _child_marker(delegation) is not None,
-        "agent.secret_scope.current_secret_scope_home": callable(getattr(secret_scope, "current_secret_scope_home",
-                                                                         None)),
-        "ctx.profile_name": isinstance(getattr(ctx, "profile_name", None), str),
-    }  # fmt: skip
-    return {"v": 1, "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    marker = getattr(modules["agent.delegation_context"], "_DELEGATED_CHILD_CONTEXT", None)
+    scope_home = getattr(modules["agent.secret_scope"], "current_secret_scope_home", None)
+    optional = {"ctx.current_cron_execution": callable(getattr(ctx, "current_cron_execution", None)),
+                "parent_cron_view": isinstance(marker, contextvars.ContextVar),
+                "agent.secret_scope.current_secret_scope_home": callable(scope_home),
+                "ctx.profile_name": isinstance(getattr(ctx, "profile_name", None), str)}
+    return {"v": 2, "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "python": "%d.%d.%d" % sys.version_info[:3], "hermes_version": _hermes_version(),
-            "register_tool": register_tool, "helpers": helpers, "optional": optional, "missing": missing}  # fmt: skip
+            "register_tool": problem is None, "helpers": helpers, "optional": optional, "missing": missing}
 
 
-def _write_api_report(directory: str, report: dict) -> None:
-    """Replace ``<directory>/hermes-api.json`` (mode 0600, written beside it and renamed). Best effort."""
-    path = os.path.join(directory, API_REPORT_FILE)
-    temporary = os.path.join(directory, f".{API_REPORT_FILE}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+def _write_api_report(report: dict) -> None:
+    """Replace ``hermes-api.json`` beside this file (mode 0600, written beside it and renamed); best effort."""
+    temporary = os.path.join(_HERE, f".{API_REPORT_FILE}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
     try:
-        fd = os.open(temporary, flags, 0o600)
-        try:
-            os.write(fd, (json.dumps(report, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "w") as out:
+            json.dump(report, out, indent=2, sort_keys=True)
+        os.replace(temporary, os.path.join(_HERE, API_REPORT_FILE))
     except Exception as exc:
         logger.debug("memory-bridge: could not write %s (%s)", API_REPORT_FILE, type(exc).__name__)
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
 
 
-def _register_surfaces(ctx, surfaces: _Surfaces) -> list[str]:
+def _register_surfaces(ctx, handlers: _Handlers) -> list[str]:
     """The hook, the @memory: provider and the prompt section, as far as this Hermes offers them; their names."""
-    steps = (
-        ("pre_llm_call", lambda: ctx.register_hook("pre_llm_call", surfaces.pre_llm_call)),
-        ("context_reference", lambda: ctx.register_context_reference(
-            _reference_provider(surfaces, importlib.import_module("agent.context_references")))),
-        ("system_prompt_section", lambda: ctx.register_system_prompt_section(
-            SECTION_ID, surfaces.prompt_section, max_chars=4000)),
-    )  # fmt: skip
     done = []
-    for name, step in steps:
+    for name in ("pre_llm_call", "context_reference", "system_prompt_section"):
         try:
-            step()
+            if name == "pre_llm_call":
+                ctx.register_hook(name, handlers.pre_llm_call)
+            elif name == "context_reference":
+                references = importlib.import_module("agent.context_references")
+                ctx.register_context_reference(_reference_provider(handlers, references))
+            else:
+                ctx.register_system_prompt_section(SECTION_ID, handlers.prompt_section, max_chars=4000)
             done.append(name)
         except Exception as exc:
             logger.debug("memory-bridge: %s not registered (%s)", name, type(exc).__name__)
     return done
 
 
-# Warm first call (docs/HERMES.md): once the tools are registered, a background thread starts the worker and asks it
-# to build the profile's view; a tool call that comes during the build waits for it in the worker.
-# MEMORY_BRIDGE_WARM_UP=0 in Hermes's environment turns it off (the first call then builds the view).
-WARM_UP_TOOL = "warm_up"
-WARM_UP_ENV = "MEMORY_BRIDGE_WARM_UP"
-WARM_UP_ON_REGISTER = True
-
-
-def _start_warm_up(probe: _CallerProbe, client: _WorkerClient) -> None:
-    """Send the warm-up for the caller Hermes's context names now, from a daemon thread; never raises."""
-    if not WARM_UP_ON_REGISTER or os.environ.get(WARM_UP_ENV, "").strip() == "0":
-        return
-
-    def send(caller) -> None:
-        try:
-            client.call(WARM_UP_TOOL, {}, caller, wait=False)
-        except _Refused as refusal:
-            logger.info("memory-bridge: no warm-up: %s", refusal.reason)
-        except Exception as exc:
-            logger.info("memory-bridge: no warm-up: internal (%s)", type(exc).__name__)
-        finally:
-            client.warm_up_sent.set()
-
-    try:
-        caller = probe.caller()
-        client.warm_up_sent.clear()
-        threading.Thread(target=send, args=(caller,), name="memory-bridge-warm-up", daemon=True).start()
-    except _Refused as refusal:
-        logger.info("memory-bridge: no warm-up: %s", refusal.reason)
-    except Exception as exc:  # no thread to be had: the first call builds the view
-        client.warm_up_sent.set()
-        logger.info("memory-bridge: no warm-up: internal (%s)", type(exc).__name__)
-
-
 def register(ctx) -> None:
-    """Hermes plugin entry point: probe the Hermes API (recorded in ``hermes-api.json`` for status and doctor);
-    when something required is missing register nothing and log one warning naming it; else register both tools
-    of ``tools.json`` and the other surfaces, then start the warm-up in the background (``_start_warm_up``)."""
+    """Hermes's entry point: probe and record the API; register nothing (one warning) when a part is missing, else
+    the tools, the other surfaces and the warm-up (docs/HERMES.md §Hermes API probe, §Warm first call)."""
     report = probe_hermes_api(ctx)
-    registered_home, home_reason = _registration_home()
-    report.update(home_problem=home_reason, registered=not report["missing"], surfaces=[])
+    home = _registration_home()
+    report.update(registered=not report["missing"], surfaces=[])
+    if home is not _UNREAD:
+        report["home"] = home
     if report["missing"]:
-        _write_api_report(_HERE, report)
+        _write_api_report(report)
         logger.warning("memory-bridge: this Hermes lacks %s; the memory_bridge tools are not registered",
                        "; ".join(report["missing"]))  # fmt: skip
         return
-    if home_reason is not None:
-        logger.warning("memory-bridge: every call will be refused: %s", home_reason)
-    probe = _CallerProbe(ctx, registered_home, home_reason)
     client = _WorkerClient(_HERE)
     _clients.append(client)
-    tools = _Tools(probe, client)
+    handlers = _Handlers(ctx, home, client)
     with open(os.path.join(_HERE, "tools.json"), encoding="utf-8") as listing:
         catalog = json.load(listing)
-    handlers = {SEARCH_TOOL: tools.search, READ_TOOL: tools.read}
     for entry in catalog["tools"]:
         ctx.register_tool(name=entry["name"], toolset=catalog["toolset"], schema=entry,
-                          handler=handlers[entry["name"]], description=entry["description"])  # fmt: skip
-    report["surfaces"] = _register_surfaces(ctx, _Surfaces(probe, client))
-    _write_api_report(_HERE, report)
-    _start_warm_up(probe, client)
+                          handler=functools.partial(handlers.tool, entry["name"]),
+                          description=entry["description"])  # fmt: skip
+    report["surfaces"] = _register_surfaces(ctx, handlers)
+    _write_api_report(report)
+    if WARM_UP_ON_REGISTER and os.environ.get(WARM_UP_ENV, "").strip() != "0":
+        handlers.forward(WARM_UP_TOOL, {}, wait=False)  # Hermes waits for the start only, never for the build

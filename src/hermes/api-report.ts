@@ -5,10 +5,15 @@
  *
  * File shape (written by the shim, mode 0600, replaced atomically):
  *
- *   {"v": 1, "checked_at": "<ISO-8601 UTC>", "python": "3.x.y", "hermes_version": "<version>" | null,
+ *   {"v": 2, "checked_at": "<ISO-8601 UTC>", "python": "3.x.y", "hermes_version": "<version>" | null,
  *    "register_tool": bool, "helpers": {"<module>.<helper>": bool}, "optional": {"<signal>": bool},
- *    "missing": ["<what>"], "registered": bool, "home_problem": "<reason>" | null}
+ *    "missing": ["<what>"], "registered": bool, "home": <get_hermes_home() as the shim read it>}
+ *
+ * `home` is left out when the shim could not read it. The shim only reports what it saw; whether the plugin
+ * refuses that home is decided here, by the worker's own rule (src/hermes/caller.ts `homeProblemOf`). A version 1
+ * report (an older shim) carries that verdict as `home_problem` instead.
  */
+import { homeProblemOf } from './caller.js';
 import { readPluginRecord } from './plugin-record.js';
 
 /** The report's file name inside the plugin directory. */
@@ -51,7 +56,7 @@ export function readApiReport(pluginDir: string): ApiReportState {
   if (read.state !== 'found') return read;
   const r = read.fields;
   if (
-    r.v !== 1 ||
+    (r.v !== 1 && r.v !== 2) ||
     typeof r.checked_at !== 'string' ||
     typeof r.python !== 'string' ||
     !(typeof r.hermes_version === 'string' || r.hermes_version === null) ||
@@ -75,7 +80,7 @@ export function readApiReport(pluginDir: string): ApiReportState {
       optional: r.optional,
       missing: r.missing,
       registered: r.registered,
-      homeProblem: typeof r.home_problem === 'string' ? r.home_problem : null,
+      homeProblem: r.v === 2 ? homeProblemOf(r.home) : typeof r.home_problem === 'string' ? r.home_problem : null,
     },
   };
 }

@@ -4,6 +4,8 @@
  *
  *   request `{"v": 1, "id": "<string>", "tool": "memory_bridge_search" | "memory_bridge_read" | <a surface>, "args": {…},
  *            "caller": {"home": "/abs", "profile": "<name or empty>", "cron": <bool>, "subagent": <bool>}}`
+ *            or, in place of `caller`, `"hermes": {<signals>}`: what the shim read in Hermes's process, from which
+ *            src/hermes/caller.ts decides the caller record (a refusal answers `unavailable` and logs its reason)
  *   reply   `{"v": 1, "id": "<same>", "result": <tool JSON, docs/TOOLS.md, or a surface's answer>}`
  *
  * The surfaces (`hermes_recall`, `hermes_complete`, `hermes_expand`, `hermes_prompt_section`) are Hermes's hook,
@@ -25,6 +27,7 @@ import type { Caller, ToolName, ToolResult } from '../tools/types.js';
 import { TOOL_NAMES } from '../tools/types.js';
 import { isNormalAbsolute } from '../trust/path.js';
 import { LineSplitter as GenericLineSplitter } from '../text/lines.js';
+import { callerFromSignals, MAX_HOME_BYTES, MAX_PROFILE_CHARS } from './caller.js';
 import { SURFACE_NAMES, type SurfaceAnswer, type SurfaceName } from './surfaces.js';
 
 /** The request `tool` of a warm-up (docs/HERMES.md, "Warm first call"). */
@@ -45,10 +48,6 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 export const PROTOCOL_VERSION = 1;
 /** Longest request id echoed back, in UTF-16 code units. */
 export const MAX_REQUEST_ID_CHARS = 256;
-/** Longest home path accepted, in bytes (Linux PATH_MAX). */
-export const MAX_HOME_BYTES = 4096;
-/** Longest profile name accepted (logs only); the empty string means "no name". */
-export const MAX_PROFILE_CHARS = 128;
 /** How much of an oversized line is kept to recover its id (the rest is discarded unread). */
 export const OVERSIZED_PREFIX_BYTES = 1024;
 
@@ -68,14 +67,21 @@ const CallerRecord = z.strictObject({
   subagent: z.boolean(),
 });
 
-const Request = z.strictObject({
-  v: z.literal(PROTOCOL_VERSION),
-  id: RequestId,
-  tool: z.enum([...TOOL_NAMES, ...SURFACE_NAMES, WARM_UP]),
-  // Present but unvalidated here: the tool answers invalid_request for bad arguments.
-  args: z.unknown().refine((a) => a !== undefined, 'args missing'),
-  caller: CallerRecord,
-});
+const Request = z
+  .strictObject({
+    v: z.literal(PROTOCOL_VERSION),
+    id: RequestId,
+    tool: z.enum([...TOOL_NAMES, ...SURFACE_NAMES, WARM_UP]),
+    // Present but unvalidated here: the tool answers invalid_request for bad arguments.
+    args: z.unknown().refine((a) => a !== undefined, 'args missing'),
+    caller: CallerRecord.optional(),
+    // The shim's raw signals, decided by src/hermes/caller.ts.
+    hermes: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((r) => (r.caller === undefined) !== (r.hermes === undefined), {
+    path: ['caller'],
+    message: 'exactly one of caller and hermes',
+  });
 
 /** A request that passed validation. */
 export interface WorkerRequest {
@@ -95,7 +101,7 @@ export interface WorkerRequest {
  */
 export type LineOutcome =
   | { kind: 'call'; request: WorkerRequest }
-  | { kind: 'reject'; id: string; reason: string }
+  | { kind: 'reject'; id: string; reason: string; tool?: string }
   | { kind: 'skip'; reason: string };
 
 /**
@@ -124,9 +130,14 @@ export function parseRequestLine(line: Buffer): LineOutcome {
   const id = idCheck.data;
   const parsed = Request.safeParse(value);
   if (!parsed.success) return { kind: 'reject', id, reason: rejectReason(parsed.error) };
-  const { tool, args, caller } = parsed.data;
-  const record: Caller = { home: caller.home, cron: caller.cron, subagent: caller.subagent };
-  if (caller.profile !== '') record.profile = caller.profile;
+  const { tool, args, caller, hermes } = parsed.data;
+  if (hermes !== undefined) {
+    const decided = callerFromSignals(hermes);
+    if (!decided.ok) return { kind: 'reject', id, reason: decided.reason, tool };
+    return { kind: 'call', request: { id, tool, args, caller: decided.caller } };
+  }
+  const record: Caller = { home: caller!.home, cron: caller!.cron, subagent: caller!.subagent };
+  if (caller!.profile !== '') record.profile = caller!.profile;
   return { kind: 'call', request: { id, tool, args, caller: record } };
 }
 
@@ -136,7 +147,7 @@ function rejectReason(error: z.ZodError): string {
   const field = first?.path[0];
   if (field === 'v') return 'bad_version';
   if (field === 'tool') return 'bad_tool';
-  if (field === 'caller') return 'bad_caller';
+  if (field === 'caller' || field === 'hermes') return 'bad_caller';
   if (field === 'args') return 'missing_args';
   if (first?.code === 'unrecognized_keys') return 'unknown_field';
   return 'bad_request';

@@ -18,6 +18,30 @@ export type SurfaceName = (typeof SURFACE_NAMES)[number];
 /** Longest user message taken for recall, in UTF-16 code units (only its first 500 make the query). */
 const MAX_MESSAGE_CHARS = 200_000;
 
+/**
+ * A user message as Hermes passes it to the hook: the text, or a list of content parts whose text parts are joined
+ * with newlines (other parts are not text to recall from); anything else is no text.
+ */
+const Message = z.unknown().transform((message) => {
+  if (typeof message === 'string') return message;
+  if (!Array.isArray(message)) return '';
+  const texts: string[] = [];
+  for (const part of message as unknown[]) {
+    const p = part as { type?: unknown; text?: unknown } | null;
+    if (typeof p === 'object' && p !== null && p.type === 'text' && typeof p.text === 'string') texts.push(p.text);
+  }
+  return texts.join('\n');
+});
+
+/** The typed text after `@memory:` (anything but text is nothing typed yet). */
+const Typed = z.unknown().transform((q) => (typeof q === 'string' ? q : ''));
+
+/** How many completions Hermes asks for: any finite number, truncated and clamped to 1–MAX_COMPLETIONS. */
+const Limit = z
+  .number()
+  .refine(Number.isFinite)
+  .transform((n) => Math.max(1, Math.min(Math.trunc(n), MAX_COMPLETIONS)));
+
 /** A surface's answer: `context` (text or null) or `items` (completions). */
 export type SurfaceAnswer = { ok: true; context: string | null } | { ok: true; items: unknown[] };
 
@@ -33,19 +57,25 @@ interface SurfaceRow {
 export const SURFACE_TABLE: readonly SurfaceRow[] = Object.freeze([
   {
     name: 'hermes_recall',
-    args: z.strictObject({ message: z.string().max(MAX_MESSAGE_CHARS) }),
+    args: z.strictObject({ message: Message.pipe(z.string().max(MAX_MESSAGE_CHARS)) }),
     empty: { ok: true, context: null },
     run: (bridge, args: { message: string }, caller, silent) => runRecall(bridge, args, caller, silent),
   },
   {
     name: 'hermes_complete',
-    args: z.strictObject({ query: z.string().max(512), limit: z.int().min(1).max(MAX_COMPLETIONS) }),
+    args: z.strictObject({ query: Typed.pipe(z.string().max(512)), limit: Limit }),
     empty: { ok: true, items: [] },
     run: (bridge, args: { query: string; limit: number }, caller) => runComplete(bridge, args, caller),
   },
   {
     name: 'hermes_expand',
-    args: z.strictObject({ target: z.string().min(1).max(1024) }),
+    // Hermes passes what follows `@memory:`; an id is at most 1024 characters, so a longer target is cut there.
+    args: z.strictObject({
+      target: z
+        .string()
+        .min(1)
+        .transform((t) => t.slice(0, 1024)),
+    }),
     empty: { ok: true, context: null },
     run: (bridge, args: { target: string }, caller) => runExpand(bridge, args, caller),
   },

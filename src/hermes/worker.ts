@@ -139,7 +139,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       return;
     }
     if (outcome.kind === 'reject') {
-      log('worker', outcome.reason);
+      log(outcome.tool ?? 'worker', outcome.reason);
       await send(unavailableReply(outcome.id));
       return;
     }

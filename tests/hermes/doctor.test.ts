@@ -650,6 +650,11 @@ test("status and doctor › read the shim's Hermes API report; install keeps tre
   });
   fs.writeFileSync(report, JSON.stringify({ ...found, home_problem: 'home_symlink' }));
   t.like(check(run('doctor', '--home', home, '--json').json, 'hermes_api'), { ok: false, reason: 'home_symlink' });
+  // The current shim records the home as Hermes gave it; doctor judges it by the worker's rule (src/hermes/caller.ts).
+  fs.writeFileSync(report, JSON.stringify({ ...found, v: 2, home_problem: undefined, home: 'relative/home' }));
+  t.like(check(run('doctor', '--home', home, '--json').json, 'hermes_api'), { ok: false, reason: 'home_relative' });
+  fs.writeFileSync(report, JSON.stringify({ ...found, v: 2, home_problem: undefined, home }));
+  t.like(check(run('doctor', '--home', home, '--json').json, 'hermes_api'), { ok: true });
   fs.writeFileSync(report, '{"v": 2}');
   t.regex(run('status', '--home', home).stdout, /Hermes API: +its report \(hermes-api\.json\) is unreadable/);
 });

@@ -16,7 +16,15 @@ test('every reason the shim refuses for has a remedy in src/remedies.ts', (t) =>
     reasons.add(m[1]!);
     reasons.add(m[2]!);
   }
-  t.true(reasons.size >= 15, [...reasons].join(', '));
+  t.true(reasons.size >= 12, [...reasons].join(', '));
+  for (const reason of reasons) t.not(remedyOf(reason), FALLBACK_REMEDY, reason);
+});
+
+test("every reason the worker refuses the shim's signals for has a remedy too", (t) => {
+  const decider = fs.readFileSync(path.join(repo, 'src', 'hermes', 'caller.ts'), 'utf8');
+  const reasons = new Set([...decider.matchAll(/Refused\('([a-z_]+)'\)/g)].map((m) => m[1]!));
+  for (const m of decider.matchAll(/return '([a-z_]+)';/g)) reasons.add(m[1]!);
+  t.true(reasons.size >= 8, [...reasons].join(', '));
   for (const reason of reasons) t.not(remedyOf(reason), FALLBACK_REMEDY, reason);
 });
 

@@ -188,7 +188,39 @@ test('references › autocomplete lists allowed ids matching what was typed, nev
   t.deepEqual(surface('hermes_complete', { query: 'salary', limit: 10 }, caller(h)).items, []);
   t.deepEqual(surface('hermes_complete', { query: 'private', limit: 10 }, caller(h)).items, []);
   t.is(surface('hermes_complete', { query: '', limit: 1 }, caller(h)).items!.length, 1);
-  t.deepEqual(surface('hermes_complete', { query: '', limit: 11 }, caller(h)).items, []);
+  // Hermes's limit as it comes (the shim passes it on): truncated and clamped to 1–10; not a number gives nothing.
+  t.is(surface('hermes_complete', { query: '', limit: 11 }, caller(h)).items!.length, 2);
+  t.is(surface('hermes_complete', { query: '', limit: 0 }, caller(h)).items!.length, 1);
+  t.is(surface('hermes_complete', { query: '', limit: 1.9 }, caller(h)).items!.length, 1);
+  t.deepEqual(surface('hermes_complete', { query: '', limit: '3' }, caller(h)).items, []);
+  t.deepEqual(surface('hermes_complete', { query: '', limit: true }, caller(h)).items, []);
+  // A query that is not text is nothing typed yet: everything allowed is offered.
+  t.is(surface('hermes_complete', { query: null, limit: 10 }, caller(h)).items!.length, 2);
+});
+
+test("recall › Hermes's user message as it comes: text, or content parts whose text parts are joined", (t) => {
+  const h = home(RECALL_ON);
+  const recalled = (message: unknown) => surface('hermes_recall', { message }, caller(h)).context ?? null;
+  const parts = [
+    { type: 'image_url', image_url: { url: 'data:,' } },
+    { type: 'text', text: 'lantern' },
+    { type: 'text', text: 'garden' },
+    { type: 'text', text: 7 },
+    'lantern',
+    null,
+  ];
+  const fromParts = recalled(parts);
+  t.true(fromParts?.includes('projects/garden.md') === true);
+  t.true(recalled('lantern garden')!.includes('projects/garden.md'));
+  // Nothing to recall from: no text, no parts with text, or something else entirely.
+  for (const nothing of ['', '   ', [], [{ type: 'image_url' }], null, 3]) t.is(recalled(nothing), null);
+});
+
+test('references › an expansion target longer than an id is cut to 1024 characters', (t) => {
+  const h = home();
+  t.is(surface('hermes_expand', { target: `projects/garden.md${' '.repeat(2000)}` }, caller(h)).context, null);
+  t.is(surface('hermes_expand', { target: 7 }, caller(h)).context, null);
+  t.is(surface('hermes_expand', { target: '' }, caller(h)).context, null);
 });
 
 test('references › an id with spaces is offered between backticks', (t) => {

@@ -303,8 +303,8 @@ class WarmUpTests(ShimTestCase):
     def test_a_refused_caller_gets_no_warm_up(self):
         self.state.multiplex = True  # a multiplexed gateway with no home bound: no caller can be named
         self.register_warm()
-        self.assertTrue(self.reasons.wait_for("no warm-up: multiplex_unbound"), self.reasons)
-        self.assertIsNone(self.client()._worker)
+        # The worker refuses the warm-up as it would a call, so nothing is built and no view is recorded.
+        self.assertTrue(self.reasons.wait_for("warm_up multiplex_unbound"), self.reasons)
         self.assertFalse(self.view_state().exists())
 
 
@@ -376,27 +376,30 @@ class InteractiveCallTests(ShimTestCase):
         result = self.search({"query": "lantern", "home": "/etc"})
         self.assertEqual(result["error"]["code"], "invalid_request")
 
-    def test_the_request_line_carries_the_caller_record(self):
+    def test_the_request_line_carries_hermes_signals_and_the_worker_names_the_caller(self):
         log = self.recording_worker()
         self.search({"query": "lantern", "limit": 3})
         request = json.loads(log.read_text().splitlines()[0])
-        self.assertEqual(set(request), {"v", "id", "tool", "args", "caller"})
+        self.assertEqual(set(request), {"v", "id", "tool", "args", "hermes"})
         self.assertEqual(request["v"], 1)
         self.assertEqual(request["tool"], "memory_bridge_search")
         self.assertEqual(request["args"], {"query": "lantern", "limit": 3})
-        self.assertEqual(
-            request["caller"], {"home": str(self.home), "cron": False, "subagent": False, "profile": "default"}
-        )
+        self.assertEqual(request["hermes"], {
+            "plugin_host": "", "home": str(self.home), "registered_home": str(self.home), "override": None,
+            "multiplex": False, "subagent": False, "cron_flag": "", "platform": "", "cron_execution": False,
+            "parent_cron_execution": False, "profile_name": "default"})  # fmt: skip
+        self.assertEqual(_decide([request["hermes"]]), [
+            {"ok": True, "caller": {"home": str(self.home), "cron": False, "subagent": False, "profile": "default"}}])
 
-
-    def test_the_caller_record_always_carries_a_profile_string(self):
+    def test_a_nameless_profile_is_sent_as_none_and_the_caller_names_none(self):
         log = self.recording_worker()
         ctx = stub.StubContext(profile_name=None)
         self.shim.register(ctx)
         self.ctx = ctx
         self.search()
-        caller = json.loads(log.read_text().splitlines()[0])["caller"]
-        self.assertEqual(caller["profile"], "")
+        signals = json.loads(log.read_text().splitlines()[0])["hermes"]
+        self.assertIsNone(signals["profile_name"])
+        self.assertNotIn("profile", _decide([signals])[0]["caller"])
 
     def test_a_nameless_profile_is_served_by_the_real_worker(self):
         ctx = stub.StubContext(profile_name=None)
@@ -409,7 +412,9 @@ class RunKindTests(ShimTestCase):
     """Cron detection uses every signal Hermes gives (docs/HERMES.md, "Cron and subagents"); each alone is enough."""
 
     def callers(self, log: Path) -> list[tuple[bool, bool]]:
-        return [(c["cron"], c["subagent"]) for c in (json.loads(l)["caller"] for l in log.read_text().splitlines())]
+        """(cron, subagent) as the worker decides them from the signals the shim sent."""
+        decided = _decide([json.loads(line)["hermes"] for line in log.read_text().splitlines()])
+        return [(d["caller"]["cron"], d["caller"]["subagent"]) if d["ok"] else d["reason"] for d in decided]
 
     def test_each_cron_signal_alone_marks_the_call_as_cron(self):
         log = self.recording_worker()
@@ -578,9 +583,9 @@ class HomeTests(ShimTestCase):
     def test_plugin_host_isolation_process_is_refused(self):
         os.environ["HERMES_PLUGIN_HOST_PROCESS"] = "1"
         self.assertEqual(self.search(), UNAVAILABLE)
-        # Hermes's log says the reason and where to learn what to do (src/remedies.ts via doctor), never a path.
-        line = "memory_bridge_search refused: plugin_host_process (memory-bridge doctor says what to do)"
-        self.assertIn(line, self.reasons.messages)
+        # Hermes's log says the reason and what to do (the worker's line, src/remedies.ts), never a path.
+        self.assertTrue(self.reasons.wait_for("memory_bridge_search plugin_host_process → "), self.reasons)
+        self.assertNotIn(str(self.tmp), str(self.reasons))
 
     def test_a_missing_hermes_module_is_refused(self):
         for module in ("agent.delegation_context", "gateway.session_context", "agent.secret_scope", "hermes_constants"):
@@ -610,7 +615,8 @@ class HomeTests(ShimTestCase):
         # At call time: HERMES_HOME became relative after registration.
         self.state.home = "relative/home"
         self.assertEqual(self.search(), UNAVAILABLE)
-        self.assertIn("refused: home_relative (memory-bridge doctor says what to do)", str(self.reasons))
+        # The worker decides and logs the reason with its remedy (src/remedies.ts); the shim passes the line on.
+        self.assertTrue(self.reasons.wait_for("memory_bridge_search home_relative → "), self.reasons)
         self.assertNotIn("home_mismatch", str(self.reasons))
         self.assertNotIn("bad_home", str(self.reasons))
 
@@ -619,9 +625,10 @@ class HomeTests(ShimTestCase):
         ctx = stub.StubContext()
         self.shim.register(ctx)
         self.ctx = ctx
-        self.assertEqual(json.loads(self.api_report_path().read_text())["home_problem"], "home_relative")
+        self.assertEqual(json.loads(self.api_report_path().read_text())["home"], "relative/home")
+        self.assertEqual(_api_home_problem(self.home / "plugins" / "memory-bridge"), "home_relative")
         self.assertEqual(self.search(), UNAVAILABLE)
-        self.assertIn("home_relative", str(self.reasons))
+        self.assertTrue(self.reasons.wait_for("home_relative"), self.reasons)
         self.assertNotIn("home_mismatch", str(self.reasons))
 
     def test_a_home_reached_through_a_symlink_is_refused_and_named(self):
@@ -633,18 +640,19 @@ class HomeTests(ShimTestCase):
         self.shim.register(ctx)
         self.ctx = ctx
         self.assertEqual(self.search(), UNAVAILABLE)
-        self.assertIn("refused: home_symlink (memory-bridge doctor says what to do)", str(self.reasons))
+        self.assertTrue(self.reasons.wait_for("memory_bridge_search home_symlink → "), self.reasons)
         self.assertNotIn("home_mismatch", str(self.reasons))
         self.assertNotIn(str(self.tmp), str(self.reasons))  # the operator log carries no path
-        self.assertEqual(json.loads(self.api_report_path().read_text())["home_problem"], "home_symlink")
+        self.assertEqual(_api_home_problem(self.home / "plugins" / "memory-bridge"), "home_symlink")
 
     def test_a_linked_directory_above_the_home_is_named_too(self):
         real = _mkdir(self.tmp / "real-parent")
         os.rename(self.home, real / "home")
-        (self.tmp / "home").symlink_to(real)
-        self.state.home = str(self.tmp / "home" / "home")
+        (self.tmp / "home").symlink_to(real / "home")  # where the loaded shim still finds its own files
+        (self.tmp / "linked").symlink_to(real)
+        self.state.home = str(self.tmp / "linked" / "home")
         self.assertEqual(self.search(), UNAVAILABLE)
-        self.assertIn("home_symlink", str(self.reasons))
+        self.assertTrue(self.reasons.wait_for("home_symlink"), self.reasons)
 
     def test_a_multiplexed_home_bound_through_a_symlink_is_named(self):
         link = self.tmp / "linked-home"
@@ -652,7 +660,7 @@ class HomeTests(ShimTestCase):
         self.state.multiplex = True
         self.state.override = str(link)
         self.assertEqual(self.search(), UNAVAILABLE)
-        self.assertIn("home_symlink", str(self.reasons))
+        self.assertTrue(self.reasons.wait_for("home_symlink"), self.reasons)
 
 
 class HermesApiTests(ShimTestCase):
@@ -672,7 +680,7 @@ class HermesApiTests(ShimTestCase):
         path = self.api_report_path()
         self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
         report = json.loads(path.read_text())
-        self.assertEqual(report["v"], 1)
+        self.assertEqual(report["v"], 2)
         self.assertIs(report["registered"], True)
         self.assertIs(report["register_tool"], True)
         self.assertEqual(report["missing"], [])
@@ -687,7 +695,8 @@ class HermesApiTests(ShimTestCase):
                 "ctx.profile_name": True,
             },
         )
-        self.assertIsNone(report["home_problem"])
+        self.assertEqual(report["home"], str(self.home))
+        self.assertIsNone(_api_home_problem(self.home / "plugins" / "memory-bridge"))
 
     def test_a_missing_module_registers_nothing_with_one_warning_naming_it(self):
         for module in ("hermes_constants", "agent.secret_scope", "agent.delegation_context", "gateway.session_context"):
@@ -1007,6 +1016,24 @@ _SPOILERS = (
 
 # The launch gate (src/hermes/launch.ts), which judges the package trees before the worker's code loads.
 GATE = REPO / "dist" / "src" / "hermes" / "launch.js"
+
+
+def _decide(records: list[dict]) -> list[dict]:
+    """The worker's decision (src/hermes/caller.ts ``callerFromSignals``) on each ``hermes`` record the shim sent."""
+    script = (f"import({json.dumps((REPO / 'dist' / 'src' / 'hermes' / 'caller.js').as_uri())}).then(m => {{"
+              "let s = ''; process.stdin.on('data', (d) => { s += d; }); process.stdin.on('end', () => "
+              "process.stdout.write(JSON.stringify(JSON.parse(s).map((r) => m.callerFromSignals(r))))); })")
+    done = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps(records),
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(done.stdout)
+
+
+def _api_home_problem(home: Path) -> str | None:
+    """What status and doctor say of the home hermes-api.json recorded (src/hermes/api-report.ts)."""
+    script = (f"import({json.dumps((REPO / 'dist' / 'src' / 'hermes' / 'api-report.js').as_uri())})"
+              f".then(m => process.stdout.write(JSON.stringify(m.readApiReport({json.dumps(str(home))}))))")
+    done = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)["report"]["homeProblem"]
 
 
 def _gate_verdict(cli: Path, prefix: tuple = (), gate: Path = GATE) -> dict:

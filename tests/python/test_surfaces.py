@@ -102,12 +102,12 @@ class RecallTests(SurfaceTestCase):
         started = time.monotonic()
         self.assertEqual(self.ctx.pre_llm_call("lantern"), [])
         self.assertLess(time.monotonic() - started, 60)  # bounded by the surface timeout, not the worker
-        self.assertTrue(self.reasons.wait_for("hermes_recall gave nothing: worker_timeout"), self.reasons)
+        self.assertTrue(self.reasons.wait_for("hermes_recall refused: worker_timeout"), self.reasons)
 
     def test_a_crashing_worker_answers_nothing(self):
         self.use_fake_worker("import sys\nsys.stdin.readline()\nsys.exit(3)\n")
         self.assertEqual(self.ctx.pre_llm_call("lantern"), [])
-        self.assertTrue(self.reasons.wait_for("hermes_recall gave nothing: worker_crashed"), self.reasons)
+        self.assertTrue(self.reasons.wait_for("hermes_recall refused: worker_crashed"), self.reasons)
 
     def test_the_shim_keeps_nothing_of_what_it_recalled(self):
         self.recall_policy()
