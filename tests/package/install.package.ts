@@ -249,7 +249,8 @@ test('package › the Hermes plugin installs from the installed copy; its worker
   const plugin = report.checks.find((c) => c.name === 'plugin');
   t.like(plugin, { ok: true }, doctor.stdout);
   t.is(plugin?.reason, undefined, doctor.stdout);
-  // The shim checks node, the CLI, package.json and the launch gate, and starts the worker through the gate.
+  // The shim checks node and the launch gate (which judges the CLI, package.json and the trees) and starts the
+  // worker through the gate.
   const command = shimCommand(pluginDir, record.node, record.cli);
   t.deepEqual(command, [record.node, path.join(pkgDir, 'dist', 'src', 'hermes', 'launch.js'), record.cli, 'worker']);
   const argv = command as string[];
