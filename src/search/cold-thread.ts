@@ -63,6 +63,8 @@ export interface ColdThreadOptions {
 /** What a scan calls with each note as it joins its result (`ScanOptions.noteSink`). */
 export interface NoteSink {
   accept(note: ScannedNote): void;
+  /** True while a worker is building beside the scan (the call will wait for it at the end). */
+  besideScan(): boolean;
 }
 
 /** How the last engaged first call was answered (tests and diagnostics). */
@@ -130,6 +132,11 @@ export class ColdFeed implements NoteSink {
     private readonly thread: ColdThread,
     private readonly options: Required<ColdThreadOptions>,
   ) {}
+
+  /** True while the worker runs for this feed (started, not given up): the scan's end will wait for it. */
+  besideScan(): boolean {
+    return this.worker !== null && !this.off;
+  }
 
   /** A note that has just joined the scan's result (scan order). Never throws. */
   accept(note: ScannedNote): void {

@@ -254,7 +254,12 @@ class TreeScan {
     const listing = this.listingOf(dirFd, dirStat, prefix, depth);
     // Watches for the candidates, and the stat thread's job; before this returns (and the caller closes dirFd), the
     // view takes back every entry the worker has not answered.
-    const job = this.view.openDirectory(dirFd, listing, this.isCandidate);
+    const job = this.view.openDirectory(
+      dirFd,
+      listing,
+      this.isCandidate,
+      this.options.noteSink?.besideScan?.() === true,
+    );
     try {
       this.walkEntries(dirFd, listing, prefix, depth, job);
     } finally {

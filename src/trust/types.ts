@@ -168,7 +168,9 @@ export interface ScanOptions {
    * Called with each note as it joins the result, in scan order (a note once pushed stays in the result, also when a
    * budget stops the scan later): the cold thread's feed (src/search/cold-thread.ts). With a sink, the texts
    * read in this call are kept in shared chunks (`TextArena`), which the sink may hand to another thread to read.
-   * The sink only observes: it never changes what the scan checks, charges or returns.
+   * The sink only observes: it never changes what the scan checks, charges or returns. `besideScan()` true: a thread
+   * is building beside this scan, which will wait for it, so the scan spends the time it has to spare on watching
+   * the notes of directories it lists afresh (`CallerView.openDirectory`), which saves the next call that work.
    */
-  noteSink?: { accept(note: ScannedNote): void } | undefined;
+  noteSink?: { accept(note: ScannedNote): void; besideScan?(): boolean } | undefined;
 }

@@ -392,7 +392,10 @@ export class CallerView {
 
   /**
    * Before the walk visits the entries of the open directory `dirFd` (listing `dir`): with notification on and the
-   * listing reused, watches every candidate entry (`isCandidate`) that has none yet, before any statx of this call
+   * listing reused (or, with `fresh`, taken in this scan and reusable: listed more than the racy margin after the
+   * directory's last change, so a later call reuses it only if no entry was created, removed or renamed since, and
+   * the watch and the kept statx, both made after the listing, then resolved the same inode), watches every candidate
+   * entry (`isCandidate`) that has none yet, before any statx of this call
    * (the worker's included) is issued for it, so the answer it keeps is taken under the watch (entries statted with
    * more than one link stay unwatched: they are refused anyway, and two names of one inode would share one watch);
    * then publishes the stat thread's job of the candidates this scan will stat (clean entries are not statted at
@@ -400,11 +403,14 @@ export class CallerView {
    *
    * @returns the job for `stat` and `closeDirectory` (-1: none)
    */
-  openDirectory(dirFd: number, dir: ListedDir, isCandidate: (e: ListedEntry) => boolean): number {
+  openDirectory(dirFd: number, dir: ListedDir, isCandidate: (e: ListedEntry) => boolean, fresh = false): number {
     const listing = dir as Listing;
-    const watched = this.watching && listing.reusedAt === this.generation;
+    const watched =
+      this.watching &&
+      (listing.reusedAt === this.generation || (fresh && listing.reusable && listing.seen === this.generation));
     let dirty = -1;
     if (watched) {
+      listing.watchedAt = this.generation;
       const watch = this.notes!;
       dirty = 0;
       for (const e of listing.entries) {
@@ -452,7 +458,7 @@ export class CallerView {
     if (taken === NOT_TAKEN) this.native!.statRawAt(dirFd, e.cname, words);
     // The watch (when the entry has one) was added before this statx was issued, and the drain at the start of the
     // next scan reads every event since: from here on the answer is clean until an event says otherwise.
-    e.clean = this.watching && e.wd > 0 && listing.reusedAt === this.generation ? this.notes!.epoch : 0;
+    e.clean = this.watching && e.wd > 0 && listing.watchedAt === this.generation ? this.notes!.epoch : 0;
     if (e.stat !== undefined && sameWords(listing.snaps, e.slot, words)) return e.stat;
     listing.snaps.set(words, e.slot);
     e.stat = fileStatFromRaw(words);

@@ -20,7 +20,7 @@ import test, { type ExecutionContext } from 'ava';
 import { openTrustedDir } from '../../src/trust/path.js';
 import { scanTree } from '../../src/trust/scan.js';
 import { CallerView } from '../../src/trust/view.js';
-import type { ScanResult } from '../../src/trust/types.js';
+import type { ScanOptions, ScanResult } from '../../src/trust/types.js';
 import { statPool } from '../../src/trust/warm/stat-pool.js';
 import type { StatThread } from '../../src/trust/warm/stat-thread.js';
 import { setWatchCeilingForTests, watchesHeld } from '../../src/trust/warm/watch.js';
@@ -108,11 +108,16 @@ class View {
   }
 
   /** One scan with notification on (or off), learned as the index would learn it; counts are for this scan only. */
-  scan(watch = true): ScanResult {
+  scan(watch = true, noteSink?: ScanOptions['noteSink']): ScanResult {
     const fd = openTrustedDir(this.tree.root, 'root', native);
     this.counting.reset();
     try {
-      const options = { view: this.memo, watch, ...(this.thread === undefined ? {} : { statThread: this.thread }) };
+      const options = {
+        view: this.memo,
+        watch,
+        noteSink,
+        ...(this.thread === undefined ? {} : { statThread: this.thread }),
+      };
       const r = scanTree(fd, ALLOW_ALL, limits(), this.known, this.counting.native, options);
       return this.known.learn(r);
     } finally {
@@ -451,6 +456,36 @@ watchTest('watch › a note replaced by rename, a note deleted, a new note: the 
   t.true(r.notes.find((n) => n.id === 'b/c/n20.md')?.text?.includes('newcomer'));
   quiet(t, v, 1);
 });
+
+watchTest(
+  'watch › a first scan beside a build watches what it lists, so the second keeps every answer; changes are still seen',
+  async (t) => {
+    const tree = makeTree();
+    const v = view(tree);
+    const held = watchesHeld();
+    // What the cold thread's feed says while its worker builds beside the scan (src/search/cold-thread.ts).
+    const beside = { accept: () => undefined, besideScan: () => true };
+    const first = v.scan(true, beside);
+    t.is(v.stats, NOTES, 'the first scan statted every note, each after its watch');
+    t.is(watchesHeld(), held + NOTES, 'every note of the listings it took got a watch');
+    sameAsFresh(t, tree, first, []);
+    quiet(t, v, 0);
+    const changed = tree.ids[5]!;
+    await sleep(30);
+    fs.appendFileSync(file(tree, changed), 'appended after the first scan\n');
+    const r = next(t, v, [changed]);
+    t.true(r.notes.find((n) => n.id === changed)?.text?.includes('appended after the first scan'));
+
+    // Without a build beside it the first scan adds no watch, and the second watches and stats every note.
+    const w = view(makeTree());
+    const before = watchesHeld();
+    w.scan(true, { accept: () => undefined, besideScan: () => false });
+    t.is(watchesHeld(), before, 'no watch in a first scan with nothing beside it');
+    w.scan();
+    t.is(w.stats, NOTES);
+    quiet(t, w, 0);
+  },
+);
 
 watchTest('watch › utimes setting a note’s mtime back: the next scan sees a new identity key', (t) => {
   const tree = makeTree();

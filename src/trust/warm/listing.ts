@@ -120,6 +120,8 @@ export interface Listing {
   seen: number;
   /** The scan that last reused it as it was (its directory's identity unchanged since it was listed), else 0. */
   reusedAt: number;
+  /** The scan whose `openDirectory` watched its candidates (before any statx of that scan), else 0. */
+  watchedAt: number;
   /** The note names shared with the stat pool's worker (built on the listing's first job; see stat-pool.ts). */
   arena: NameArena | null;
 }
@@ -199,6 +201,7 @@ export function listFresh(
     reusable: started - changedMs > keep.racyMarginMs,
     seen: 0,
     reusedAt: 0,
+    watchedAt: 0,
     arena: null,
   };
 }
