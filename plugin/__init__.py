@@ -7,11 +7,14 @@ a long-lived ``memory-bridge worker`` (Node.js), which decides everything else. 
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import contextvars
 import functools
 import importlib
+import importlib.metadata
+import inspect
 import json
 import logging
 import math
@@ -29,15 +32,6 @@ __all__ = ["register"]
 logger = logging.getLogger("memory_bridge")
 # Hermes configures logging; without that (a bare import, the tests) stay silent rather than print to stderr.
 logger.addHandler(logging.NullHandler())
-
-# The worker's request names of the other surfaces (src/hermes/surfaces.ts) and of the warm-up.
-RECALL = "hermes_recall"
-COMPLETE = "hermes_complete"
-EXPAND = "hermes_expand"
-PROMPT_SECTION = "hermes_prompt_section"
-WARM_UP_TOOL = "warm_up"
-REFERENCE_PREFIX = "memory"
-SECTION_ID = "memory-bridge"
 
 # Seconds one call may take from sending the request to the reply (a worker start included), unless
 # MEMORY_BRIDGE_TIMEOUT or install.json's timeout_seconds says otherwise; any setting is clamped to the bounds.
@@ -73,9 +67,7 @@ _UNREAD = object()  # a signal that could not be read at all
 class _Refused(Exception):
     """The call cannot go ahead; ``reason`` is a code for the operator log with a remedy in src/remedies.ts."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    reason = property(lambda self: self.args[0])
 
 
 class _BadArguments(Exception):
@@ -83,8 +75,6 @@ class _BadArguments(Exception):
 
 
 # -- Hermes's signals (docs/HERMES.md §Who is calling; src/hermes/caller.ts decides from them) ----------------------
-
-
 def _import(name: str):
     try:
         return importlib.import_module(name)
@@ -107,14 +97,6 @@ def _raw(value):
     if plain or isinstance(value, str) and value.encode("utf-8", "replace").decode("utf-8") == value:
         return value
     return {"type": type(value).__name__}
-
-
-def _registration_home():
-    """The home Hermes gives while register() runs, or _UNREAD."""
-    try:
-        return _raw(importlib.import_module("hermes_constants").get_hermes_home())
-    except Exception:
-        return _UNREAD
 
 
 def _parent_cron_execution(cron_fn, delegation) -> bool | None:
@@ -163,8 +145,6 @@ def _signals(ctx, registered_home) -> dict:
 
 
 # -- The program started (docs/HERMES.md §Worker program trust) -----------------------------------------------------
-
-
 def _timeout_seconds(env_value, record_value) -> float:
     """The first usable of MEMORY_BRIDGE_TIMEOUT and install.json's ``timeout_seconds``, else CALL_TIMEOUT_SECONDS;
     clamped to [MIN_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS]. Unparsable, non-finite or boolean values are ignored."""
@@ -203,17 +183,13 @@ def _file_problem(path: str, uid: int) -> str | None:
     return _mode_problem(st, uid) if stat.S_ISREG(st.st_mode) else "not_regular"
 
 
-# The CLI's place inside its package, and the launch gate's (src/hermes/launch.ts).
-_CLI_IN_PACKAGE = os.sep.join(("", "dist", "src", "cli", "main.js"))
-_GATE_IN_PACKAGE = os.sep.join(("", "dist", "src", "hermes", "launch.js"))
-
-
 def _program(node: str, cli: str) -> list[str]:
     """The worker's command once node and the launch gate of the CLI's package (the CLI outside one) pass the
     trust rule: the gate judges the rest before the CLI runs (docs/HERMES.md §Worker program trust)."""
+    in_package = os.path.join(os.sep, "dist", "src", "cli", "main.js")  # the CLI's place in its package
     first = cli
-    if cli.endswith(_CLI_IN_PACKAGE):
-        first = cli[: -len(_CLI_IN_PACKAGE)].rstrip(os.sep) + _GATE_IN_PACKAGE
+    if cli.endswith(in_package):
+        first = os.path.join(cli[: -len(in_package)] or os.sep, "dist", "src", "hermes", "launch.js")
     for path in (node, first):
         try:
             problem = _file_problem(path, os.geteuid())
@@ -247,8 +223,6 @@ def _load_install_record(directory: str) -> tuple[str, str, object]:
 
 
 # -- The worker child and the framing (docs/HERMES.md §The worker, §Worker protocol) --------------------------------
-
-
 class _Worker:
     """One worker child and the bytes read from it so far; used only under the client's lock."""
 
@@ -387,33 +361,28 @@ class _WorkerClient:
                     logger.warning("memory-bridge worker silent too long; restarting it")
                 self._drop()
             if self._worker is None:
-                command = _program(node, cli)
                 try:
-                    self._worker = _Worker(command)
+                    self._worker = _Worker(_program(node, cli))
                 except OSError as exc:
                     raise _Refused("worker_start_failed") from exc
-            return self._exchange(self._worker, line + b"\n", request_id, deadline, wait)
+            worker, sent_at = self._worker, None
+            try:
+                worker.send(line + b"\n", deadline)
+                sent_at = time.monotonic()
+                if not wait:
+                    worker.abandon(request_id, sent_at)
+                    return None
+                return _await_reply(worker, request_id, deadline)
+            except BaseException as exc:
+                # Only a late answer keeps the worker (it may be building a large index); its reply is dropped by id.
+                if isinstance(exc, _Refused) and exc.reason == "worker_timeout" and sent_at is not None:
+                    worker.abandon(request_id, sent_at)
+                    if len(worker.abandoned) <= MAX_ABANDONED:
+                        raise
+                self._drop()  # a crash, a bad reply, a partial write: the next call starts a fresh worker
+                raise
         finally:
             self._lock.release()
-
-    def _exchange(self, worker: _Worker, line: bytes, request_id: str, deadline: float, wait: bool) -> dict | None:
-        """The line out, the reply back; any failure but a late reply stops the worker."""
-        sent_at = None
-        try:
-            worker.send(line, deadline)
-            sent_at = time.monotonic()
-            if not wait:
-                worker.abandon(request_id, sent_at)
-                return None
-            return _await_reply(worker, request_id, deadline)
-        except BaseException as exc:
-            # Only a late answer keeps the worker (it may be building a large index); its reply is dropped by id.
-            if isinstance(exc, _Refused) and exc.reason == "worker_timeout" and sent_at is not None:
-                worker.abandon(request_id, sent_at)
-                if len(worker.abandoned) <= MAX_ABANDONED:
-                    raise
-            self._drop()
-            raise
 
     def _drop(self) -> None:
         """Stop the worker, if any; the next call starts a fresh one."""
@@ -427,8 +396,6 @@ class _WorkerClient:
 
 
 # -- What Hermes calls ----------------------------------------------------------------------------------------------
-
-
 class _Handlers:
     """What Hermes calls: each reads the call's signals, forwards one request and never raises into Hermes."""
 
@@ -469,24 +436,24 @@ class _Handlers:
 
     def pre_llm_call(self, **kwargs):
         """``{"context": <framed recalled notes>}`` for this API call only, or None."""
-        context = self.context(RECALL, {"message": kwargs.get("user_message")})
+        context = self.context("hermes_recall", {"message": kwargs.get("user_message")})
         return None if context is None else {"context": context}
 
     def prompt_section(self, session_info=None) -> str:
-        return self.context(PROMPT_SECTION, {}) or ""
+        return self.context("hermes_prompt_section", {}) or ""
 
     def completions(self, query, limit) -> list[dict]:
-        items = self.ask(COMPLETE, {"query": query, "limit": limit}).get("items")
+        items = self.ask("hermes_complete", {"query": query, "limit": limit}).get("items")
         return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
-def _reference_provider(handlers: _Handlers, references):
+def _reference_provider(handlers: _Handlers):
     """An instance of Hermes's context-reference provider class for ``@memory:``; its coroutines run the blocking
     worker call in a thread (asyncio.to_thread copies the caller's context along)."""
-    import asyncio
+    references = importlib.import_module("agent.context_references")
 
     class _MemoryReferences(references.ContextReferenceProvider):
-        prefix = REFERENCE_PREFIX
+        prefix = "memory"
         description = "Notes this profile may read (memory-bridge)"
 
         async def autocomplete(self, query: str, *, limit: int = 10) -> list:
@@ -495,7 +462,7 @@ def _reference_provider(handlers: _Handlers, references):
             return [make(str(i.get("text")), str(i.get("display")), str(i.get("meta"))) for i in items]
 
         async def expand(self, target: str):
-            return await asyncio.to_thread(handlers.context, EXPAND, {"target": target})
+            return await asyncio.to_thread(handlers.context, "hermes_expand", {"target": target})
 
     return _MemoryReferences()
 
@@ -503,6 +470,7 @@ def _reference_provider(handlers: _Handlers, references):
 _clients: list[_WorkerClient] = []
 
 
+@atexit.register
 def _close_all() -> None:
     """Stop every worker (at exit, and in tests)."""
     for client in _clients:
@@ -510,46 +478,35 @@ def _close_all() -> None:
             client.close()
 
 
-atexit.register(_close_all)
-
-
 # -- Registration (docs/HERMES.md §Hermes API probe) ---------------------------------------------------------------
-
 # Context helpers every call reads; without one of them no call could be served, so nothing is registered.
 REQUIRED_HELPERS = (("hermes_constants", "get_hermes_home"), ("hermes_constants", "get_hermes_home_override"),
                     ("agent.secret_scope", "is_multiplex_active"),
                     ("agent.delegation_context", "is_delegated_child_process_context"),
                     ("gateway.session_context", "get_session_env"))
-# Keyword arguments register() passes to ctx.register_tool.
-REGISTER_KEYWORDS = ("name", "toolset", "schema", "handler", "description")
 
 
 def _register_tool_problem(ctx) -> str | None:
-    """What stops ``ctx.register_tool(**our keywords)``: not callable, a keyword it lacks, another it requires."""
-    import inspect
-
+    """What stops ``ctx.register_tool(**our keywords)``, as Python's own signature check words it, or None."""
     if not callable(fn := getattr(ctx, "register_tool", None)):
         return "ctx.register_tool"
     try:
-        parameters = inspect.signature(fn).parameters.values()
+        signature = inspect.signature(fn)
     except (TypeError, ValueError):
-        return None
-    named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-        if missing := [k for k in REGISTER_KEYWORDS if k not in {p.name for p in named}]:
-            return "ctx.register_tool keyword " + ", ".join(missing)
-    required = [p.name for p in named if p.default is p.empty and p.name not in REGISTER_KEYWORDS]
-    return "ctx.register_tool requires " + ", ".join(required) if required else None
+        return None  # a signature Python cannot read is not held against it
+    try:
+        signature.bind(name=None, toolset=None, schema=None, handler=None, description=None)  # what we pass
+    except TypeError as exc:
+        return f"ctx.register_tool: {exc}"
+    return None
 
 
 def _hermes_version() -> str | None:
     """The running Hermes's version (the installed distribution, else ``hermes_cli.__version__``), or None."""
     with contextlib.suppress(Exception):
-        import importlib.metadata
-
         return str(importlib.metadata.version("hermes-agent"))
     with contextlib.suppress(Exception):
-        version = getattr(sys.modules.get("hermes_cli") or importlib.import_module("hermes_cli"), "__version__", None)
+        version = getattr(importlib.import_module("hermes_cli"), "__version__", None)
         return version if isinstance(version, str) else None
     return None
 
@@ -557,26 +514,27 @@ def _hermes_version() -> str | None:
 def probe_hermes_api(ctx) -> dict:
     """What this Hermes offers, as ``hermes-api.json`` holds it (src/hermes/api-report.ts); never raises."""
     problem = _register_tool_problem(ctx)
-    missing, helpers, modules = [] if problem is None else [problem], {}, {}
-    for module_name, helper in REQUIRED_HELPERS:
-        if module_name not in modules:
-            try:
-                modules[module_name] = importlib.import_module(module_name)
-            except Exception:
-                modules[module_name] = None
-                missing.append(f"module {module_name}")
-        helpers[f"{module_name}.{helper}"] = found = callable(getattr(modules[module_name], helper, None))
-        if modules[module_name] is not None and not found:
-            missing.append(f"{module_name}.{helper}")
-    marker = getattr(modules["agent.delegation_context"], "_DELEGATED_CHILD_CONTEXT", None)
-    scope_home = getattr(modules["agent.secret_scope"], "current_secret_scope_home", None)
+    modules = {}
+    for name in dict.fromkeys(module for module, _ in REQUIRED_HELPERS):
+        with contextlib.suppress(Exception):
+            modules[name] = importlib.import_module(name)
+    helpers = {f"{m}.{h}": callable(getattr(modules.get(m), h, None)) for m, h in REQUIRED_HELPERS}
+    missing = [] if problem is None else [problem]
+    missing += [f"module {m}" for m in dict.fromkeys(m for m, _ in REQUIRED_HELPERS) if m not in modules]
+    missing += [name for name, found in helpers.items() if not found and name.rsplit(".", 1)[0] in modules]
+    marker = getattr(modules.get("agent.delegation_context"), "_DELEGATED_CHILD_CONTEXT", None)
+    scope_home = getattr(modules.get("agent.secret_scope"), "current_secret_scope_home", None)
     optional = {"ctx.current_cron_execution": callable(getattr(ctx, "current_cron_execution", None)),
                 "parent_cron_view": isinstance(marker, contextvars.ContextVar),
                 "agent.secret_scope.current_secret_scope_home": callable(scope_home),
                 "ctx.profile_name": isinstance(getattr(ctx, "profile_name", None), str)}
-    return {"v": 2, "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "python": "%d.%d.%d" % sys.version_info[:3], "hermes_version": _hermes_version(),
-            "register_tool": problem is None, "helpers": helpers, "optional": optional, "missing": missing}
+    report = {"v": 2, "checked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "python": "%d.%d.%d" % sys.version_info[:3], "hermes_version": _hermes_version(),
+              "register_tool": problem is None, "helpers": helpers, "optional": optional, "missing": missing,
+              "registered": not missing, "surfaces": []}  # fmt: skip
+    with contextlib.suppress(Exception):  # the home Hermes gives while it loads the plugin, left out if unread
+        report["home"] = _raw(modules["hermes_constants"].get_hermes_home())
+    return report
 
 
 def _write_api_report(report: dict) -> None:
@@ -586,24 +544,21 @@ def _write_api_report(report: dict) -> None:
         with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "w") as out:
             json.dump(report, out, indent=2, sort_keys=True)
         os.replace(temporary, os.path.join(_HERE, API_REPORT_FILE))
-    except Exception as exc:
-        logger.debug("memory-bridge: could not write %s (%s)", API_REPORT_FILE, type(exc).__name__)
+    except Exception:  # status and doctor then say the report is missing or old
         with contextlib.suppress(OSError):
             os.unlink(temporary)
 
 
 def _register_surfaces(ctx, handlers: _Handlers) -> list[str]:
     """The hook, the @memory: provider and the prompt section, as far as this Hermes offers them; their names."""
+    steps = {"pre_llm_call": lambda: ctx.register_hook("pre_llm_call", handlers.pre_llm_call),
+             "context_reference": lambda: ctx.register_context_reference(_reference_provider(handlers)),
+             "system_prompt_section": lambda: ctx.register_system_prompt_section(
+                 "memory-bridge", handlers.prompt_section, max_chars=4000)}  # fmt: skip
     done = []
-    for name in ("pre_llm_call", "context_reference", "system_prompt_section"):
+    for name, step in steps.items():
         try:
-            if name == "pre_llm_call":
-                ctx.register_hook(name, handlers.pre_llm_call)
-            elif name == "context_reference":
-                references = importlib.import_module("agent.context_references")
-                ctx.register_context_reference(_reference_provider(handlers, references))
-            else:
-                ctx.register_system_prompt_section(SECTION_ID, handlers.prompt_section, max_chars=4000)
+            step()
             done.append(name)
         except Exception as exc:
             logger.debug("memory-bridge: %s not registered (%s)", name, type(exc).__name__)
@@ -614,10 +569,6 @@ def register(ctx) -> None:
     """Hermes's entry point: probe and record the API; register nothing (one warning) when a part is missing, else
     the tools, the other surfaces and the warm-up (docs/HERMES.md §Hermes API probe, §Warm first call)."""
     report = probe_hermes_api(ctx)
-    home = _registration_home()
-    report.update(registered=not report["missing"], surfaces=[])
-    if home is not _UNREAD:
-        report["home"] = home
     if report["missing"]:
         _write_api_report(report)
         logger.warning("memory-bridge: this Hermes lacks %s; the memory_bridge tools are not registered",
@@ -625,7 +576,7 @@ def register(ctx) -> None:
         return
     client = _WorkerClient(_HERE)
     _clients.append(client)
-    handlers = _Handlers(ctx, home, client)
+    handlers = _Handlers(ctx, report.get("home", _UNREAD), client)
     with open(os.path.join(_HERE, "tools.json"), encoding="utf-8") as listing:
         catalog = json.load(listing)
     for entry in catalog["tools"]:
@@ -635,4 +586,4 @@ def register(ctx) -> None:
     report["surfaces"] = _register_surfaces(ctx, handlers)
     _write_api_report(report)
     if WARM_UP_ON_REGISTER and os.environ.get(WARM_UP_ENV, "").strip() != "0":
-        handlers.forward(WARM_UP_TOOL, {}, wait=False)  # Hermes waits for the start only, never for the build
+        handlers.forward("warm_up", {}, wait=False)  # Hermes waits for the start only, never for the build

@@ -271,13 +271,15 @@ test('package › the Hermes plugin installs from the installed copy; its worker
   } finally {
     fs.chmodSync(loose, mode);
   }
-  // The worker as the shim starts it: `<node> <cli> worker`, one JSON line in, one out.
+  // The worker as the shim starts it: `<node> <cli> worker`, one JSON line in, one out, with Hermes's signals in
+  // place of a caller record (the worker decides the caller from them: src/hermes/caller.ts).
+  const hermes = { plugin_host: '', home, registered_home: home, override: null, multiplex: false, subagent: false };
   const request = {
     v: 1,
     id: 'r1',
     tool: 'memory_bridge_search',
     args: { query: 'regulators' },
-    caller: { home, profile: '', cron: false, subagent: false },
+    hermes: { ...hermes, cron_flag: '', platform: '', profile_name: 'default' },
   };
   const worker = run(argv[0]!, argv.slice(1), {
     cwd: base,
