@@ -239,11 +239,11 @@ class _Worker:
         threading.Thread(target=self._forward_stderr, daemon=True).start()
 
     def _forward_stderr(self) -> None:
-        # The worker logs short reason codes on stderr; pass them to Hermes's logging, bounded per line.
+        # The worker logs only what an operator should act on (a reason code, its remedy): warnings, bounded per line.
         with contextlib.suppress(Exception), self.proc.stderr as stream:
             for line in iter(stream.readline, b""):
                 if text := line[:512].decode("utf-8", "replace").rstrip():
-                    logger.info("worker: %s", text)
+                    logger.warning("worker: %s", text)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -53,9 +53,11 @@ class _Collector(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.messages: list[str] = []
+        self.levels: dict[str, int] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+        self.levels[record.getMessage()] = record.levelno
 
     def __str__(self) -> str:
         return "shim log: " + "; ".join(self.messages)
@@ -306,6 +308,9 @@ class WarmUpTests(ShimTestCase):
         # The worker refuses the warm-up as it would a call, so nothing is built and no view is recorded.
         self.assertTrue(self.reasons.wait_for("warm_up multiplex_unbound"), self.reasons)
         self.assertFalse(self.view_state().exists())
+        # The worker's refusal reaches Hermes's log as a warning, as the shim's own refusals did.
+        line = next(m for m in self.reasons.messages if "warm_up multiplex_unbound" in m)
+        self.assertEqual(self.reasons.levels[line], logging.WARNING, self.reasons)
 
 
 class InteractiveCallTests(ShimTestCase):
