@@ -22,7 +22,7 @@
  * file written by a faulty build cannot make a later ranking read outside its arrays.
  */
 import { createHash } from 'node:crypto';
-import type { ScannedNote } from '../trust/types.js';
+import { isRacyKey, type ScannedNote } from '../trust/types.js';
 import { TF_MASK } from './index/postings.js';
 
 /** The first 8 bytes of every persisted index. */
@@ -37,9 +37,6 @@ const PREAMBLE_BYTES = 16;
 const MAX_HEADER_BYTES = 64 * 1024;
 /** Bits of a posting that hold the term frequency (TF_MASK's width; the rest is the note number). */
 const TF_BITS = 32 - Math.clz32(TF_MASK);
-
-/** The suffix of an identity key stored within the racy margin (src/trust/view.ts `storedKey`): never revalidated. */
-const RACY_SUFFIX = ':racy';
 
 /** Why a persisted index was not used (operator reason codes; docs/DESIGN.md "The persisted index"). */
 export type PersistedFormatRefusal = 'truncated' | 'corrupt' | 'version';
@@ -345,7 +342,7 @@ export function revalidate(index: PersistedIndex, notes: readonly ScannedNote[])
   for (let pos = 0; pos < notes.length; pos++) {
     const note = notes[pos]!;
     const entry = byId.get(note.id);
-    if (entry === undefined || index.keys[entry] !== note.key || note.key.endsWith(RACY_SUFFIX)) continue;
+    if (entry === undefined || index.keys[entry] !== note.key || isRacyKey(note.key)) continue;
     const now = entryIdentity(note.stat);
     if (index.mode[entry] !== now.mode || index.uid[entry] !== now.uid) continue;
     if (index.gid[entry] !== now.gid || index.nlink[entry] !== now.nlink) continue;

@@ -36,7 +36,7 @@ import { remedyOf } from '../remedies.js';
 import { shellWord } from '../text/operator.js';
 import { readTrustedFileAndStat } from '../trust/path.js';
 import { scanTree } from '../trust/scan.js';
-import type { KnownNotes, ScannedNote, ScanResult } from '../trust/types.js';
+import { isRacyKey, type KnownNotes, type ScannedNote, type ScanResult } from '../trust/types.js';
 import { parseCaller } from './caller.js';
 import { IndexCache } from './index-cache.js';
 import { policyAndRoot } from './start.js';
@@ -192,7 +192,7 @@ export function buildPersistedIndex(home: string, native: Native, options: Persi
     ident.uid[i] = id.uid;
     ident.gid[i] = id.gid;
     ident.nlink[i] = id.nlink;
-    if (note.key.endsWith(':racy')) racy++;
+    if (isRacyKey(note.key)) racy++;
   }
   const persisted: PersistedIndex = {
     view: viewOf(home, policy),

@@ -31,6 +31,7 @@ import { ReadNote, TextArena } from './note-text.js';
 import { NO_WRITERS, type Writers } from './writers.js';
 import {
   LOOK_AHEAD_SEGMENTS,
+  racyKey,
   rawCeilingOf,
   type IdentityKey,
   type KnownNotes,
@@ -547,9 +548,9 @@ class TreeScan {
     const id = e.id;
     const key = memoized ? view.keptKey(e, this.keyOf) : this.keyOf(st);
     if (this.known.has(id, key, memoized ? view.keptNote(e) : undefined, this.notes.length)) return key;
-    if (!view.racyTextCurrent(e, st) || !this.known.has(id, `${key}:racy`)) return null;
+    if (!view.racyTextCurrent(e, st) || !this.known.has(id, racyKey(key))) return null;
     const verdict = this.racyDescriptor(dirFd, e.name!, key);
-    if (verdict === 'same') return `${key}:racy`;
+    if (verdict === 'same') return racyKey(key);
     if (verdict === 'changed') return null;
     this.skip(verdict);
     return undefined;

@@ -97,6 +97,21 @@ export const LOOK_AHEAD_SEGMENTS = 32;
 export type IdentityKey = string;
 
 /**
+ * The form of `key` a note verified within the racy margin of its last change is stored under (`CallerView.storedKey`):
+ * a suffix no stat produces, so no later stat alone vouches for it (docs/DESIGN.md "Racy notes").
+ */
+export function racyKey(key: IdentityKey): IdentityKey {
+  return `${key}${RACY_SUFFIX}`;
+}
+
+/** True for a key in its racy form (`racyKey`). */
+export function isRacyKey(key: IdentityKey): boolean {
+  return key.endsWith(RACY_SUFFIX);
+}
+
+const RACY_SUFFIX = ':racy';
+
+/**
  * The search index tells the scan which notes it already holds verified text for, so warm calls do not re-read
  * unchanged notes. Trust (owner, mode, link count, device, size) is still checked from a fresh stat every call.
  */

@@ -35,7 +35,14 @@
  */
 import { RAW, RAW_STAT_WORDS, fileStatFromRaw, type FileStat, type Native } from '../../native/types.js';
 import type { RawEntryBudget } from './raw-entries.js';
-import type { IdentityKey, NameRule, NoteFilter, ScannedNote, ScanResult } from './types.js';
+import {
+  racyKey,
+  type IdentityKey,
+  type NameRule,
+  type NoteFilter,
+  type ScannedNote,
+  type ScanResult,
+} from './types.js';
 import {
   UNDECIDED,
   entryNamed,
@@ -405,9 +412,7 @@ export class CallerView {
    */
   openDirectory(dirFd: number, dir: ListedDir, isCandidate: (e: ListedEntry) => boolean, fresh = false): number {
     const listing = dir as Listing;
-    const watched =
-      this.watching &&
-      (listing.reusedAt === this.generation || (fresh && listing.reusable && listing.seen === this.generation));
+    const watched = this.watching && (listing.reusedAt === this.generation || (fresh && listing.reusable));
     let dirty = -1;
     if (watched) {
       listing.watchedAt = this.generation;
@@ -530,7 +535,7 @@ export class CallerView {
    * written a moment before).
    */
   storedKey(key: IdentityKey, st: FileStat): IdentityKey {
-    return this.isRacy(st) ? `${key}:racy` : key;
+    return this.isRacy(st) ? racyKey(key) : key;
   }
 
   /**

@@ -127,6 +127,17 @@ export interface Listing {
 }
 
 const NS_PER_MS = 1_000_000n;
+
+/**
+ * The listing rule's time condition (module comment of src/trust/view.ts, "Listings"): a listing of the directory whose
+ * fstat is `st`, taken at `startedMs` (wall clock), may be kept for reuse only when it was taken more than `marginMs`
+ * after the directory's last change (the later of its mtime and ctime).
+ */
+export function listedPastMargin(st: FileStat, startedMs: number, marginMs: number): boolean {
+  let changedNs = st.mtimeNs;
+  if (st.ctimeNs > changedNs) changedNs = st.ctimeNs;
+  return startedMs - Number(changedNs / NS_PER_MS) > marginMs;
+}
 const EMPTY = Buffer.alloc(0);
 
 /**
@@ -186,9 +197,6 @@ export function listFresh(
     e.slot = slot;
   }
   snaps.set(sorted);
-  let changedNs = st.mtimeNs;
-  if (st.ctimeNs > changedNs) changedNs = st.ctimeNs;
-  const changedMs = Number(changedNs / NS_PER_MS);
   return {
     dev: st.dev,
     ino: st.ino,
@@ -198,7 +206,7 @@ export function listFresh(
     entries,
     snaps,
     filter: at.filter,
-    reusable: started - changedMs > keep.racyMarginMs,
+    reusable: listedPastMargin(st, started, keep.racyMarginMs),
     seen: 0,
     reusedAt: 0,
     watchedAt: 0,

@@ -13,6 +13,7 @@
  * size says it holds more than a few thousand names is never kept (it is searched in place, as before).
  */
 import type { FileStat, Native } from '../../../native/types.js';
+import { listedPastMargin } from './listing.js';
 
 /** One directory's names (Latin-1 of the raw bytes: equal strings exactly when the bytes are equal). */
 interface NameSet {
@@ -26,8 +27,6 @@ interface NameSet {
 
 /** What `find` answers: as `Native.findEntry`. */
 export type NameFound = { count: number; found: boolean } | 'too_many';
-
-const NS_PER_MS = 1_000_000n;
 
 /** The Latin-1 string of raw name bytes (the set's key: equal exactly when the bytes are). */
 function latin1(name: Uint8Array): string {
@@ -110,9 +109,7 @@ export class NameSets {
 
   /** Listed more than the racy margin after its last change, and small enough to keep. */
   private keepable(st: FileStat): boolean {
-    if (st.size > this.bounds.maxDirBytes) return false;
-    const changedMs = Math.max(Number(st.mtimeNs / NS_PER_MS), Number(st.ctimeNs / NS_PER_MS));
-    return this.now() - changedMs > this.racyMarginMs;
+    return st.size <= this.bounds.maxDirBytes && listedPastMargin(st, this.now(), this.racyMarginMs);
   }
 
   private keep(key: bigint, set: NameSet): void {
