@@ -10,7 +10,8 @@
  *   parent matches its children; empty segments are dropped (`a//b` is `a/b`).
  *
  * Cost: one pass over the text's lines with the line scanners of markdown-lines.ts and a per-character table (no
- * regular expression reads note text, except a one-character class test for non-ASCII code points). At most
+ * regular expression reads note text, except a one-character class test for non-ASCII code points); lines up to
+ * the next `#` are read only for their fence, and none after the last `#`. At most
  * MAX_NOTE_TAGS distinct tags are kept per note, each at most MAX_TAG_CHARS UTF-16 units (longer ones are ignored).
  */
 import { closesFence, fenceLine, opensFence } from './markdown-lines.js';
@@ -83,9 +84,9 @@ function addWithParents(tag: string, into: Set<string>): void {
 
 /**
  * The tags of note `text` (see the module comment), lowercased, parents included, sorted; undefined when it has
- * none (most notes: nothing is kept for them).
+ * none (most notes: nothing is kept for them). `everyLine`: see `inlineTags` (tests only).
  */
-export function noteTags(text: string, m: ScanMeter = newMeter()): string[] | undefined {
+export function noteTags(text: string, m: ScanMeter = newMeter(), everyLine = false): string[] | undefined {
   const found = new Set<string>();
   const { frontMatter, body } = splitFrontMatter(text, m);
   if (frontMatter !== undefined) {
@@ -101,16 +102,27 @@ export function noteTags(text: string, m: ScanMeter = newMeter()): string[] | un
       }
     }
   }
-  inlineTags(body, found, m);
+  inlineTags(body, found, m, everyLine);
   // Kept per note for the life of a view: own copies, so no tag keeps the note's whole text alive.
   return found.size === 0 ? undefined : [...found].sort().map(ownCopy);
 }
 
-/** Add the inline `#tags` of `body` outside code to `found` (one pass over its lines). */
-function inlineTags(body: string, found: Set<string>, m: ScanMeter): void {
+/**
+ * Add the inline `#tags` of `body` outside code to `found` (one pass over its lines). `everyLine` (tests only): read
+ * every line for tags, as if each held a `#`, which must give the same tags.
+ */
+function inlineTags(body: string, found: Set<string>, m: ScanMeter, everyLine: boolean): void {
   let fence: { char: number; length: number } | undefined;
   let pos = 0;
+  // The next `#` at or after `pos` (one forward search each time the lines pass it, so the body is searched once
+  // in all): a line before it holds no tag and is read only for its fence, and past the last `#` nothing is read.
+  let hash = -1;
   while (pos < body.length && found.size < MAX_NOTE_TAGS) {
+    if (hash < pos && !everyLine) {
+      hash = body.indexOf('#', pos);
+      m.steps += (hash < 0 ? body.length : hash) - pos;
+      if (hash < 0) return;
+    }
     const end = lineEnd(body, pos, m);
     const from = pos;
     const stop = withoutCr(body, pos, end);
@@ -124,7 +136,7 @@ function inlineTags(body: string, found: Set<string>, m: ScanMeter): void {
       fence = { char: f.char, length: f.length };
       continue;
     }
-    lineTags(body, from, stop, found, m);
+    if (hash < stop || everyLine) lineTags(body, from, stop, found, m);
   }
 }
 

@@ -61,6 +61,19 @@ test('tags › steps stay linear on random notes', (t) => {
   t.pass();
 });
 
+test('tags › reading only the lines from each # on gives the tags of reading every line', (t) => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom(...PIECES, '```\n', '~~~\n', '`', 'b #c', '\n\n'), { maxLength: 300 }),
+      (parts) => {
+        const text = parts.join('');
+        t.deepEqual(noteTags(text), noteTags(text, newMeter(), true), JSON.stringify(text));
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
 const SHAPES: Record<string, (n: number) => string> = {
   hashes: (n) => '#'.repeat(n),
   'hash words': (n) => '#a '.repeat(n / 3),
