@@ -205,18 +205,22 @@ function scanAgainst(
  * The operator lines for `report` (status prints them under "Persisted index:", doctor under its `index` check):
  * the file and its state, and then either the build command (absent), the reason and remedy (refused), or the build
  * time, age, entries and the dry load's counts (trusted), and always the command that refreshes it.
+ * `remedyApart`: the caller prints the report's remedy on a line of its own (doctor's `→` line under a warned check),
+ * so the lines leave out the build command (absent) and the remedy (refused) rather than say them twice.
  */
-export function persistedIndexLines(report: PersistedIndexReport): string[] {
+export function persistedIndexLines(report: PersistedIndexReport, remedyApart = false): string[] {
   const lines: string[] = [];
   const timer = `${report.refresh} (run it again, e.g. from a timer, to keep it fresh)`;
   if (report.state === 'absent') {
     lines.push(`none at ${report.file}`);
-    lines.push('first calls read and index every note; build it with:');
-    lines.push(`  ${timer}`);
+    if (!remedyApart) {
+      lines.push('first calls read and index every note; build it with:');
+      lines.push(`  ${timer}`);
+    }
   } else if (report.state === 'refused') {
     const detail = report.detail === null ? '' : ` (${report.detail})`;
     lines.push(`${report.file}: refused, ${report.reason}${detail}: tool calls ignore it and index every note`);
-    lines.push(`what to do: ${report.remedy}`);
+    if (!remedyApart) lines.push(`what to do: ${report.remedy}`);
   } else {
     lines.push(`${report.file}: trusted (owner-only, checksum and view match)`);
     lines.push(`built ${report.builtAt} (${report.age} ago), ${report.entries} entries, ${report.bytes} bytes`);

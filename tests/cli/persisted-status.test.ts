@@ -74,7 +74,13 @@ test.serial('no persisted index: status and doctor say so and give the command t
   t.like(indexCheck(doctor.json), { ok: true, reason: 'index_missing' });
   t.true(indexCheck(doctor.json).remedy.includes(command));
   t.is(doctor.json.persistedIndex.state, 'absent');
-  t.regex(cli(['doctor', '--home', home]).stdout, /\[warn\] index: index_missing\n {7}none at .*search-index\.mbi\n/);
+  const doctorText = cli(['doctor', '--home', home]).stdout;
+  t.regex(doctorText, /\[warn\] index: index_missing\n {7}none at .*search-index\.mbi\n/);
+  t.is(
+    doctorText.split(command).length - 1,
+    1,
+    `doctor gives the build command once, on its remedy line: ${doctorText}`,
+  );
 });
 
 test.serial(
@@ -157,6 +163,7 @@ test.serial('a file others may read, or a corrupt one, is refused with its reaso
   const doctor = cli(['doctor', '--home', home]);
   t.regex(doctor.stdout, /\[warn\] index: index_corrupt\n.*refused, index_corrupt/);
   t.true(doctor.stdout.includes(`→ ${status.json.persistedIndex.remedy}`));
+  t.false(doctor.stdout.includes('what to do:'), 'the remedy is said once, on the → line');
 });
 
 test('humanDuration › seconds, minutes, hours and days as an operator reads them', (t) => {

@@ -26,7 +26,6 @@ export function persistedIndexCheck(
     native,
     typeof scan === 'string' ? { skipDryLoad: `the tree scan stopped: ${scan}` } : { scan },
   );
-  const lines = persistedIndexLines(report);
   let reason: string | undefined;
   if (report.state === 'absent') reason = 'index_missing';
   else if (report.state === 'refused') reason = report.reason!;
@@ -35,5 +34,7 @@ export function persistedIndexCheck(
     reason === undefined || report.remedy === null
       ? { name: 'index', ok: true }
       : { name: 'index', ok: true, reason, remedy: report.remedy };
+  // A warned check prints its remedy on its own line: the detail lines do not say it again.
+  const lines = persistedIndexLines(report, check.remedy !== undefined);
   return { check, lines, report };
 }
