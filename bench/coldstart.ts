@@ -333,8 +333,9 @@ export async function runColdstart(
   const qmd: FreshRun[] = [];
   // A file left by an earlier run would make "without" a "with": start without one.
   fs.rmSync(persistedFile(home), { force: true });
-  const runOurs = async (i: number): Promise<void> => {
-    ours.push(
+  // One fresh process of ours with query i, into `into` (without the persisted index, or with it).
+  const runOurs = async (i: number, into: FreshRun[] = ours): Promise<void> => {
+    into.push(
       await freshRun(() => connect(process.execPath, ourArgs(home)), oursSearch, QUERIES[i % QUERIES.length]!, {
         home,
         deny,
@@ -371,13 +372,7 @@ export async function runColdstart(
   if (persistedBuild !== null) {
     persisted = [];
     try {
-      for (let i = 0; i < runs; i++)
-        persisted.push(
-          await freshRun(() => connect(process.execPath, ourArgs(home)), oursSearch, QUERIES[i % QUERIES.length]!, {
-            home,
-            deny,
-          }),
-        );
+      for (let i = 0; i < runs; i++) await runOurs(i, persisted);
     } finally {
       fs.rmSync(persistedFile(home), { force: true });
     }
