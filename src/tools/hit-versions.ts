@@ -13,23 +13,6 @@ import { noteVersion } from './read.js';
 const versions = new WeakMap<object, ReadonlyMap<string, string>>();
 
 /**
- * `noteVersion` of recent identities (a pure function of the identity, so a remembered value is the value): warm
- * searches return the same notes again and again, and one HMAC costs about 40 µs. Emptied when full.
- */
-const recent = new Map<string, string>();
-const RECENT_MAX = 4096;
-
-function versionOf(identity: string): string {
-  let v = recent.get(identity);
-  if (v === undefined) {
-    if (recent.size >= RECENT_MAX) recent.clear();
-    v = noteVersion(identity);
-    recent.set(identity, v);
-  }
-  return v;
-}
-
-/**
  * The scan's order on ids: depth first, each directory's entries in ascending order of their names
  * (docs/TRUST.md §Scan), so segment by segment, a segment that is a prefix of the other's coming first. For
  * names of ASCII and of the Basic Multilingual Plane below U+E000 this is the byte order the scan lists in;
@@ -71,7 +54,7 @@ export function noteHitVersions(answer: object, hits: readonly SearchHit[], note
   const found = new Map<string, string>();
   for (const hit of hits) {
     const note = findNote(notes, hit.id);
-    if (note !== undefined) found.set(hit.id, versionOf(identityKey(note.stat)));
+    if (note !== undefined) found.set(hit.id, noteVersion(identityKey(note.stat)));
   }
   versions.set(answer, found);
 }
