@@ -83,8 +83,17 @@ export function parseNote(text: string, m: ScanMeter = newMeter()): ParsedNote {
  * shows only the title).
  */
 export function ownTitle(text: string, m: ScanMeter = newMeter()): string | undefined {
+  return titleAndBody(text, m).title;
+}
+
+/**
+ * The note's own title (as `ownTitle`) and the UTF-16 index where its body starts (after the front matter, as
+ * `parseNote(text).body` begins), without the headings and metadata lists `parseNote` also builds.
+ */
+export function titleAndBody(text: string, m: ScanMeter = newMeter()): { title: string | undefined; bodyAt: number } {
   const { frontMatter, body } = splitFrontMatter(text, m);
-  return (frontMatter === undefined ? undefined : readMeta(frontMatter, m).title) ?? firstHeading(body, m);
+  const title = (frontMatter === undefined ? undefined : readMeta(frontMatter, m).title) ?? firstHeading(body, m);
+  return { title, bodyAt: text.length - body.length };
 }
 
 /**

@@ -7,16 +7,17 @@
  * entries kept.
  *
  * What the file does not hold comes from this call's verified bytes of each kept note (the store built in memory):
- * its title, tags and where its body starts, computed by the steps `IndexBuilder.add` takes (`fieldTexts`,
- * `noteTags`). So the adopted index is, term for term and list for list, the one `IndexBuilder` would build from
- * those notes, and after the `sync` it holds what a fresh `sync` of the whole scan holds (note numbers aside, which
- * no answer depends on).
+ * its title, tags and where its body starts, as the steps `IndexBuilder.add` takes compute them (the title and body
+ * start of `fieldTexts`, here from `titleAndBody`, and `noteTags`). So the adopted index is, term for term and list
+ * for list, the one `IndexBuilder` would build from those notes, and after the `sync` it holds what a fresh `sync` of
+ * the whole scan holds (note numbers aside, which no answer depends on).
  */
+import { ownCopy } from '../text/own-copy.js';
 import type { ScannedNote } from '../trust/types.js';
 import type { BuiltIndex } from './index/built.js';
 import { TF_MASK } from './index/postings.js';
-import { fieldTexts } from './index/scoring.js';
 import type { PersistedIndex } from './persisted.js';
+import { noteTitle, titleAndBody } from './markdown.js';
 import { noteTags } from './tags.js';
 import { TermTable } from './terms.js';
 
@@ -146,9 +147,9 @@ function noteFactsOf(notes: readonly ScannedNote[]): Pick<BuiltIndex, 'titles' |
     const note = notes[doc]!;
     const text = note.text;
     if (text === undefined) return null;
-    const { title, body } = fieldTexts(text, note.id);
-    const bodyAt = text.length - body.length;
-    titles.push(title);
+    // The title and body start `fieldTexts` gives, without the field texts only tokenizing needs.
+    const { title, bodyAt } = titleAndBody(text);
+    titles.push(ownCopy(noteTitle({ title }, note.id)));
     tags.push(noteTags(text));
     bodyByte[doc] = bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8');
   }

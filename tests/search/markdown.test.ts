@@ -9,6 +9,7 @@ import {
   readMeta,
   sectionHeadings,
   splitFrontMatter,
+  titleAndBody,
 } from '../../src/search/markdown.js';
 import { headingsByRegex } from '../helpers/markdown-oracle.js';
 
@@ -196,4 +197,30 @@ test('the headings found equal those of the all-regular-expression line scan on 
     { numRuns: 3000, seed: 5 },
   );
   t.pass();
+});
+
+test('titleAndBody gives the title and body start of parseNote on random notes with front matter', (t) => {
+  const piece = fc.constantFrom(
+    '---\n',
+    'title: ',
+    'tags: [a]\n',
+    'aliases: x\n',
+    '# ',
+    'Head',
+    '\n',
+    '\r\n',
+    ' ',
+    'w',
+    '\ufeff',
+    '===\n',
+    '```\n',
+  );
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 40 }), (parts) => {
+      const text = parts.join('');
+      const parsed = parseNote(text);
+      t.deepEqual(titleAndBody(text), { title: parsed.title, bodyAt: text.length - parsed.body.length });
+    }),
+    { numRuns: 2000 },
+  );
 });
