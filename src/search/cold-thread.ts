@@ -30,8 +30,15 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { ReadNote } from '../trust/note-text.js';
 import type { ScannedNote } from '../trust/types.js';
-import { type ColdMessage, type ColdReply, type ColdWorkerData, SIGNAL, SIGNAL_WORDS } from './cold-worker.js';
-import type { BuiltIndex } from './index/built.js';
+import {
+  type ColdMessage,
+  type ColdMode,
+  type ColdReply,
+  type ColdWorkerData,
+  SIGNAL,
+  SIGNAL_WORDS,
+} from './cold-worker.js';
+import type { BuiltIndex, TextFacts } from './index/built.js';
 
 /** Notes a first call's scan has accepted when the worker is started. */
 export const COLD_THREAD_START = 2_500;
@@ -83,6 +90,8 @@ export class ColdThread {
   };
   /** How the last first call with a feed ended (tests and diagnostics). */
   lastOutcome: ColdOutcome = 'none';
+  /** What the last worker that answered made (tests and diagnostics). */
+  lastMode: ColdMode | 'none' = 'none';
   /** Workers started so far (tests and diagnostics). */
   started = 0;
 
@@ -97,11 +106,15 @@ export class ColdThread {
     return this.state;
   }
 
-  /** A feed for one first call of a view, or null when the thread is off (failed, or MEMORY_BRIDGE_COLD_THREAD=0). */
-  feed(): ColdFeed | null {
+  /**
+   * A feed for one first call of a view, or null when the thread is off (failed, or MEMORY_BRIDGE_COLD_THREAD=0).
+   * `mode` 'build': the worker builds the view's index (`built`); 'facts': a persisted index stands in for the build,
+   * and the worker makes only each note's title, tags and body start (`facts`).
+   */
+  feed(mode: ColdMode = 'build'): ColdFeed | null {
     if (this.state !== 'on') return null;
     if (this.options.useEnvironment && process.env.MEMORY_BRIDGE_COLD_THREAD === '0') return null;
-    return new ColdFeed(this, this.options);
+    return new ColdFeed(this, this.options, mode);
   }
 
   /** Turns the thread off for the life of the process; one short operator line, no paths. */
@@ -131,11 +144,15 @@ export class ColdFeed implements NoteSink {
   constructor(
     private readonly thread: ColdThread,
     private readonly options: Required<ColdThreadOptions>,
+    readonly mode: ColdMode = 'build',
   ) {}
 
-  /** True while the worker runs for this feed (started, not given up): the scan's end will wait for it. */
+  /**
+   * True while the worker builds for this feed (started, not given up): the scan's end will wait for it. Never in
+   * 'facts' mode, whose worker has far less to do than the scan, so the scan spends nothing extra on its behalf.
+   */
   besideScan(): boolean {
-    return this.worker !== null && !this.off;
+    return this.mode === 'build' && this.worker !== null && !this.off;
   }
 
   /** A note that has just joined the scan's result (scan order). Never throws. */
@@ -161,14 +178,36 @@ export class ColdFeed implements NoteSink {
    * makes progress. Ends the worker.
    */
   built(count: number): BuiltIndex | undefined {
+    if (this.mode !== 'build') {
+      this.close();
+      return undefined;
+    }
     try {
-      return this.await(count);
+      const reply = this.await(count);
+      return reply !== undefined && 'built' in reply ? reply.built : undefined;
     } finally {
       this.close();
     }
   }
 
-  private await(count: number): BuiltIndex | undefined {
+  /**
+   * In 'facts' mode, each of the scan's `count` notes' title, tags and body start, made on the worker; undefined
+   * as `built` (the caller then computes them in its own thread). Ends the worker.
+   */
+  facts(count: number): TextFacts | undefined {
+    if (this.mode !== 'facts') {
+      this.close();
+      return undefined;
+    }
+    try {
+      const reply = this.await(count);
+      return reply !== undefined && 'facts' in reply ? reply.facts : undefined;
+    } finally {
+      this.close();
+    }
+  }
+
+  private await(count: number): Exclude<ColdReply, { error: string }> | undefined {
     if (this.off || !this.engaged || this.worker === null) {
       this.thread.lastOutcome = 'not_engaged';
       return undefined;
@@ -197,7 +236,8 @@ export class ColdFeed implements NoteSink {
     const reply = got.message as ColdReply;
     if ('error' in reply) return this.failed(reply.error);
     this.thread.lastOutcome = 'worker';
-    return reply.built;
+    this.thread.lastMode = this.mode;
+    return reply;
   }
 
   private failed(reason: string): undefined {
@@ -226,6 +266,7 @@ export class ColdFeed implements NoteSink {
     const { port1, port2 } = new MessageChannel();
     const data: ColdWorkerData = {
       kind: 'memory-bridge-cold',
+      mode: this.mode,
       signal: this.signal.buffer as SharedArrayBuffer,
       reply: port2,
       failAt: this.options.failAt,

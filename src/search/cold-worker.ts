@@ -10,7 +10,9 @@
  * What it does: `IndexBuilder.add` per note as the batches arrive (the steps a fresh `NoteIndex.sync` takes for each
  * note, on the same text: the bytes decoded as `ReadNote.text` decodes them), then on `end` (the scan's note count)
  * checks the count and answers once on its reply port: `{ built }` (a `BuiltIndex`, its typed arrays moved, not
- * copied) or `{ error }` (a short reason code). After posting the answer it sets SIGNAL.DONE and notifies, which is
+ * copied) or `{ error }` (a short reason code). In 'facts' mode (a first call that has a persisted index, whose
+ * postings stand in for the build) it takes only the per-note steps the file cannot hold, `TextFactsBuilder.add`
+ * (title, tags, body start), and answers `{ facts }`. After posting the answer it sets SIGNAL.DONE and notifies, which is
  * what the main thread waits on (`Atomics.wait`, since a search call is synchronous); SIGNAL.PROGRESS counts the
  * notes read so far, so the main thread can tell a slow worker from a stalled one.
  *
@@ -23,7 +25,7 @@
  */
 import { isMainThread, type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { decodeNoteBytes } from '../trust/note-text.js';
-import { type BuiltIndex, builtBuffers, IndexBuilder } from './index/built.js';
+import { type BuiltIndex, builtBuffers, IndexBuilder, type TextFacts, TextFactsBuilder } from './index/built.js';
 
 /** Words of the signal buffer (Int32Array): DONE is 1 once the answer is posted; PROGRESS counts notes read. */
 export const SIGNAL = { DONE: 0, PROGRESS: 1 } as const;
@@ -32,6 +34,8 @@ export const SIGNAL_WORDS = 2;
 /** What the main thread hands a cold worker at start. */
 export interface ColdWorkerData {
   kind: 'memory-bridge-cold';
+  /** 'build': the whole index (`IndexBuilder`); 'facts': only each note's title, tags and body start (`TextFactsBuilder`). */
+  mode: ColdMode;
   /** SIGNAL_WORDS Int32 words (see SIGNAL). */
   signal: SharedArrayBuffer;
   /** Where the one answer goes (the main thread reads it with `receiveMessageOnPort`). */
@@ -49,13 +53,16 @@ export interface ColdWorkerData {
  */
 export type ColdMessage = { chunks: [number, SharedArrayBuffer][]; ids: string[]; where: Int32Array } | { end: number };
 
+/** What a worker makes: a first call's whole index, or (beside a persisted index) the facts of each note. */
+export type ColdMode = 'build' | 'facts';
+
 /** Worker → main, exactly once. */
-export type ColdReply = { built: BuiltIndex } | { error: string };
+export type ColdReply = { built: BuiltIndex } | { facts: TextFacts } | { error: string };
 
 /** The worker loop (see the module comment). */
 function runColdWorker(data: ColdWorkerData, port: MessagePort): void {
   const signal = new Int32Array(data.signal);
-  const builder = new IndexBuilder();
+  const builder = data.mode === 'facts' ? new TextFactsBuilder() : new IndexBuilder();
   const chunks: Uint8Array[] = [];
   let answered = false;
   let stalled = false;
@@ -64,6 +71,7 @@ function runColdWorker(data: ColdWorkerData, port: MessagePort): void {
     if (answered) return;
     answered = true;
     if ('built' in reply) data.reply.postMessage(reply, builtBuffers(reply.built));
+    else if ('facts' in reply) data.reply.postMessage(reply, [reply.facts.bodyByte.buffer as ArrayBuffer]);
     else data.reply.postMessage(reply);
     Atomics.store(signal, SIGNAL.DONE, 1);
     Atomics.notify(signal, SIGNAL.DONE);
@@ -93,7 +101,7 @@ function runColdWorker(data: ColdWorkerData, port: MessagePort): void {
           answer({ error: 'cold_count' });
           return;
         }
-        answer({ built: builder.finish() });
+        answer(builder instanceof IndexBuilder ? { built: builder.finish() } : { facts: builder.finish() });
       } else read(m);
     } catch {
       answer({ error: 'cold_worker_error' });

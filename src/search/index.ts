@@ -12,7 +12,7 @@
  * - built.ts: the transfer form the cold thread builds (`BuiltIndex`, `IndexBuilder`);
  * - note-index.ts: `NoteIndex`, the query side (`rank`, `search`, `recent`, narrowed selections).
  */
-export { type BuiltIndex, builtBuffers, IndexBuilder } from './index/built.js';
+export { type BuiltIndex, builtBuffers, IndexBuilder, type TextFacts } from './index/built.js';
 export { NoteIndex } from './index/note-index.js';
 export { MAX_NOTE_NUMBERS, Postings } from './index/postings.js';
 export {

@@ -7,18 +7,15 @@
  * entries kept.
  *
  * What the file does not hold comes from this call's verified bytes of each kept note (the store built in memory):
- * its title, tags and where its body starts, as the steps `IndexBuilder.add` takes compute them (the title and body
- * start of `fieldTexts`, here from `titleAndBody`, and `noteTags`). So the adopted index is, term for term and list
+ * its title, tags and where its body starts, as the steps `IndexBuilder.add` takes compute them (`textFactsOf`; made
+ * on the cold thread beside the scan when it ran, src/search/cold-worker.ts 'facts' mode). So the adopted index is, term for term and list
  * for list, the one `IndexBuilder` would build from those notes, and after the `sync` it holds what a fresh `sync` of
  * the whole scan holds (note numbers aside, which no answer depends on).
  */
-import { ownCopy } from '../text/own-copy.js';
 import type { ScannedNote } from '../trust/types.js';
-import type { BuiltIndex } from './index/built.js';
+import { type BuiltIndex, type TextFacts, textFactsOf } from './index/built.js';
 import { TF_MASK } from './index/postings.js';
 import type { PersistedIndex } from './persisted.js';
-import { noteTitle, titleAndBody } from './markdown.js';
-import { noteTags } from './tags.js';
 import { TermTable } from './terms.js';
 
 /** Bits of a posting that hold the term frequency (TF_MASK's width). */
@@ -29,6 +26,7 @@ const TF_BITS = 32 - Math.clz32(TF_MASK);
  *
  * @param notes   this call's scan; every note with an entry must carry its text (read and verified in this call)
  * @param entryOf per position of `notes`, the entry of `index` that stands for it, or −1 (`revalidate`)
+ * @param facts   the cold thread's facts of `notes` (src/search/cold-worker.ts 'facts' mode), when it made them
  * @returns the build and the notes it describes, or null when it cannot be the one a build gives: the kept entries
  *   are not in scan order (the file's order came from another scan), a kept note has no text, or the terms do not
  *   intern to their ids
@@ -37,14 +35,15 @@ export function builtFromPersisted(
   index: PersistedIndex,
   notes: readonly ScannedNote[],
   entryOf: Int32Array,
+  facts?: TextFacts,
 ): { built: BuiltIndex; notes: ScannedNote[] } | null {
   const kept = keptNotes(index, notes, entryOf);
   if (kept === null) return null;
   const table = new TermTable();
   for (let t = 0; t < index.terms.length; t++) if (table.intern(index.terms[t]!) !== t) return null;
   const lists = keptPostings(index, kept.newDoc);
-  const facts = noteFactsOf(kept.notes);
-  if (facts === null) return null;
+  const noteFacts = keptFacts(notes, kept, facts);
+  if (noteFacts === null) return null;
   const F = index.fields;
   const n = kept.notes.length;
   const fieldLength = new Int32Array(n * F);
@@ -66,19 +65,20 @@ export function builtFromPersisted(
       ...lists,
       fieldLength,
       lengthSum,
-      ...facts,
+      ...noteFacts,
     },
   };
 }
 
-/** The kept notes in scan order, their entries, and each entry's new note number (−1: dropped). */
+/** The kept notes in scan order, their positions in the scan, their entries, and each entry's new note number (−1: dropped). */
 function keptNotes(
   index: PersistedIndex,
   notes: readonly ScannedNote[],
   entryOf: Int32Array,
-): { notes: ScannedNote[]; entries: number[]; newDoc: Int32Array } | null {
+): { notes: ScannedNote[]; positions: number[]; entries: number[]; newDoc: Int32Array } | null {
   const newDoc = new Int32Array(index.count).fill(-1);
   const kept: ScannedNote[] = [];
+  const positions: number[] = [];
   const entries: number[] = [];
   let last = -1;
   for (let pos = 0; pos < notes.length; pos++) {
@@ -89,9 +89,10 @@ function keptNotes(
     last = entry;
     newDoc[entry] = kept.length;
     kept.push(notes[pos]!);
+    positions.push(pos);
     entries.push(entry);
   }
-  return { notes: kept, entries, newDoc };
+  return { notes: kept, positions, entries, newDoc };
 }
 
 /** Every list with the postings of kept entries only, renumbered; list counts, live terms and the sorted dictionary. */
@@ -138,20 +139,35 @@ function keptPostings(
   };
 }
 
-/** Per kept note, from its verified text: its title, tags, and bytes before its body (as `IndexBuilder.add`). */
-function noteFactsOf(notes: readonly ScannedNote[]): Pick<BuiltIndex, 'titles' | 'tags' | 'bodyByte'> | null {
-  const titles: string[] = [];
-  const tags: (readonly string[] | undefined)[] = [];
-  const bodyByte = new Int32Array(notes.length);
-  for (let doc = 0; doc < notes.length; doc++) {
-    const note = notes[doc]!;
-    const text = note.text;
-    if (text === undefined) return null;
-    // The title and body start `fieldTexts` gives, without the field texts only tokenizing needs.
-    const { title, bodyAt } = titleAndBody(text);
-    titles.push(ownCopy(noteTitle({ title }, note.id)));
-    tags.push(noteTags(text));
-    bodyByte[doc] = bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8');
+/**
+ * Per kept note: its title, tags and bytes before its body (as `IndexBuilder.add`), from `facts` (the cold thread's,
+ * made from this scan's notes in this order: used when its ids are exactly the scan's) or else from its verified text.
+ */
+function keptFacts(
+  notes: readonly ScannedNote[],
+  kept: { notes: ScannedNote[]; positions: number[] },
+  facts: TextFacts | undefined,
+): Pick<BuiltIndex, 'titles' | 'tags' | 'bodyByte'> | null {
+  const n = kept.notes.length;
+  const titles: string[] = new Array(n);
+  const tags: (readonly string[] | undefined)[] = new Array(n);
+  const bodyByte = new Int32Array(n);
+  const usable =
+    facts !== undefined && facts.ids.length === notes.length && facts.ids.every((id, pos) => id === notes[pos]!.id);
+  for (let doc = 0; doc < n; doc++) {
+    const note = kept.notes[doc]!;
+    if (note.text === undefined) return null;
+    if (usable) {
+      const pos = kept.positions[doc]!;
+      titles[doc] = facts.titles[pos]!;
+      tags[doc] = facts.tags[pos];
+      bodyByte[doc] = facts.bodyByte[pos]!;
+    } else {
+      const own = textFactsOf(note.id, note.text);
+      titles[doc] = own.title;
+      tags[doc] = own.tags;
+      bodyByte[doc] = own.bodyByte;
+    }
   }
   return { titles, tags, bodyByte };
 }

@@ -22,7 +22,7 @@ import type { Native } from '../../native/types.js';
 import { BridgeError } from '../errors.js';
 import { scanLimitsOf } from '../policy/scan-limits.js';
 import type { Policy } from '../policy/types.js';
-import { FIELDS, IndexBuilder, type NoteIndex } from '../search/index.js';
+import { FIELDS, IndexBuilder, type NoteIndex, type TextFacts } from '../search/index.js';
 import { builtFromPersisted } from '../search/persisted-adopt.js';
 import {
   decodePersisted,
@@ -298,6 +298,8 @@ export function persistedForFirstCall(
  * the adopted ones. A stale or foreign entry is never used. Told to `notice` when notes had to be indexed again
  * (`index_stale`).
  *
+ * @param facts the cold thread's title, tags and body start of every note of `notes` (ColdFeed.facts), or undefined
+ *   (they are then computed here from each kept note's text)
  * @returns false (index unchanged) when no entry revalidated or the entries do not describe this scan; the call
  *   then builds as without the file
  * @throws Error from the adoption's sync (the caller drops the view, as after any failed sync)
@@ -308,11 +310,12 @@ export function adoptPersisted(
   persisted: PersistedIndex,
   key: string,
   notice: (reason: string, detail: string) => void,
+  facts?: TextFacts,
   now: number = Date.now(),
 ): boolean {
   const check = revalidate(persisted, notes);
   const ageMs = Math.max(0, now - persisted.builtAtMs);
-  const made = check.revalidated === 0 ? null : builtFromPersisted(persisted, notes, check.entryOf);
+  const made = check.revalidated === 0 ? null : builtFromPersisted(persisted, notes, check.entryOf, facts);
   if (made === null || !index.adoptBuilt(made.notes, made.built)) {
     remember(key, { state: 'used', revalidated: 0, rebuilt: notes.length, unused: persisted.count, ageMs });
     if (notes.length > 0)

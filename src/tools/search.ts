@@ -183,7 +183,8 @@ function searchOnce(call: SearchCall): ViewPass<SearchResult> {
   // entry (src/tools/persisted-index.ts); else a large one builds the view's index on the cold thread while the scan
   // reads (src/search/cold-thread.ts), so no build is left for after the answer.
   const persisted = persistedForFirstCall(index, call.home, call.policy, call.key, call.native, call.notice);
-  const feed = index.size === 0 && persisted === undefined ? coldThread().feed() : null;
+  // With a persisted index the thread makes only what the file cannot hold: each note's title, tags and body start.
+  const feed = index.size === 0 ? coldThread().feed(persisted === undefined ? 'build' : 'facts') : null;
   try {
     return scanAndSearch(call, index, feed, persisted);
   } finally {
@@ -229,7 +230,7 @@ function scanAndSearch(
       scan.notes.length > 0 &&
       (persisted === undefined
         ? adoptColdBuild(index, scan, feed)
-        : adoptPersisted(index, scan.notes, persisted, key, notice));
+        : adoptPersisted(index, scan.notes, persisted, key, notice, feed?.facts(scan.notes.length)));
   } catch (err) {
     indexes.drop(key);
     throw err;

@@ -16,7 +16,7 @@ import test from 'ava';
 import { Prng } from '../../bench/prng.js';
 import { searchCold } from '../../src/search/cold.js';
 import { type ColdThreadOptions, coldThread } from '../../src/search/cold-thread.js';
-import { type BuiltIndex, NoteIndex } from '../../src/search/index.js';
+import { type BuiltIndex, NoteIndex, type TextFacts } from '../../src/search/index.js';
 import type { ResponseLimits } from '../../src/search/types.js';
 import { ReadNote, TextArena } from '../../src/trust/note-text.js';
 import { noteBytesReason } from '../../src/trust/rule.js';
@@ -119,6 +119,27 @@ function synced(notes: readonly ScannedNote[]): NoteIndex {
 }
 
 test.beforeEach(() => coldThread().configure(FORCED, true));
+
+test.serial("facts mode: each note's title, tags and body start are the ones the whole build makes", (t) => {
+  for (const notes of [readTree(VAULT), readTree(path.join(TLDR, 'pages.ko')), readTree(NODEJS), generated(600)]) {
+    const { built } = viaThread(notes);
+    const feed = coldThread().feed('facts')!;
+    let facts: TextFacts | undefined;
+    try {
+      for (const note of notes) feed.accept(note);
+      t.false(feed.besideScan(), 'a facts worker asks the scan for nothing extra');
+      facts = feed.facts(notes.length);
+    } finally {
+      feed.close();
+    }
+    t.is(coldThread().lastMode, 'facts');
+    t.truthy(built);
+    t.deepEqual(facts!.ids, built!.ids);
+    t.deepEqual(facts!.titles, built!.titles);
+    t.deepEqual(facts!.tags, built!.tags);
+    t.deepEqual([...facts!.bodyByte], [...built!.bodyByte]);
+  }
+});
 test.after.always(() => coldThread().configure({ startAt: 2_500, engageAt: 5_000, failAt: -1, stallAt: -1 }, true));
 
 /**

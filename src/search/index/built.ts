@@ -4,7 +4,9 @@
  * `NoteIndex.adoptBuilt` (note-index.ts) turns it into the index a fresh `sync` of the same notes gives.
  */
 import { termStateBuffers, type TermTableState } from '../terms.js';
+import { noteTitle, titleAndBody } from '../markdown.js';
 import { noteTags } from '../tags.js';
+import { ownCopy } from '../../text/own-copy.js';
 import { copied } from './postings.js';
 import { FIELDS, fieldTexts } from './scoring.js';
 import { SyncedIndex } from './synced.js';
@@ -148,5 +150,62 @@ export class IndexBuilder {
   /** The built index (the builder is not used afterwards). */
   finish(): BuiltIndex {
     return this.index.exportBuilt(this.ids, this.titles, this.tags, this.bodyByte.slice(0, this.ids.length));
+  }
+}
+
+/**
+ * Per note, in the order added: its id, the title a hit shows, its tags and the UTF-8 bytes before its body; what a
+ * persisted index cannot hold (it keeps no note text) and `IndexBuilder.add` computes beside the postings.
+ */
+export interface TextFacts {
+  ids: string[];
+  titles: string[];
+  tags: (readonly string[] | undefined)[];
+  bodyByte: Int32Array<ArrayBuffer>;
+}
+
+/**
+ * The facts of one note's `text` (id `id`), as `IndexBuilder.add` computes them: `fieldTexts`'s title (from
+ * `titleAndBody`, without the field texts only tokenizing needs), `noteTags`, and the body's start in UTF-8 bytes.
+ */
+export function textFactsOf(
+  id: string,
+  text: string,
+): { title: string; tags: readonly string[] | undefined; bodyByte: number } {
+  const { title, bodyAt } = titleAndBody(text);
+  return {
+    // Kept for the life of the view: an own copy, so the title does not keep the note's whole text alive.
+    title: ownCopy(noteTitle({ title }, id)),
+    tags: noteTags(text),
+    bodyByte: bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8'),
+  };
+}
+
+/** Collects `TextFacts` note by note (the cold thread's 'facts' mode, src/search/cold-worker.ts). */
+export class TextFactsBuilder {
+  private readonly ids: string[] = [];
+  private readonly titles: string[] = [];
+  private readonly tags: (readonly string[] | undefined)[] = [];
+  private bodyByte = new Int32Array(1024);
+
+  /** Notes added so far. */
+  get count(): number {
+    return this.ids.length;
+  }
+
+  /** The facts of the next note. */
+  add(id: string, text: string): void {
+    const n = this.ids.length;
+    if (n >= this.bodyByte.length) this.bodyByte = copied(this.bodyByte, this.bodyByte.length * 2, n);
+    const facts = textFactsOf(id, text);
+    this.ids.push(id);
+    this.titles.push(facts.title);
+    this.tags.push(facts.tags);
+    this.bodyByte[n] = facts.bodyByte;
+  }
+
+  /** The facts (the builder is not used afterwards). */
+  finish(): TextFacts {
+    return { ids: this.ids, titles: this.titles, tags: this.tags, bodyByte: this.bodyByte.slice(0, this.ids.length) };
   }
 }
