@@ -178,16 +178,8 @@ export class ColdFeed implements NoteSink {
    * makes progress. Ends the worker.
    */
   built(count: number): BuiltIndex | undefined {
-    if (this.mode !== 'build') {
-      this.close();
-      return undefined;
-    }
-    try {
-      const reply = this.await(count);
-      return reply !== undefined && 'built' in reply ? reply.built : undefined;
-    } finally {
-      this.close();
-    }
+    const reply = this.replyFor('build', count);
+    return reply !== undefined && 'built' in reply ? reply.built : undefined;
   }
 
   /**
@@ -195,13 +187,14 @@ export class ColdFeed implements NoteSink {
    * as `built` (the caller then computes them in its own thread). Ends the worker.
    */
   facts(count: number): TextFacts | undefined {
-    if (this.mode !== 'facts') {
-      this.close();
-      return undefined;
-    }
+    const reply = this.replyFor('facts', count);
+    return reply !== undefined && 'facts' in reply ? reply.facts : undefined;
+  }
+
+  /** The worker's reply for the scan's `count` notes when this feed's mode is `mode` (else none); ends the worker. */
+  private replyFor(mode: ColdMode, count: number): Exclude<ColdReply, { error: string }> | undefined {
     try {
-      const reply = this.await(count);
-      return reply !== undefined && 'facts' in reply ? reply.facts : undefined;
+      return this.mode === mode ? this.await(count) : undefined;
     } finally {
       this.close();
     }
