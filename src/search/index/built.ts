@@ -117,15 +117,13 @@ class BuildingIndex extends SyncedIndex {
  */
 export class IndexBuilder {
   private readonly index = new BuildingIndex();
-  private readonly ids: string[] = [];
-  private readonly titles: string[] = [];
-  private readonly tags: (readonly string[] | undefined)[] = [];
-  private bodyByte = new Int32Array(1024);
+  /** Each note's id, title, tags and body start, collected as the facts-only builder collects them. */
+  private readonly facts = new TextFactsBuilder();
   private readonly seen = new Set<string>();
 
   /** Notes added so far. */
   get count(): number {
-    return this.ids.length;
+    return this.facts.count;
   }
 
   /**
@@ -136,20 +134,15 @@ export class IndexBuilder {
   add(id: string, text: string): void {
     if (this.seen.has(id)) throw new Error('IndexBuilder: duplicate id');
     this.seen.add(id);
-    const n = this.ids.length;
-    if (n >= this.bodyByte.length) this.bodyByte = copied(this.bodyByte, this.bodyByte.length * 2, n);
     const { texts, title, body } = fieldTexts(text, id);
-    const bodyAt = text.length - body.length;
     this.index.addBuilt(id, texts);
-    this.ids.push(id);
-    this.titles.push(title);
-    this.tags.push(noteTags(text));
-    this.bodyByte[n] = bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8');
+    this.facts.push(id, { title, tags: noteTags(text), bodyByte: bodyByteOf(text, text.length - body.length) });
   }
 
   /** The built index (the builder is not used afterwards). */
   finish(): BuiltIndex {
-    return this.index.exportBuilt(this.ids, this.titles, this.tags, this.bodyByte.slice(0, this.ids.length));
+    const { ids, titles, tags, bodyByte } = this.facts.finish();
+    return this.index.exportBuilt(ids, titles, tags, bodyByte);
   }
 }
 
@@ -168,17 +161,26 @@ export interface TextFacts {
  * The facts of one note's `text` (id `id`), as `IndexBuilder.add` computes them: `fieldTexts`'s title (from
  * `titleAndBody`, without the field texts only tokenizing needs), `noteTags`, and the body's start in UTF-8 bytes.
  */
-export function textFactsOf(
-  id: string,
-  text: string,
-): { title: string; tags: readonly string[] | undefined; bodyByte: number } {
+export function textFactsOf(id: string, text: string): NoteTextFacts {
   const { title, bodyAt } = titleAndBody(text);
   return {
     // Kept for the life of the view: an own copy, so the title does not keep the note's whole text alive.
     title: ownCopy(noteTitle({ title }, id)),
     tags: noteTags(text),
-    bodyByte: bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8'),
+    bodyByte: bodyByteOf(text, bodyAt),
   };
+}
+
+/** One note's part of `TextFacts`. */
+export interface NoteTextFacts {
+  title: string;
+  tags: readonly string[] | undefined;
+  bodyByte: number;
+}
+
+/** UTF-8 bytes of `text` before UTF-16 index `bodyAt` (where its body starts; what the store's `putBytes` takes). */
+function bodyByteOf(text: string, bodyAt: number): number {
+  return bodyAt === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyAt), 'utf8');
 }
 
 /** Collects `TextFacts` note by note (the cold thread's 'facts' mode, src/search/cold-worker.ts). */
@@ -193,11 +195,15 @@ export class TextFactsBuilder {
     return this.ids.length;
   }
 
-  /** The facts of the next note. */
+  /** The facts of the next note, from its text. */
   add(id: string, text: string): void {
+    this.push(id, textFactsOf(id, text));
+  }
+
+  /** The next note's facts, already computed (`IndexBuilder.add` has its title and body from `fieldTexts`). */
+  push(id: string, facts: NoteTextFacts): void {
     const n = this.ids.length;
     if (n >= this.bodyByte.length) this.bodyByte = copied(this.bodyByte, this.bodyByte.length * 2, n);
-    const facts = textFactsOf(id, text);
     this.ids.push(id);
     this.titles.push(facts.title);
     this.tags.push(facts.tags);
