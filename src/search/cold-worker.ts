@@ -12,9 +12,9 @@
  * checks the count and answers once on its reply port: `{ built }` (a `BuiltIndex`, its typed arrays moved, not
  * copied) or `{ error }` (a short reason code). In 'facts' mode (a first call that has a persisted index, whose
  * postings stand in for the build) it takes only the per-note steps the file cannot hold, `TextFactsBuilder.add`
- * (title, tags, body start), and answers `{ facts }`. After posting the answer it sets SIGNAL.DONE and notifies, which is
- * what the main thread waits on (`Atomics.wait`, since a search call is synchronous); SIGNAL.PROGRESS counts the
- * notes read so far, so the main thread can tell a slow worker from a stalled one.
+ * (title, tags, body start), and answers `{ facts }`. After posting the answer it sets SIGNAL.DONE and notifies,
+ * which is what the main thread waits on (`Atomics.wait`, since a search call is synchronous); SIGNAL.PROGRESS
+ * counts the notes read so far, so the main thread can tell a slow worker from a stalled one.
  *
  * Bounds: the worker holds what a fresh index's sync holds (term table, postings and their staging, field lengths,
  * titles and tags), plus one offset triple per note; the note bytes are the scan's own memory, shared. It keeps no
@@ -34,7 +34,7 @@ export const SIGNAL_WORDS = 2;
 /** What the main thread hands a cold worker at start. */
 export interface ColdWorkerData {
   kind: 'memory-bridge-cold';
-  /** 'build': the whole index (`IndexBuilder`); 'facts': only each note's title, tags and body start (`TextFactsBuilder`). */
+  /** 'build': the whole index (`IndexBuilder`); 'facts': each note's title, tags, body start (`TextFactsBuilder`). */
   mode: ColdMode;
   /** SIGNAL_WORDS Int32 words (see SIGNAL). */
   signal: SharedArrayBuffer;

@@ -7,10 +7,10 @@
  * entries kept.
  *
  * What the file does not hold comes from this call's verified bytes of each kept note (the store built in memory):
- * its title, tags and where its body starts, as the steps `IndexBuilder.add` takes compute them (`textFactsOf`; made
- * on the cold thread beside the scan when it ran, src/search/cold-worker.ts 'facts' mode). So the adopted index is, term for term and list
- * for list, the one `IndexBuilder` would build from those notes, and after the `sync` it holds what a fresh `sync` of
- * the whole scan holds (note numbers aside, which no answer depends on).
+ * its title, tags and where its body starts, as the steps `IndexBuilder.add` takes compute them (`textFactsOf`;
+ * made on the cold thread beside the scan when it ran, src/search/cold-worker.ts 'facts' mode). So the adopted index
+ * is, term for term and list for list, the one `IndexBuilder` would build from those notes, and after the `sync` it
+ * holds what a fresh `sync` of the whole scan holds (note numbers aside, which no answer depends on).
  */
 import type { ScannedNote } from '../trust/types.js';
 import { type BuiltIndex, type TextFacts, textFactsOf } from './index/built.js';
@@ -70,7 +70,10 @@ export function builtFromPersisted(
   };
 }
 
-/** The kept notes in scan order, their positions in the scan, their entries, and each entry's new note number (−1: dropped). */
+/**
+ * The kept notes in scan order, their positions in the scan, their entries, and each entry's new note number (−1:
+ * dropped).
+ */
 function keptNotes(
   index: PersistedIndex,
   notes: readonly ScannedNote[],

@@ -11,8 +11,8 @@
  *
  * Cost: one pass over the text's lines with the line scanners of markdown-lines.ts and a per-character table (no
  * regular expression reads note text, except a one-character class test for non-ASCII code points); lines up to
- * the next `#` are read only for their fence, and none after the last `#`. At most
- * MAX_NOTE_TAGS distinct tags are kept per note, each at most MAX_TAG_CHARS UTF-16 units (longer ones are ignored).
+ * the next `#` are read only for their fence, and none after the last `#`. At most MAX_NOTE_TAGS distinct tags are
+ * kept per note, each at most MAX_TAG_CHARS UTF-16 units (longer ones are ignored).
  */
 import { closesFence, fenceLine, opensFence } from './markdown-lines.js';
 import { readMeta, splitFrontMatter } from './markdown.js';

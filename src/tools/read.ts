@@ -91,8 +91,8 @@ let versionKey: Buffer | undefined;
  * changes whenever the identity changes (any write, chmod, chown, ACL change or replacement changes ctime or the
  * inode), and without the key it reveals nothing about the identity. A restart of the process changes every version,
  * which a caller only takes as "re-read from the start". Recent values are remembered (a pure function of the
- * identity, so a remembered value is the value; emptied when VERSIONS_KEPT are held): reads and warm searches meet the
- * same notes again and again, and one HMAC costs about 40 µs.
+ * identity, so a remembered value is the value; emptied when VERSIONS_KEPT are held): reads and warm searches meet
+ * the same notes again and again, and one HMAC with its key schedule costs tens of µs.
  */
 export function noteVersion(key: IdentityKey): string {
   let version = versions.get(key);
